@@ -1,0 +1,18 @@
+import pytest
+
+from voice.errors import ConfigError
+from voice.lines.targets import parse_target
+
+
+def test_target_syntax():
+    assert parse_target("builtin").protocol == "builtin"
+    t = parse_target("pcm+ws://127.0.0.1:8765/pcm")
+    assert (t.protocol, t.url) == ("pcm", "ws://127.0.0.1:8765/pcm")
+    assert parse_target("ws://h:1/x").url == "ws://h:1/x"
+    assert str(t) == "pcm+ws://127.0.0.1:8765/pcm"
+
+
+@pytest.mark.parametrize("bad", ["http://x", "pcm+http://x:1", "sip+ws://x:1", "pcm+ws://", "nonsense"])
+def test_bad_targets_are_config_errors(bad):
+    with pytest.raises(ConfigError):
+        parse_target(bad)

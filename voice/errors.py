@@ -1,0 +1,72 @@
+"""One exception root for CallSim, so callers can catch everything the package raises with one clause.
+
+Third-party errors (websockets, faster-whisper, TensorFlow, edge-tts, PortAudio) are translated into these
+at the edge where they occur (``raise X from exc``), so nothing above the edge depends on them.
+
+    CallSimError
+    ├── DialogueError          a dialogue file is malformed (carries every problem as file:line: field: reason)
+    ├── EngineError            a speech engine (TTS, ASR, VAD) failed
+    │   └── EngineUnavailable  an engine cannot run here (no network for edge-tts, missing weights, no binary)
+    ├── LineError              the line to an assistant failed (connect, protocol, closed mid-call)
+    ├── CallFailed             a call ended abnormally (dead or silent assistant); carries a reason code
+    ├── RecordingError         a recording or result file is unreadable or inconsistent
+    └── ConfigError            bad settings or command-line values
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class CallSimError(Exception):
+    """Root of every error CallSim raises on purpose."""
+
+
+@dataclass(frozen=True)
+class DialogueProblem:
+    """One validation problem, located to a file line and a field path."""
+
+    path: str
+    line: int
+    field: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.field}: {self.reason}"
+
+
+class DialogueError(CallSimError):
+    """A dialogue file failed validation; ``problems`` lists all of them, not just the first."""
+
+    def __init__(self, problems: list[DialogueProblem]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems) or "invalid dialogue data")
+
+
+class EngineError(CallSimError):
+    """A speech engine failed while running."""
+
+
+class EngineUnavailable(EngineError):
+    """A speech engine cannot run on this machine (network, weights or a binary missing)."""
+
+
+class LineError(CallSimError):
+    """The line to the assistant failed: could not connect, protocol violation, or closed mid-call."""
+
+
+class CallFailed(CallSimError):
+    """A call ended abnormally; ``reason`` is a short machine-readable code (e.g. ``no_response``)."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+
+
+class RecordingError(CallSimError):
+    """A recording, event log or results file is missing, unreadable or inconsistent."""
+
+
+class ConfigError(CallSimError):
+    """Invalid settings or command-line values."""
