@@ -20,8 +20,15 @@ def tone(ms: float, amp: int = 8000, f0: float = 200.0) -> Pcm:
     return (amp * x / 1.5).astype(np.int16)
 
 
-def turn(index: int, speech_ms: float = 1000, *, think_ms: float = 500, pause: tuple[float, float] | None = None,
-         barge_in_ms: float | None = None, backchannel_at_ms: float | None = None) -> PlannedTurn:
+def turn(
+    index: int,
+    speech_ms: float = 1000,
+    *,
+    think_ms: float = 500,
+    pause: tuple[float, float] | None = None,
+    barge_in_ms: float | None = None,
+    backchannel_at_ms: float | None = None,
+) -> PlannedTurn:
     """A caller turn of pure tone: ``speech_ms`` of sound, optionally split by a pause ``(at_ms, len_ms)``."""
     if pause is None:
         audio = tone(speech_ms)
@@ -33,8 +40,15 @@ def turn(index: int, speech_ms: float = 1000, *, think_ms: float = 500, pause: t
     b = active_bounds(audio)
     assert b is not None
     return PlannedTurn(
-        index=index, turn_index=2 * index + 1, text=f"turn {index}", audio=audio, speech_start=b[0],
-        speech_end=b[1], think=ms_to_samples(think_ms), think_source="script", pause=p,
+        index=index,
+        turn_index=2 * index + 1,
+        text=f"turn {index}",
+        audio=audio,
+        speech_start=b[0],
+        speech_end=b[1],
+        think=ms_to_samples(think_ms),
+        think_source="script",
+        pause=p,
         barge_in=ms_to_samples(barge_in_ms) if barge_in_ms is not None else None,
         backchannel_text="嗯" if backchannel_at_ms is not None else None,
         backchannel_audio=tone(300) if backchannel_at_ms is not None else None,
@@ -44,8 +58,11 @@ def turn(index: int, speech_ms: float = 1000, *, think_ms: float = 500, pause: t
 
 def plan(*turns: PlannedTurn, greeting: bool = True, **timing: float) -> CallerPlan:
     return CallerPlan(
-        dialogue_id="test", turns=tuple(turns), expects_greeting=greeting,
-        references=tuple(f"ref {t.index}" for t in turns), greeting_reference="greeting" if greeting else None,
+        dialogue_id="test",
+        turns=tuple(turns),
+        expects_greeting=greeting,
+        references=tuple(f"ref {t.index}" for t in turns),
+        greeting_reference="greeting" if greeting else None,
         timing=CallerTiming(**timing),  # type: ignore[arg-type]
     )
 
@@ -97,8 +114,10 @@ class ScriptedAssistant:
                     self.pending.append((cut, AssistantControl("clear")))
                     self._reply_end = cut
             self._speech_end = s + b[1]
-        elif self._in_speech and self._speech_end is not None and self.heard - self._speech_end >= ms_to_samples(
-            self.endpoint_ms
+        elif (
+            self._in_speech
+            and self._speech_end is not None
+            and self.heard - self._speech_end >= ms_to_samples(self.endpoint_ms)
         ):
             self._in_speech = False
             self._replies += 1

@@ -55,7 +55,7 @@ def test_wav_write_read_two_channels(tmp_path):
 def test_read_wav_error_names_the_file(tmp_path):
     bad = tmp_path / "bad.wav"
     bad.write_bytes(b"not a wav")
-    with pytest.raises(RecordingError, match="bad.wav"):
+    with pytest.raises(RecordingError, match=r"bad\.wav"):
         audio.read_wav(bad)
 
 

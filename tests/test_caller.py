@@ -8,14 +8,22 @@ from voice.dialogues import load_dialogues
 from voice.speech.tts import MemoryTTS
 
 DIALOGUE = {
-    "id": "t-1", "scenario": "takeout", "preset": {"type": "regular", "text": "外卖放门口。"},
-    "owner_goal": "放门口", "caller_goal": "送到", "relation": "alignment",
+    "id": "t-1",
+    "scenario": "takeout",
+    "preset": {"type": "regular", "text": "外卖放门口。"},
+    "owner_goal": "放门口",
+    "caller_goal": "送到",
+    "relation": "alignment",
     "turns": [
         {"role": "assistant", "text": "您好，请问有什么事？"},
         {"role": "caller", "text": "你好，外卖到了。", "pause_before_ms": 250},
         {"role": "assistant", "text": "麻烦放门口。"},
-        {"role": "caller", "text": "我想问一下，放哪个门口？", "pause_inside": {"after": "我想问一下，", "ms": 1200},
-         "backchannel": {"text": "嗯", "at_ms": 500}},
+        {
+            "role": "caller",
+            "text": "我想问一下，放哪个门口？",
+            "pause_inside": {"after": "我想问一下，", "ms": 1200},
+            "backchannel": {"text": "嗯", "at_ms": 500},
+        },
         {"role": "assistant", "text": "放家门口就行。"},
         {"role": "caller", "text": "好的，那我走了。", "barge_in_ms": 900},
     ],
@@ -40,7 +48,7 @@ def test_plan_follows_the_script_cues_exactly(tmp_path):
     assert t1.backchannel_at == ms_to_samples(500) and t1.backchannel_audio is not None
     assert t2.barge_in == ms_to_samples(900)
     assert 0 <= t0.speech_start < t0.speech_end <= len(t0.audio)
-    assert "你好，外卖到了。" in tts.texts
+    assert "你好，外卖到了。" in tts.requests
 
 
 def test_random_think_times_are_seeded_and_in_range(tmp_path):

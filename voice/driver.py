@@ -68,7 +68,11 @@ async def run_call(
         await line.close()
     assert core.outcome is not None
     lat = np.asarray(late, dtype=np.float64) / 1e6
-    pacing = (float(np.percentile(lat, 50)), float(np.percentile(lat, 99)), float(lat.max())) if len(lat) else (0, 0, 0)
+    pacing = (
+        (float(np.percentile(lat, 50)), float(np.percentile(lat, 99)), float(lat.max()))
+        if len(lat)
+        else (0, 0, 0)
+    )
     return CallTrace(
         caller=np.concatenate(caller) if caller else np.zeros(0, np.int16),
         heard=np.concatenate(heard) if heard else np.zeros(0, np.int16),

@@ -4,7 +4,7 @@ Third-party errors (websockets, faster-whisper, TensorFlow, edge-tts, PortAudio)
 at the edge where they occur (``raise X from exc``), so nothing above the edge depends on them.
 
     CallSimError
-    ├── DialogueError          a dialogue file is malformed (carries every problem as file:line: field: reason)
+    ├── DialogueError          a dialogue file is malformed (every problem as file:line: field: reason)
     ├── EngineError            a speech engine (TTS, ASR, VAD) failed
     │   └── EngineUnavailable  an engine cannot run here (no network for edge-tts, missing weights, no binary)
     ├── LineError              the line to an assistant failed (connect, protocol, closed mid-call)

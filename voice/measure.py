@@ -118,8 +118,11 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
     events = rec.events
     turns_ev = [e for e in events if e.kind == "caller_turn"]
     barge = {int(_num(e.data["turn"])): int(_num(e.data["at"])) for e in events if e.kind == "barge_in"}
-    backch = {int(_num(e.data["turn"])): (int(_num(e.data["start"])), int(_num(e.data["end"])))
-              for e in events if e.kind == "backchannel"}
+    backch = {
+        int(_num(e.data["turn"])): (int(_num(e.data["start"])), int(_num(e.data["end"])))
+        for e in events
+        if e.kind == "backchannel"
+    }
     plans = {int(_num(e.data["turn"])): e.data for e in events if e.kind == "turn_plan"}
     end = next((e for e in events if e.kind == "call_end"), None)
     n = len(rec.assistant)

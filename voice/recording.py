@@ -39,7 +39,9 @@ def save_recording(folder: Path, rec: Recording) -> tuple[Path, Path]:
     """Write the WAV, then the event log (whose last line, ``meta``, marks the recording complete)."""
     wav, log = recording_paths(folder, rec.call_id)
     write_wav(wav, [rec.caller, rec.assistant], rec.sample_rate)
-    lines = [json.dumps(event_to_json(e, rec.sample_rate), ensure_ascii=False, default=str) for e in rec.events]
+    lines = [
+        json.dumps(event_to_json(e, rec.sample_rate), ensure_ascii=False, default=str) for e in rec.events
+    ]
     meta = {"kind": "meta", "call_id": rec.call_id, "sample_rate": rec.sample_rate, **rec.meta}
     lines.append(json.dumps(meta, ensure_ascii=False, default=str))
     atomic_write_bytes(log, ("\n".join(lines) + "\n").encode())

@@ -26,7 +26,9 @@ def summarize(calls: Sequence[CallMetrics]) -> dict[str, Any]:
     barge = [b for c in calls for b in c.barge_ins]
     stops = [b.stop_latency_ms for b in barge if b.stop_latency_ms is not None]
     pauses = [t.pause_takeover for c in calls for t in c.turns if t.pause_takeover is not None]
-    backch = [t.backchannel_carried_on for c in calls for t in c.turns if t.backchannel_carried_on is not None]
+    backch = [
+        t.backchannel_carried_on for c in calls for t in c.turns if t.backchannel_carried_on is not None
+    ]
     firsts = [c.first_word_ms for c in calls if c.first_word_ms is not None]
     turns = sum(len(c.turns) for c in calls)
     return {
@@ -34,11 +36,20 @@ def summarize(calls: Sequence[CallMetrics]) -> dict[str, Any]:
         "calls_failed": sum(1 for c in calls if c.failed),
         "caller_turns": turns,
         "turns_completed": sum(c.turns_completed for c in calls),
-        "latency_ms": {"n": len(lat), "p50": percentile(lat, 50), "p90": percentile(lat, 90),
-                       "p99": percentile(lat, 99), "mean": sum(lat) / len(lat) if lat else None},
-        "barge_in": {"n": len(barge), "successes": sum(1 for b in barge if b.success),
-                     "success_rate": sum(1 for b in barge if b.success) / len(barge) if barge else None,
-                     "stop_latency_p50_ms": percentile(stops, 50), "stop_latency_p90_ms": percentile(stops, 90)},
+        "latency_ms": {
+            "n": len(lat),
+            "p50": percentile(lat, 50),
+            "p90": percentile(lat, 90),
+            "p99": percentile(lat, 99),
+            "mean": sum(lat) / len(lat) if lat else None,
+        },
+        "barge_in": {
+            "n": len(barge),
+            "successes": sum(1 for b in barge if b.success),
+            "success_rate": sum(1 for b in barge if b.success) / len(barge) if barge else None,
+            "stop_latency_p50_ms": percentile(stops, 50),
+            "stop_latency_p90_ms": percentile(stops, 90),
+        },
         "pause_takeover_rate": sum(pauses) / len(pauses) if pauses else None,
         "backchannel_carry_on_rate": sum(backch) / len(backch) if backch else None,
         "first_word_p50_ms": percentile(firsts, 50),
@@ -64,21 +75,34 @@ def format_table(calls: Sequence[CallMetrics], summary: dict[str, Any]) -> str:
     rows: list[tuple[str, ...]] = []
     for c in calls:
         b = c.barge_ins
-        rows.append((
-            c.call_id, c.outcome + (" (FAILED)" if c.failed else ""),
-            f"{c.turns_completed}/{c.caller_turns_planned}",
-            _f(percentile(c.latencies_ms, 50)), _f(percentile(c.latencies_ms, 90)),
-            _rate(sum(1 for x in b if x.success), len(b)), _f(c.first_word_ms),
-        ))
+        rows.append(
+            (
+                c.call_id,
+                c.outcome + (" (FAILED)" if c.failed else ""),
+                f"{c.turns_completed}/{c.caller_turns_planned}",
+                _f(percentile(c.latencies_ms, 50)),
+                _f(percentile(c.latencies_ms, 90)),
+                _rate(sum(1 for x in b if x.success), len(b)),
+                _f(c.first_word_ms),
+            )
+        )
     lat, bi = summary["latency_ms"], summary["barge_in"]
-    rows.append((
-        "ALL", f"{summary['calls'] - summary['calls_failed']}/{summary['calls']} ok",
-        f"{summary['turns_completed']}/{summary['caller_turns']}", _f(lat["p50"]), _f(lat["p90"]),
-        _rate(bi["successes"], bi["n"]), _f(summary["first_word_p50_ms"]),
-    ))
+    rows.append(
+        (
+            "ALL",
+            f"{summary['calls'] - summary['calls_failed']}/{summary['calls']} ok",
+            f"{summary['turns_completed']}/{summary['caller_turns']}",
+            _f(lat["p50"]),
+            _f(lat["p90"]),
+            _rate(bi["successes"], bi["n"]),
+            _f(summary["first_word_p50_ms"]),
+        )
+    )
     widths = [max(_width(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
     def line(r: tuple[str, ...]) -> str:
         return "  ".join(cell + " " * (widths[i] - _width(cell)) for i, cell in enumerate(r)).rstrip()
+
     sep = "  ".join("-" * w for w in widths)
     return "\n".join([line(header), sep, *(line(r) for r in rows[:-1]), sep, line(rows[-1])])
 

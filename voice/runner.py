@@ -107,8 +107,11 @@ async def call_once(
         "expects_greeting": plan.expects_greeting,
         "greeting_reference": plan.greeting_reference,
         "references": list(plan.references),
-        "pacing_late_ms": {"p50": trace.pacing_late_ms[0], "p99": trace.pacing_late_ms[1],
-                           "max": trace.pacing_late_ms[2]},
+        "pacing_late_ms": {
+            "p50": trace.pacing_late_ms[0],
+            "p99": trace.pacing_late_ms[1],
+            "max": trace.pacing_late_ms[2],
+        },
     }
     rec = Recording(dialogue.id, trace.caller, trace.heard, trace.events, meta)
     return rec, trace
@@ -127,7 +130,9 @@ def transcribe_replies(rec: Recording, metrics: CallMetrics, asr: ASREngine) -> 
         lo = ms_to_samples(t.reply_onset_ms, rate)
         hi = ms_to_samples(metrics.turns[i + 1].caller_start_ms, rate) if i + 1 < len(metrics.turns) else n
         hi = max((e for s, e in segs if lo <= s < hi), default=hi)
-        turns.append(dataclasses.replace(t, heard_text=asr.transcribe(rec.assistant[lo:hi]) if hi > lo else ""))
+        turns.append(
+            dataclasses.replace(t, heard_text=asr.transcribe(rec.assistant[lo:hi]) if hi > lo else "")
+        )
     return dataclasses.replace(metrics, turns=turns)
 
 
@@ -163,11 +168,16 @@ async def run_dialogues(
             metrics = await loop.run_in_executor(None, transcribe_replies, rec, metrics, asr)
         write_json(metrics_path(settings.out_dir, dialogue.id), call_to_json(metrics))
         results.append(metrics)
-        progress(f"[{i}/{len(dialogues)}] {dialogue.id}: {metrics.outcome}, "
-                 f"{metrics.turns_completed}/{metrics.caller_turns_planned} turns answered")
-    write_json(settings.out_dir / "results.json", {
-        "settings": settings.fingerprint(),
-        "summary": summarize(results),
-        "calls": [call_to_json(m) for m in results],
-    })
+        progress(
+            f"[{i}/{len(dialogues)}] {dialogue.id}: {metrics.outcome}, "
+            f"{metrics.turns_completed}/{metrics.caller_turns_planned} turns answered"
+        )
+    write_json(
+        settings.out_dir / "results.json",
+        {
+            "settings": settings.fingerprint(),
+            "summary": summarize(results),
+            "calls": [call_to_json(m) for m in results],
+        },
+    )
     return results

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -89,10 +90,8 @@ class PcmWebsocketLine:
 
     async def close(self) -> None:
         if self._ws is not None:
-            try:
+            with contextlib.suppress(ConnectionClosed, OSError):
                 await self._ws.close()
-            except (ConnectionClosed, OSError):
-                pass
             self._closed_reason = self._closed_reason or "closed by caller"
 
 

@@ -31,7 +31,9 @@ def parse_target(text: str) -> Target:
         protocol, rest = "pcm", text
     parts = urlsplit(rest)
     if protocol != "pcm":
-        raise ConfigError(f"unknown target protocol {protocol!r} in {text!r} (expected pcm+ws://... or builtin)")
+        raise ConfigError(
+            f"unknown target protocol {protocol!r} in {text!r} (expected pcm+ws://... or builtin)"
+        )
     if parts.scheme not in ("ws", "wss") or not parts.netloc:
         raise ConfigError(f"target {text!r} is not a ws:// or wss:// URL (e.g. pcm+ws://127.0.0.1:8765/pcm)")
     return Target(protocol, rest)
