@@ -1,0 +1,1 @@
+"""What listens on a socket: the built-in CallSim assistant and its protocol endpoints."""
