@@ -158,7 +158,7 @@ class CallCore:
             start = self._ear.schedule(item.pcm, arrival)
             self._log(arrival, "rx", samples=len(item.pcm), arrival=at, start=start)
         elif isinstance(item, AssistantControl):
-            self._log(arrival, "control", event=item.event, **dict(item.payload))
+            self._log(arrival, "control", event=item.event, payload=dict(item.payload))
             if item.event == "clear":
                 self._log(arrival, "clear", dropped=self._ear.clear(arrival))
             elif item.event == "hangup":

