@@ -106,3 +106,42 @@ def test_call_timeout_caps_the_call():
     core = CallCore(plan(turn(0), max_call_ms=3000, response_timeout_ms=10_000))
     run_core(core, ScriptedAssistant(greeting_ms=None))
     assert core.outcome is not None and core.outcome.reason == "call_timeout"
+
+
+def test_audio_received_before_the_line_closes_is_still_heard():
+    core = CallCore(plan(turn(0)))
+    core.receive(AssistantAudio(tone(500)), at=0)
+    core.receive(AssistantControl("hangup"), at=10)
+    core.receive(LineClosed("closed by assistant (code 1000)"), at=20)
+    heard = []
+    while True:
+        tick = core.tick()
+        heard.append(tick.heard)
+        if tick.done:
+            break
+    assert sum(len(h) for h in heard) >= ms_to_samples(500)  # the goodbye played to its end
+    assert core.outcome is not None and core.outcome.reason == "assistant_hangup" and not core.outcome.failed
+
+
+def test_closing_without_hangup_after_the_last_turn_is_not_a_failure():
+    core = CallCore(plan(turn(0)))
+    run = run_core(core, ScriptedAssistant(hangup_after_turns=None))
+    assert run and core.outcome is not None and core.outcome.reason == "completed"
+    core2 = CallCore(plan(turn(0), greeting=False))
+    bot = ScriptedAssistant(greeting_ms=None)
+    bot.start()
+    while core2.now < ms_to_samples(3000):  # the caller spoke, the reply is playing
+        for at, item in bot.due(core2.now, core2.now + 320):
+            core2.receive(item, at)
+        bot.frame(core2.tick().caller)
+    core2.receive(LineClosed("closed by assistant (code 1000)"), at=core2.now)
+    while not core2.tick().done:
+        pass
+    assert core2.outcome is not None and core2.outcome.reason == "line_closed" and not core2.outcome.failed
+
+
+def test_a_protocol_error_ends_the_call_at_once():
+    core = CallCore(plan(turn(0)))
+    core.receive(LineClosed("protocol_error: malformed JSON control message"), at=0)
+    assert core.done and core.outcome is not None and core.outcome.failed
+    assert core.outcome.reason == "protocol_error"

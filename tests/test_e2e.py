@@ -21,9 +21,12 @@ from voice.speech.tts import make_tts
 pytestmark = pytest.mark.e2e
 
 DIALOGUE = {
-    "id": "e2e-takeout", "scenario": "takeout",
+    "id": "e2e-takeout",
+    "scenario": "takeout",
     "preset": {"type": "regular", "text": "外卖放门口就行，我在开会。"},
-    "owner_goal": "外卖放门口", "caller_goal": "送到外卖", "relation": "alignment",
+    "owner_goal": "外卖放门口",
+    "caller_goal": "送到外卖",
+    "relation": "alignment",
     "turns": [
         {"role": "assistant", "text": "您好，我是机主的电话助理，请问有什么事？"},
         {"role": "caller", "text": "你好，我是送外卖的，你的外卖到了。"},
@@ -87,7 +90,7 @@ def test_measured_latency_agrees_with_the_event_log(call_dir):
     # the onset heard lies inside audio that had arrived: a received chunk plays at that sample
     assert any(s <= onset < e for s, e in rx)
     # and no reply audio played between the caller's end and the measured onset
-    assert not np.abs(rec.assistant[end:onset - 16]).max(initial=0) > 2000
+    assert not np.abs(rec.assistant[end : onset - 16]).max(initial=0) > 2000
     # the call core's own online detection saw the reply start within one frame of the measurement
     online = next(e.data["at"] for e in events if e.kind == "reply_onset" and e.data["turn"] == 0)
     assert abs(online - onset) <= 320

@@ -68,7 +68,10 @@ class Tick:
 
 @dataclass(frozen=True)
 class CallOutcome:
-    reason: str  # completed, assistant_hangup, assistant_silent, assistant_error, line_closed, call_timeout
+    reason: (
+        str  # completed, assistant_hangup, assistant_silent, assistant_error, line_closed, protocol_error,
+    )
+    # call_timeout
     failed: bool
     detail: str = ""
 
@@ -126,6 +129,8 @@ class CallCore:
         self._speaking_until = 0  # end of the caller's current turn audio
         self._speech_end = 0  # last audible sample of the caller's current turn
         self._hangup_reported = False
+        self._closed_reason: str | None = None  # the line closed without a hangup event
+        self._closed_early = False
         self._close_at = 0
         self._drain_since = 0
         self._backchannel_done = False
@@ -167,8 +172,15 @@ class CallCore:
             elif item.event == "error":
                 self._finish(arrival, "assistant_error", True, str(item.payload.get("message", "")))
         else:
-            hung_up = self._state is _State.DRAINING
-            self._finish(arrival, "assistant_hangup" if hung_up else "line_closed", not hung_up, item.reason)
+            self._log(arrival, "line_closed", reason=item.reason)
+            if item.reason.startswith("protocol_error"):
+                self._finish(arrival, "protocol_error", True, item.reason)
+            elif self._state is not _State.DRAINING:
+                # The assistant closed the line: the caller still hears what had arrived, then the call
+                # ends.  Closing instead of a hangup is a failure unless nothing was left to say.
+                self._closed_early = self._upcoming() is not None or self._state is _State.SPEAKING
+                self._closed_reason = item.reason
+                self._state, self._drain_since = _State.DRAINING, arrival
 
     # --- the frame clock ----------------------------------------------------------------------------
 
@@ -216,7 +228,10 @@ class CallCore:
                 self._log(e, "hangup", by="caller", reason="completed")
                 self._finish(e, "completed", False)
         elif st is _State.DRAINING and (self._ear.pending(e) == 0 or e - self._drain_since >= self._drain):
-            self._finish(e, "assistant_hangup", False)
+            if self._closed_reason is None:
+                self._finish(e, "assistant_hangup", False)
+            else:
+                self._finish(e, "line_closed", self._closed_early, self._closed_reason)
 
     def _in_reply(self, e: int, bounds: tuple[int, int] | None) -> None:
         turn = self._upcoming()

@@ -27,13 +27,14 @@ def _select(dialogues: list[Dialogue], ids: str | None, limit: int | None) -> li
         if missing:
             raise ConfigError(f"unknown dialogue id(s): {', '.join(missing)}")
         return [by_id[i] for i in wanted]
-    seen: set[str] = set()
+    # one dialogue per scenario first, rotating the preset type, so a short run still covers both axes
     first: list[Dialogue] = []
-    rest: list[Dialogue] = []
-    for d in dialogues:
-        (rest if d.scenario in seen else first).append(d)
-        seen.add(d.scenario)
-    ordered = first + rest
+    scenarios = list(dict.fromkeys(d.scenario for d in dialogues))
+    for i, scenario in enumerate(scenarios):
+        mine = [d for d in dialogues if d.scenario == scenario]
+        wanted = ("regular", "emergent", "none")[i % 3]
+        first.append(next((d for d in mine if d.preset.type == wanted), mine[0]))
+    ordered = first + [d for d in dialogues if d not in first]
     return ordered if limit is None else ordered[:limit]
 
 

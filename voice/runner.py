@@ -21,7 +21,7 @@ from voice.caller import CallerPlan, CallerTiming, plan_call
 from voice.clock import Clock, MonotonicClock
 from voice.dialogues import Dialogue
 from voice.driver import CallTrace, run_call
-from voice.errors import CallSimError, ConfigError, LineError
+from voice.errors import ConfigError, LineError
 from voice.lines.base import CallStart, Line
 from voice.measure import CallMetrics, TurnMetrics, assistant_segments, measure
 from voice.recording import Recording, save_recording
@@ -92,10 +92,7 @@ async def call_once(
 ) -> tuple[Recording, CallTrace]:
     """Run one call and wrap it as a recording (not yet saved)."""
     core = CallCore(plan)
-    try:
-        trace = await run_call(core, line, clock, CallStart(dialogue.id, dialogue.assistant_view()))
-    except LineError as exc:
-        raise CallSimError(f"{dialogue.id}: {exc}") from exc
+    trace = await run_call(core, line, clock, CallStart(dialogue.id, dialogue.assistant_view()))
     meta = {
         "dialogue_id": dialogue.id,
         "scenario": dialogue.scenario,
@@ -161,7 +158,23 @@ async def run_dialogues(
         progress(f"[{i}/{len(dialogues)}] {dialogue.id}: preparing caller audio")
         plan = await loop.run_in_executor(None, plan_call, dialogue, tts, settings.timing)
         progress(f"[{i}/{len(dialogues)}] {dialogue.id}: calling {settings.target}")
-        rec, _ = await call_once(dialogue, plan, make_line(), clock, settings)
+        try:
+            rec, _ = await call_once(dialogue, plan, make_line(), clock, settings)
+        except LineError as exc:
+            # Recorded as a failed call but not saved as done, so a rerun tries it again.
+            progress(f"[{i}/{len(dialogues)}] {dialogue.id}: FAILED to connect: {exc}")
+            results.append(
+                CallMetrics(
+                    dialogue.id,
+                    dialogue.id,
+                    "connect_failed",
+                    True,
+                    0.0,
+                    None,
+                    caller_turns_planned=len(plan.turns),
+                )
+            )
+            continue
         save_recording(settings.out_dir, rec)
         metrics = measure(rec)
         if asr is not None and settings.transcribe:

@@ -1,0 +1,40 @@
+import json
+
+from voice.cli import _select, main
+from voice.dialogues import bundled_dialogues_path, load_dialogues
+
+
+def test_data_validate_reports_every_problem_with_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    good = json.loads(bundled_dialogues_path().read_text(encoding="utf-8").splitlines()[0])
+    wrong = dict(good, scenario="pizza")
+    bad.write_text("\n".join([json.dumps(good), "{oops", json.dumps(wrong)]) + "\n", encoding="utf-8")
+    assert main(["data", "validate", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert f"{bad}:2:" in out and f"{bad}:3: scenario:" in out
+
+
+def test_data_validate_and_stats_on_the_bundled_set(capsys):
+    assert main(["data", "validate", str(bundled_dialogues_path())]) == 0
+    assert main(["data", "stats", str(bundled_dialogues_path())]) == 0
+    out = capsys.readouterr().out
+    assert "harassment" in out and "barge-ins" in out
+
+
+def test_default_selection_covers_every_scenario_first():
+    ds = load_dialogues(bundled_dialogues_path())
+    picked = _select(ds, None, 6)
+    assert len({d.scenario for d in picked}) == 6
+    assert {d.preset.type for d in picked} == {"regular", "emergent", "none"}
+    assert len(_select(ds, None, None)) == len(ds)
+    assert [d.id for d in _select(ds, "taxi-none-01,work-regular-01", None)] == [
+        "taxi-none-01",
+        "work-regular-01",
+    ]
+
+
+def test_errors_are_one_line_and_exit_2(capsys):
+    assert main(["run", "--ids", "no-such-id", "--no-transcribe", "--target", "pcm+ws://127.0.0.1:9/x"]) == 2
+    err = capsys.readouterr().err
+    assert "no-such-id" in err and "Traceback" not in err
+    assert main(["measure", "/nonexistent/call.wav"]) == 2
