@@ -32,8 +32,8 @@ def _select(dialogues: list[Dialogue], ids: str | None, limit: int | None) -> li
     scenarios = list(dict.fromkeys(d.scenario for d in dialogues))
     for i, scenario in enumerate(scenarios):
         mine = [d for d in dialogues if d.scenario == scenario]
-        wanted = ("regular", "emergent", "none")[i % 3]
-        first.append(next((d for d in mine if d.preset.type == wanted), mine[0]))
+        preset = ("regular", "emergent", "none")[i % 3]
+        first.append(next((d for d in mine if d.preset.type == preset), mine[0]))
     ordered = first + [d for d in dialogues if d not in first]
     return ordered if limit is None else ordered[:limit]
 
