@@ -53,10 +53,31 @@ def test_plan_follows_the_script_cues_exactly(tmp_path):
 
 def test_random_think_times_are_seeded_and_in_range(tmp_path):
     d = load(tmp_path)
-    timing = CallerTiming(seed=7, think_min_ms=300, think_max_ms=700)
+    timing = CallerTiming(seed=7, think_distribution="uniform", think_min_ms=300, think_max_ms=700)
     a = plan_call(d, MemoryTTS(), timing)
     b = plan_call(d, MemoryTTS(), timing)
     c = plan_call(d, MemoryTTS(), CallerTiming(seed=8))
     assert a.turns[1].think == b.turns[1].think and a.turns[1].think_source == "random"
     assert ms_to_samples(300) <= a.turns[1].think <= ms_to_samples(700)
     assert a.turns[1].think != c.turns[1].think
+
+
+def test_lognormal_think_times_centre_on_the_median_and_respect_the_clip():
+    import random
+
+    timing = CallerTiming(think_median_ms=400, think_sigma=0.4, think_min_ms=150, think_max_ms=1500)
+    rng = random.Random(0)
+    values = sorted(timing.sample_think_ms(rng) for _ in range(4001))
+    assert 370 < values[2000] < 430
+    assert values[0] >= 150 and values[-1] <= 1500
+
+
+def test_bad_timing_settings_are_config_errors():
+    import pytest
+
+    from voice.errors import ConfigError
+
+    with pytest.raises(ConfigError):
+        CallerTiming(think_distribution="gamma")
+    with pytest.raises(ConfigError):
+        CallerTiming(think_min_ms=900, think_max_ms=100)

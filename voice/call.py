@@ -283,7 +283,9 @@ class CallCore:
                 self._log(
                     e, "barge_in_skipped", turn=turn.index, reason="reply ended before the barge-in point"
                 )
-            self._start_turn(turn, turn.think, mode="after_reply", at=max(reply_end + turn.think, e))
+            self._start_turn(
+                turn, turn.think, mode="after_reply", at=max(reply_end + turn.think, e), after=reply_end
+            )
 
     def _missed_reply(self, e: int) -> None:
         self._missed += 1
@@ -303,7 +305,10 @@ class CallCore:
     def _upcoming(self) -> PlannedTurn | None:
         return self.plan.turns[self._next_turn] if self._next_turn < len(self.plan.turns) else None
 
-    def _start_turn(self, turn: PlannedTurn, think: int, *, mode: str, at: int | None = None) -> None:
+    def _start_turn(
+        self, turn: PlannedTurn, think: int, *, mode: str, at: int | None = None, after: int | None = None
+    ) -> None:
+        """Schedule ``turn``'s audio at ``at`` (or ``think`` after pick-up); ``after`` is the reply's end."""
         start = self._mouth.schedule(turn.audio, at if at is not None else think)
         self._speaking_until = start + len(turn.audio)
         self._speech_end = start + turn.speech_end
@@ -316,6 +321,8 @@ class CallCore:
         }
         if turn.pause is not None:
             data["pause"] = [start + turn.pause[0], start + turn.pause[1]]
+        if after is not None:  # the think time actually taken: more than planned if the reply ended late
+            data["reply_end"], data["think"], data["gap"] = after, think, start - after
         self._log(start, "caller_turn", **data)
         self._next_turn = turn.index + 1
         self._state = _State.SPEAKING

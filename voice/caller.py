@@ -8,6 +8,7 @@ generator, so a run is reproducible and every decision can be written to the eve
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 from dataclasses import dataclass, field
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from voice.audio import SAMPLE_RATE, Pcm, active_bounds, ms_to_samples, silence
 from voice.dialogues import AssistantTurn, CallerTurn, Dialogue
-from voice.errors import EngineError
+from voice.errors import ConfigError, EngineError
 from voice.speech.tts import TTSEngine
 
 
@@ -23,8 +24,11 @@ from voice.speech.tts import TTSEngine
 class CallerTiming:
     """How the simulated caller paces itself; all figures in milliseconds, converted to samples once."""
 
-    think_min_ms: float = 300.0
-    think_max_ms: float = 700.0
+    think_distribution: str = "lognormal"  # "lognormal" (median, sigma) or "uniform" (min..max)
+    think_median_ms: float = 400.0  # human gaps cluster around 200-500 ms (Stivers et al. 2009)
+    think_sigma: float = 0.4  # log-space spread of the lognormal
+    think_min_ms: float = 150.0  # think times are clipped to [min, max]
+    think_max_ms: float = 1500.0
     end_of_reply_ms: float = 700.0  # silence after which the caller takes the assistant's reply as finished
     response_timeout_ms: float = 8000.0  # no reply this long after the caller stops: a missed reply
     max_missed_replies: int = 2  # this many missed replies in a row end the call as a failure
@@ -32,6 +36,22 @@ class CallerTiming:
     max_call_ms: float = 240_000.0  # hard ceiling on a call's length
     drain_ms: float = 3000.0  # after an assistant hang-up, how long buffered audio may keep playing
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.think_distribution not in ("lognormal", "uniform"):
+            raise ConfigError(
+                f"unknown think-time distribution {self.think_distribution!r} (lognormal, uniform)"
+            )
+        if not 0 <= self.think_min_ms <= self.think_max_ms:
+            raise ConfigError("think times need 0 <= think_min_ms <= think_max_ms")
+
+    def sample_think_ms(self, rng: random.Random) -> float:
+        """One think time from the configured distribution, clipped to [think_min_ms, think_max_ms]."""
+        if self.think_distribution == "uniform":
+            value = rng.uniform(self.think_min_ms, self.think_max_ms)
+        else:
+            value = rng.lognormvariate(math.log(self.think_median_ms), self.think_sigma)
+        return min(self.think_max_ms, max(self.think_min_ms, value))
 
 
 @dataclass(frozen=True)
@@ -141,7 +161,7 @@ def _plan_turn(
         audio = _speak(tts, turn.text)
     bounds = active_bounds(audio)
     assert bounds is not None
-    think_ms = rng.uniform(timing.think_min_ms, timing.think_max_ms)
+    think_ms = timing.sample_think_ms(rng)
     think_source = "random"
     if turn.pause_before_ms is not None:
         think_ms, think_source = float(turn.pause_before_ms), "script"

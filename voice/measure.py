@@ -8,6 +8,7 @@ the assistant channel as heard, refined to the sample.  Definitions are in the R
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,7 @@ import numpy as np
 
 from voice.audio import Pcm, ms_to_samples, samples_to_ms
 from voice.recording import Recording
+from voice.rhythm import score_turn
 from voice.speech.vad import speech_segments
 
 Segment = tuple[int, int]
@@ -49,6 +51,8 @@ class TurnMetrics:
     backchannel_carried_on: bool | None = None
     reference: str | None = None
     heard_text: str | None = None
+    rhythm: int | None = None  # 1-5, see voice/rhythm.py
+    rhythm_reasons: tuple[str, ...] = ()
 
     @property
     def replied(self) -> bool:
@@ -66,6 +70,14 @@ class CallMetrics:
     turns: list[TurnMetrics] = field(default_factory=list)
     caller_turns_planned: int = 0
     greeting_text: str | None = None
+    overlap_ms: float = 0.0  # both sides speaking at once, whole call
+    longest_silence_ms: float | None = None  # neither side speaking, between the first and last speech
+
+    @property
+    def rhythm(self) -> float | None:
+        """Mean rhythm score of the call's turns."""
+        scores = [t.rhythm for t in self.turns if t.rhythm is not None]
+        return sum(scores) / len(scores) if scores else None
 
     @property
     def latencies_ms(self) -> list[float]:
@@ -125,9 +137,11 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
     }
     plans = {int(_num(e.data["turn"])): e.data for e in events if e.kind == "turn_plan"}
     end = next((e for e in events if e.kind == "call_end"), None)
+    clears = [e.t for e in events if e.kind == "clear"]
     n = len(rec.assistant)
     refs: list[Any] = list(rec.meta.get("references", []))
     turns: list[TurnMetrics] = []
+    caller_speech: list[Segment] = list(backch.values())
     for i, ev in enumerate(turns_ev):
         d = ev.data
         idx = int(_num(d["turn"]))
@@ -147,9 +161,9 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
         bi = _barge_in(runs, barge[idx], n, rate) if idx in barge else None
         carried = None
         if idx in backch:
-            carried = _carried_on(runs, *backch[idx], ms_to_samples(BACKCHANNEL_CARRY_MS, rate))
+            carried = _carried_on(runs, *backch[idx], cs, clears, ms_to_samples(BACKCHANNEL_CARRY_MS, rate))
         turns.append(
-            TurnMetrics(
+            _scored(
                 turn=idx,
                 mode=str(d.get("mode", "")),
                 text=str(plans.get(idx, {}).get("text", "")),
@@ -164,6 +178,7 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
                 reference=refs[idx] if idx < len(refs) else None,
             )
         )
+        caller_speech += [(cs, p0), (p1, ce)] if isinstance(pause, list) else [(cs, ce)]
     first_caller = int(_num(turns_ev[0].data["speech_start"])) if turns_ev else n
     greeting = first_onset(segs, 0, first_caller) if rec.meta.get("expects_greeting", True) else None
     return CallMetrics(
@@ -176,7 +191,27 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
         turns=turns,
         caller_turns_planned=len(plans),
         greeting_text=rec.meta.get("greeting_reference"),
+        overlap_ms=_ms(sum(overlap(segs, s, e) for s, e in caller_speech), rate),
+        longest_silence_ms=_longest_gap(sorted(caller_speech + segs), rate),
     )
+
+
+def _scored(**fields: Any) -> TurnMetrics:
+    turn = TurnMetrics(**fields)
+    r = score_turn(turn)
+    return dataclasses.replace(turn, rhythm=r.score, rhythm_reasons=r.reasons)
+
+
+def _longest_gap(intervals: Sequence[Segment], rate: int) -> float | None:
+    """Longest stretch covered by no interval, between the first start and the last end."""
+    spans = [(s, e) for s, e in intervals if e > s]
+    if not spans:
+        return None
+    longest, reach = 0, spans[0][1]
+    for s, e in spans[1:]:
+        longest = max(longest, s - reach)
+        reach = max(reach, e)
+    return _ms(longest, rate)
 
 
 def _num(value: object) -> float:
@@ -208,9 +243,23 @@ def _barge_in(runs: Sequence[Segment], at: int, n: int, rate: int) -> BargeIn:
     return BargeIn(at_ms=_ms(at, rate), active=active, stop_latency_ms=latency, success=success)
 
 
-def _carried_on(runs: Sequence[Segment], start: int, end: int, carry: int) -> bool:
-    """The assistant's speech run active at the backchannel's start goes on past its end + ``carry``."""
-    return any(s <= start < e and e >= end + carry for s, e in runs)
+def _carried_on(
+    runs: Sequence[Segment], start: int, end: int, next_turn: int, clears: Sequence[int], carry: int
+) -> bool | None:
+    """Did the assistant keep talking through a backchannel said during ``[start, end)``?
+
+    True if its speech run active at ``start`` goes on at least ``carry`` past ``end``.  If the run ends
+    sooner, it stopped because of the backchannel (False) when it sent ``clear`` or spoke again before the
+    caller's next turn; otherwise its reply simply ended there and the backchannel tells nothing (None).
+    """
+    run = next(((s, e) for s, e in runs if s <= start < e), None)
+    if run is None:
+        return None
+    if run[1] >= end + carry:
+        return True
+    cleared = any(start <= c <= run[1] for c in clears)
+    resumed = any(run[1] < s < next_turn for s, _ in runs)
+    return False if cleared or resumed else None
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

@@ -17,6 +17,7 @@ def call_to_json(m: CallMetrics) -> dict[str, Any]:
     d["turns_completed"] = m.turns_completed
     d["latency_p50_ms"] = percentile(m.latencies_ms, 50)
     d["latency_p90_ms"] = percentile(m.latencies_ms, 90)
+    d["rhythm"] = m.rhythm
     return d
 
 
@@ -31,6 +32,8 @@ def summarize(calls: Sequence[CallMetrics]) -> dict[str, Any]:
     ]
     firsts = [c.first_word_ms for c in calls if c.first_word_ms is not None]
     turns = sum(len(c.turns) for c in calls)
+    rhythm = [t.rhythm for c in calls for t in c.turns if t.rhythm is not None]
+    silences = [c.longest_silence_ms for c in calls if c.longest_silence_ms is not None]
     return {
         "calls": len(calls),
         "calls_failed": sum(1 for c in calls if c.failed),
@@ -53,6 +56,10 @@ def summarize(calls: Sequence[CallMetrics]) -> dict[str, Any]:
         "pause_takeover_rate": sum(pauses) / len(pauses) if pauses else None,
         "backchannel_carry_on_rate": sum(backch) / len(backch) if backch else None,
         "first_word_p50_ms": percentile(firsts, 50),
+        "rhythm_mean": sum(rhythm) / len(rhythm) if rhythm else None,
+        "rhythm_histogram": {str(k): rhythm.count(k) for k in range(1, 6)},
+        "overlap_ms_total": sum(c.overlap_ms for c in calls),
+        "longest_silence_ms_max": max(silences) if silences else None,
     }
 
 
@@ -65,13 +72,17 @@ def _f(value: float | None, unit: str = "") -> str:
     return "-" if value is None else f"{value:.0f}{unit}"
 
 
+def _r(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
 def _rate(k: int, n: int) -> str:
     return "-" if n == 0 else f"{k}/{n}"
 
 
 def format_table(calls: Sequence[CallMetrics], summary: dict[str, Any]) -> str:
     """A plain-text table: one row per call, then the overall row."""
-    header = ("dialogue", "outcome", "turns", "p50 ms", "p90 ms", "barge-in", "1st word ms")
+    header = ("dialogue", "outcome", "turns", "p50 ms", "p90 ms", "barge-in", "1st word ms", "rhythm")
     rows: list[tuple[str, ...]] = []
     for c in calls:
         b = c.barge_ins
@@ -84,6 +95,7 @@ def format_table(calls: Sequence[CallMetrics], summary: dict[str, Any]) -> str:
                 _f(percentile(c.latencies_ms, 90)),
                 _rate(sum(1 for x in b if x.success), len(b)),
                 _f(c.first_word_ms),
+                _r(c.rhythm),
             )
         )
     lat, bi = summary["latency_ms"], summary["barge_in"]
@@ -96,6 +108,7 @@ def format_table(calls: Sequence[CallMetrics], summary: dict[str, Any]) -> str:
             _f(lat["p90"]),
             _rate(bi["successes"], bi["n"]),
             _f(summary["first_word_p50_ms"]),
+            _r(summary["rhythm_mean"]),
         )
     )
     widths = [max(_width(r[i]) for r in [header, *rows]) for i in range(len(header))]

@@ -1,0 +1,120 @@
+"""Edge cases of the metrics, on hand-built recordings: every boundary is placed exactly."""
+
+import numpy as np
+import pytest
+
+from tests.fakes import ScriptedAssistant, plan, tone, turn
+from voice.audio import ms_to_samples
+from voice.call import AssistantAudio, CallCore, CallEvent
+from voice.measure import measure
+from voice.recording import Recording
+
+S = ms_to_samples
+
+
+def synthetic(length_ms, assistant_ms, turns, extra=(), greeting=True):
+    """A recording whose assistant channel sounds exactly during ``assistant_ms`` spans."""
+    audio = np.zeros(S(length_ms), np.int16)
+    for a, b in assistant_ms:
+        audio[S(a) : S(b)] = tone(b - a)[: S(b) - S(a)]
+    events = [CallEvent(0, "turn_plan", {"turn": i, "text": "x"}) for i in range(len(turns))]
+    for i, (cs, ce, more) in enumerate(turns):
+        data = {
+            "turn": i,
+            "mode": more.pop("mode", "after_reply"),
+            "speech_start": S(cs),
+            "speech_end": S(ce),
+        }
+        data.update({k: [S(x) for x in v] if isinstance(v, list) else v for k, v in more.items()})
+        events.append(CallEvent(S(cs), "caller_turn", data))
+    events += list(extra)
+    events.append(CallEvent(len(audio), "call_end", {"reason": "completed", "failed": False}))
+    return Recording("x", np.zeros_like(audio), audio, events, {"expects_greeting": greeting})
+
+
+def test_a_reply_that_starts_before_the_caller_ends_is_negative_talk_over():
+    rec = synthetic(6000, [(1800, 3500)], [(1000, 2000, {})])
+    t = measure(rec).turns[0]
+    assert t.latency_ms == pytest.approx(-200, abs=1)
+    assert t.overlap_ms == pytest.approx(200, abs=1)
+    assert t.rhythm == 2 and "before the caller finished" in t.rhythm_reasons[0]
+
+
+def test_no_reply_scores_one_and_has_no_latency():
+    t = measure(synthetic(5000, [], [(1000, 2000, {})])).turns[0]
+    assert t.latency_ms is None and not t.replied and t.rhythm == 1
+
+
+def test_a_barge_in_during_a_long_silence_is_not_counted_as_a_barge_in():
+    # the assistant paused 800 ms mid-reply; the caller cut in 500 ms into that silence
+    barge = CallEvent(S(3300), "barge_in", {"turn": 0, "at": S(3300)})
+    rec = synthetic(
+        8000, [(500, 2800), (3600, 4000), (5200, 6000)], [(3300, 4500, {"mode": "barge_in"})], extra=[barge]
+    )
+    m = measure(rec)
+    b = m.turns[0].barge_in
+    assert b is not None and not b.active and not b.success
+    assert m.barge_ins == []  # inactive barge-ins do not count in success rates
+
+
+def test_a_barge_in_in_a_short_gap_counts_and_stop_is_the_end_of_the_run():
+    barge = CallEvent(S(2900), "barge_in", {"turn": 0, "at": S(2900)})
+    rec = synthetic(8000, [(500, 2800), (3000, 3400)], [(2900, 4500, {"mode": "barge_in"})], extra=[barge])
+    b = measure(rec).turns[0].barge_in
+    assert b is not None and b.active and b.stop_latency_ms == pytest.approx(500, abs=1) and b.success
+
+
+def test_a_backchannel_overlapping_the_reply_end_says_nothing():
+    bc = CallEvent(S(2700), "backchannel", {"turn": 0, "start": S(2700), "end": S(2900)})
+    rec = synthetic(8000, [(500, 2800), (5000, 6000)], [(4000, 4600, {})], extra=[bc])
+    assert measure(rec).turns[0].backchannel_carried_on is None
+
+
+def test_stopping_and_answering_a_backchannel_is_not_carrying_on():
+    bc = CallEvent(S(1500), "backchannel", {"turn": 0, "start": S(1500), "end": S(1700)})
+    # the reply stops at 1800 and the assistant speaks again at 2600, before the caller's turn at 4000
+    rec = synthetic(8000, [(500, 1800), (2600, 3000), (5000, 6000)], [(4000, 4600, {})], extra=[bc])
+    t = measure(rec).turns[0]
+    assert t.backchannel_carried_on is False and "backchannel" in " ".join(t.rhythm_reasons)
+
+
+def test_carrying_on_through_a_backchannel():
+    bc = CallEvent(S(1000), "backchannel", {"turn": 0, "start": S(1000), "end": S(1200)})
+    rec = synthetic(8000, [(500, 3000), (5000, 6000)], [(4000, 4600, {})], extra=[bc])
+    assert measure(rec).turns[0].backchannel_carried_on is True
+
+
+def test_a_call_that_ends_mid_turn_measures_what_was_heard():
+    rec = synthetic(3000, [(200, 900)], [(1500, 4500, {})])  # the caller's turn runs past the end
+    m = measure(rec)
+    assert m.first_word_ms == pytest.approx(200, abs=1)
+    assert m.turns[0].latency_ms is None and m.turns[0].overlap_ms == 0
+
+
+def test_longest_silence_and_total_overlap():
+    rec = synthetic(9000, [(200, 900), (2600, 3400), (6000, 6500)], [(1200, 2000, {}), (3300, 4000, {})])
+    m = measure(rec)
+    assert m.longest_silence_ms == pytest.approx(2000, abs=1)  # 4000 → 6000
+    assert m.overlap_ms == pytest.approx(100, abs=1)  # 3300 → 3400
+
+
+def test_audio_that_arrives_in_one_burst_is_heard_in_real_time():
+    core = CallCore(plan(turn(0), greeting=False))
+    bot = ScriptedAssistant(greeting_ms=None, reply_ms=10**9)  # it never replies by itself
+    caller, heard = [], []
+    sent = False
+    while not core.done:
+        tick = core.tick()
+        caller.append(tick.caller)
+        heard.append(tick.heard)
+        bot.frame(tick.caller)
+        if not sent and bot._speech_end is not None and core.now >= bot._speech_end + S(700):
+            core.receive(AssistantAudio(tone(2000)), at=core.now + 37)  # the whole reply at once
+            sent, burst_at = True, core.now + 37
+    rec = Recording(
+        "b", np.concatenate(caller), np.concatenate(heard), core.events, {"expects_greeting": False}
+    )
+    t = measure(rec).turns[0]
+    assert t.reply_onset_ms == pytest.approx(burst_at / 16, abs=1)
+    # heard for exactly its own duration from its arrival, not squeezed into the arrival frame
+    assert np.abs(rec.assistant[burst_at + S(1950) : burst_at + S(1990)]).max() > 1000
