@@ -38,7 +38,7 @@ def calls():
 def test_summary_pools_turns_across_calls():
     s = summarize(calls())
     assert s["calls"] == 2 and s["calls_failed"] == 1
-    assert s["caller_turns"] == 4 and s["turns_completed"] == 3
+    assert s["caller_turns"] == 4 and s["caller_turns_spoken"] == 4 and s["turns_completed"] == 3
     assert s["latency_ms"]["p50"] == 2000.0 and s["latency_ms"]["mean"] == 2000.0
     assert s["barge_in"]["n"] == 2 and s["barge_in"]["successes"] == 1  # the inactive one does not count
     assert s["barge_in"]["stop_latency_p50_ms"] == 300.0

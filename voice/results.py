@@ -37,7 +37,8 @@ def summarize(calls: Sequence[CallMetrics]) -> dict[str, Any]:
     return {
         "calls": len(calls),
         "calls_failed": sum(1 for c in calls if c.failed),
-        "caller_turns": turns,
+        "caller_turns": sum(c.caller_turns_planned for c in calls),
+        "caller_turns_spoken": turns,
         "turns_completed": sum(c.turns_completed for c in calls),
         "latency_ms": {
             "n": len(lat),
