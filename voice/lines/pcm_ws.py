@@ -11,20 +11,48 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from voice.audio import SAMPLE_RATE, Pcm, from_bytes, to_bytes
 from voice.call import AssistantAudio, AssistantControl, LineClosed, LineInput
+from voice.clock import Clock, MonotonicClock
 from voice.errors import LineError
 from voice.lines.base import CallStart
+from voice.lines.wsutil import MAX_MESSAGE_BYTES, FloodGuard, closed_reason
 
-MAX_MESSAGE_BYTES = 1 << 20  # 32 s of audio in one message is already abuse
+__all__ = ["MAX_MESSAGE_BYTES", "PcmWebsocketLine", "parse_pcm_message"]
+
+
+def parse_pcm_message(message: str | bytes) -> LineInput:
+    """One message from the assistant → what the call core gets; never raises.
+
+    A protocol violation comes back as ``LineClosed("protocol_error: ...")``.  Pure, so it can be fuzzed.
+    """
+    if isinstance(message, bytes):
+        try:
+            return AssistantAudio(from_bytes(message))
+        except ValueError as exc:
+            return _violation(str(exc))
+    try:
+        obj: Any = json.loads(message)
+    except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
+        return _violation(f"malformed JSON control message: {str(exc)[:200]}")
+    if not isinstance(obj, dict) or not isinstance(obj.get("event"), str):
+        return _violation("control message is not a JSON object with a string 'event'")
+    payload = {k: v for k, v in obj.items() if k != "event"}
+    return AssistantControl(obj["event"], payload)
+
+
+def _violation(why: str) -> LineClosed:
+    return LineClosed(f"protocol_error: {why}")
 
 
 class PcmWebsocketLine:
     """CallSim's side of a raw PCM websocket call."""
 
-    def __init__(self, url: str, *, open_timeout_s: float = 10.0) -> None:
+    def __init__(self, url: str, *, open_timeout_s: float = 10.0, clock: Clock | None = None) -> None:
         self.url = url
         self.open_timeout_s = open_timeout_s
         self._ws: ClientConnection | None = None
         self._closed_reason: str | None = None
+        self._clock = clock or MonotonicClock()
+        self._flood = FloodGuard()
 
     async def open(self, start: CallStart) -> None:
         try:
@@ -51,7 +79,7 @@ class PcmWebsocketLine:
         try:
             await self._ws.send(data)
         except ConnectionClosed as exc:
-            self._closed_reason = _closed(exc)
+            self._closed_reason = closed_reason(exc)
 
     async def recv(self) -> LineInput:
         if self._ws is None:
@@ -61,28 +89,19 @@ class PcmWebsocketLine:
         try:
             message = await self._ws.recv()
         except ConnectionClosed as exc:
-            self._closed_reason = _closed(exc)
+            self._closed_reason = closed_reason(exc)
             return LineClosed(self._closed_reason)
-        return self._parse(message)
-
-    def _parse(self, message: str | bytes) -> LineInput:
-        if isinstance(message, bytes):
-            try:
-                return AssistantAudio(from_bytes(message))
-            except ValueError as exc:
-                return self._violation(str(exc))
-        try:
-            obj: Any = json.loads(message)
-        except json.JSONDecodeError as exc:
-            return self._violation(f"malformed JSON control message: {exc}")
-        if not isinstance(obj, dict) or not isinstance(obj.get("event"), str):
-            return self._violation("control message is not a JSON object with a string 'event'")
-        payload = {k: v for k, v in obj.items() if k != "event"}
-        return AssistantControl(obj["event"], payload)
-
-    def _violation(self, why: str) -> LineClosed:
-        self._closed_reason = f"protocol_error: {why}"
-        return LineClosed(self._closed_reason)
+        item = parse_pcm_message(message)
+        now = self._clock.now_ns()
+        if isinstance(item, AssistantAudio):
+            flood = self._flood.audio(len(item.pcm), now)
+            if flood is not None:
+                item = LineClosed(flood)
+        elif isinstance(item, AssistantControl) and item.event == "clear":
+            self._flood.clear(now)
+        if isinstance(item, LineClosed):
+            self._closed_reason = item.reason
+        return item
 
     async def hangup(self, reason: str) -> None:
         await self._send(json.dumps({"event": "stop", "reason": reason}))
@@ -93,10 +112,3 @@ class PcmWebsocketLine:
             with contextlib.suppress(ConnectionClosed, OSError):
                 await self._ws.close()
             self._closed_reason = self._closed_reason or "closed by caller"
-
-
-def _closed(exc: ConnectionClosed) -> str:
-    rcvd = exc.rcvd
-    if rcvd is None:
-        return "connection lost (no close frame)"
-    return f"closed by assistant (code {rcvd.code}{': ' + rcvd.reason if rcvd.reason else ''})"

