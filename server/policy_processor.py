@@ -90,6 +90,7 @@ class PolicyProcessor(FrameProcessor):
         self.view: Mapping[str, Any] | None = None
         self._in_turn = False
         self._turn_stopped = False
+        self._turn_started = 0.0  # monotonic time the current user turn started
         self._texts: list[str] = []
         self._timings: list[dict[str, Any]] = []
         self._ended = False
@@ -120,6 +121,7 @@ class PolicyProcessor(FrameProcessor):
             await self.push_frame(frame, direction)
             self._in_turn = True
             self._turn_stopped = False
+            self._turn_started = time.monotonic()
         elif isinstance(frame, UserStoppedSpeakingFrame):
             await self.push_frame(frame, direction)
             if self._in_turn:
@@ -190,13 +192,19 @@ class PolicyProcessor(FrameProcessor):
         text = frame.text.strip()
         if not text or self._ended:
             return
-        if not self._in_turn:
+        result = frame.result if isinstance(frame.result, dict) else {}
+        segment_end = result.pop("segment_end", None)
+        stale = isinstance(segment_end, float) and segment_end < self._turn_started
+        if not self._in_turn or stale:
+            # Speech that started no turn (a backchannel while the assistant talked) is transcribed too,
+            # and its transcript can arrive after the next real turn has begun: it must not stand in for
+            # that turn's words.
             logger.debug(f"call {self.call_id}: ignoring speech outside a turn (backchannel?): [{text}]")
             await self._log({"kind": "ignored", "text": text})
             return
         self._texts.append(text)
-        if isinstance(frame.result, dict):
-            self._timings.append(frame.result)
+        if result:
+            self._timings.append(result)
         if self._turn_stopped:
             await self._answer_turn()
 

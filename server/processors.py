@@ -203,7 +203,7 @@ class CallSimSTTService(SegmentedSTTService):
         if audio_secs < self._min_segment_secs:
             return
         await self.start_processing_metrics()
-        started = time.monotonic()
+        started = time.monotonic()  # the segment has just ended: that is when run_stt is called
         try:
             loop = asyncio.get_running_loop()
             text = await loop.run_in_executor(self._executor, self._engine.transcribe, pcm)
@@ -224,5 +224,9 @@ class CallSimSTTService(SegmentedSTTService):
                 text,
                 self._user_id,
                 time_now_iso8601(),
-                result={"audio_secs": round(audio_secs, 3), "asr_secs": round(asr_secs, 3)},
+                result={
+                    "audio_secs": round(audio_secs, 3),
+                    "asr_secs": round(asr_secs, 3),
+                    "segment_end": started,  # monotonic; lets the policy drop transcripts of old speech
+                },
             )

@@ -255,6 +255,30 @@ async def test_policy_ignores_speech_outside_a_turn() -> None:
     assert [m["kind"] for m in logs(down)] == ["greeting", "ignored"]
 
 
+async def test_a_backchannel_transcript_arriving_late_does_not_stand_in_for_the_next_turn() -> None:
+    import time
+
+    policy = PolicyProcessor(ScriptedPolicy, start_timeout_secs=5)
+    said_before = time.monotonic()  # the backchannel segment ended before the real turn started
+    frames: list[Frame] = [
+        START,
+        SleepFrame(0.05),
+        UserStartedSpeakingFrame(),
+        TranscriptionFrame("好", "", "t", result={"asr_secs": 0.8, "segment_end": said_before}),
+        SleepFrame(0.05),
+        UserStoppedSpeakingFrame(),
+        TranscriptionFrame(
+            "我车牌尾号三八六。", "", "t", result={"asr_secs": 0.8, "segment_end": time.monotonic() + 60}
+        ),
+        SleepFrame(0.05),
+    ]
+    down, _ = await run_test(policy, frames_to_send=frames)
+    assert [f.text for f in of_type(down, TTSSpeakFrame)][1:] == ["收到：我车牌尾号三八六。"]
+    caller_logs = [m for m in logs(down) if m["kind"] == "caller"]
+    assert caller_logs and all("segment_end" not in t for t in caller_logs[0]["asr"])
+    assert "ignored" in [m["kind"] for m in logs(down)]
+
+
 async def test_policy_uses_the_default_view_without_start() -> None:
     ScriptedPolicy.instances.clear()
     policy = PolicyProcessor(ScriptedPolicy, start_timeout_secs=0.1)
