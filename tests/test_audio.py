@@ -65,3 +65,16 @@ def test_frames_pad_last_and_rms():
     assert fr[-1][60:].sum() == 0
     assert audio.rms_dbfs(np.zeros(10, dtype=np.int16)) == float("-inf")
     assert audio.rms_dbfs(np.full(10, 16384, dtype=np.int16)) == pytest.approx(-6.02, abs=0.01)
+
+
+def test_atomic_writes_leave_readable_files_and_no_temporaries(tmp_path):
+    import os
+    import stat
+
+    target = tmp_path / "sub" / "x.json"
+    audio.atomic_write_bytes(target, b"{}")
+    audio.atomic_write_bytes(target, b"[1]")
+    assert target.read_bytes() == b"[1]"
+    mode = stat.S_IMODE(os.stat(target).st_mode)
+    assert mode & stat.S_IRUSR and mode & stat.S_IRGRP  # 0644 under the usual umask, not mkstemp's 0600
+    assert [p.name for p in target.parent.iterdir()] == ["x.json"]

@@ -1,6 +1,7 @@
 import json
 
-from voice.cli import _select, main
+from voice.bench import select_dialogues
+from voice.cli import build_parser, main
 from voice.dialogues import bundled_dialogues_path, load_dialogues
 
 
@@ -23,14 +24,29 @@ def test_data_validate_and_stats_on_the_bundled_set(capsys):
 
 def test_default_selection_covers_every_scenario_first():
     ds = load_dialogues(bundled_dialogues_path())
-    picked = _select(ds, None, 6)
+    picked = select_dialogues(ds, limit=6)
     assert len({d.scenario for d in picked}) == 6
     assert {d.preset.type for d in picked} == {"regular", "emergent", "none"}
-    assert len(_select(ds, None, None)) == len(ds)
-    assert [d.id for d in _select(ds, "taxi-none-01,work-regular-01", None)] == [
+    assert select_dialogues(ds) == ds  # no limit: every dialogue, in file order
+    assert [d.id for d in select_dialogues(ds, ids=["taxi-none-01", "work-regular-01"])] == [
         "taxi-none-01",
         "work-regular-01",
     ]
+
+
+def test_run_and_bench_share_one_code_path_with_different_defaults():
+    run = build_parser().parse_args(["run"])
+    bench = build_parser().parse_args(["bench", "--target", "builtin", "--scenario", "taxi,work"])
+    assert run.func is bench.func
+    assert (run.concurrency, run.limit) == (1, 6)
+    assert (bench.concurrency, bench.limit) == (None, None)
+    assert bench.scenario == ["taxi,work"]
+
+
+def test_bench_refuses_unknown_filter_values_in_one_line(capsys):
+    assert main(["bench", "--scenario", "pizza", "--no-transcribe", "--tts", "memory"]) == 2
+    err = capsys.readouterr().err
+    assert "--scenario" in err and "pizza" in err and "takeout" in err and "Traceback" not in err
 
 
 def test_errors_are_one_line_and_exit_2(capsys):

@@ -1,5 +1,5 @@
 from voice.measure import BargeIn, CallMetrics, TurnMetrics
-from voice.results import call_to_json, format_table, summarize
+from voice.results import FIGURES, breakdown, call_to_json, figures, format_table, summarize, summarize_run
 
 
 def turn(i, latency, barge=None, pause=None):
@@ -48,7 +48,7 @@ def test_summary_pools_turns_across_calls():
 def test_table_has_a_row_per_call_and_an_overall_row_aligned_for_cjk():
     text = format_table(calls(), summarize(calls()))
     lines = text.splitlines()
-    assert lines[0].startswith("dialogue") and lines[-1].startswith("ALL")
+    assert lines[0].startswith("call") and lines[-1].startswith("ALL")
     assert any("外卖-1" in x and "1500" in x for x in lines)  # p50 of 1000 and 2000
     assert "(FAILED)" in text and "1/2" in lines[-1]
     # CJK takes two columns: the outcome column starts at the same display column in every row
@@ -59,3 +59,33 @@ def test_call_json_carries_derived_figures():
     d = call_to_json(calls()[0])
     assert d["turns_completed"] == 2 and d["latency_p50_ms"] == 1500.0
     assert d["turns"][1]["barge_in"]["success"] is True
+
+
+def test_figures_agree_with_the_summary_they_sit_next_to():
+    s, f = summarize(calls()), figures(calls())
+    assert f["latency_p50_ms"] == s["latency_ms"]["p50"] and f["latency_mean_ms"] == s["latency_ms"]["mean"]
+    assert f["barge_in_success_rate"] == s["barge_in"]["success_rate"] == 0.5
+    assert f["pause_takeover_rate"] == s["pause_takeover_rate"]
+    assert f["answered_rate"] == 3 / 4  # 3 of 4 planned turns answered
+    assert f["calls"] == 2 and f["turns"] == 4
+    assert {x.key for x in FIGURES} <= set(f)
+
+
+def test_breakdowns_group_calls_by_their_labels():
+    labels = [
+        {"scenario": "takeout", "preset_type": "regular", "relation": "conflict"},
+        {"scenario": "taxi", "preset_type": "regular", "relation": "alignment"},
+    ]
+    by = breakdown(calls(), labels, "scenario")
+    assert list(by) == ["takeout", "taxi"]
+    assert by["takeout"]["calls"] == 1 and by["takeout"]["latency_p50_ms"] == 1500.0
+    assert by["taxi"]["barge_in_success_rate"] == 0.0
+    s = summarize_run(calls(), labels)
+    assert s["by_preset_type"]["regular"]["calls"] == 2
+    assert set(s["by_relation"]) == {"conflict", "alignment"}
+    assert s["figures"] == figures(calls())
+
+
+def test_call_json_carries_its_labels():
+    d = call_to_json(calls()[0], {"scenario": "takeout", "repeat": 2})
+    assert d["scenario"] == "takeout" and d["repeat"] == 2

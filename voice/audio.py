@@ -140,6 +140,10 @@ def mulaw_decode(data: bytes) -> Pcm:
 # --- WAV files -----------------------------------------------------------------------------------------
 
 
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)  # read once at import: os.umask can only be read by setting it
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write a file so that readers see either the old content or the whole new content, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -149,6 +153,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; results are ordinary files
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

