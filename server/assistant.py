@@ -1,6 +1,7 @@
 """The built-in assistant: a pipecat pipeline per call, served over a websocket (``docs/protocol.md``).
 
-Per call (one websocket connection on ``/pcm``)::
+Per call (one websocket connection on ``/pcm``, the raw PCM protocol, or on ``/twilio``, Twilio Media
+Streams through pipecat's own ``TwilioFrameSerializer``: :mod:`server.twilio_route`)::
 
     transport.input() → Silero VAD → ASR (segmented) → user turns → policy → TTS → transport.output()
 
@@ -35,7 +36,7 @@ from fastapi import FastAPI, WebSocket
 from loguru import logger
 from pipecat.audio.vad.silero import SileroVADAnalyzer
 from pipecat.audio.vad.vad_analyzer import VADParams
-from pipecat.frames.frames import EndFrame, OutputTransportMessageUrgentFrame
+from pipecat.frames.frames import EndFrame, InputTransportMessageFrame, OutputTransportMessageUrgentFrame
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.audio.vad_processor import VADProcessor
@@ -54,6 +55,7 @@ from server.pcm_serializer import PcmSerializer
 from server.policy_processor import DEFAULT_VIEW, PolicyFactory, PolicyProcessor
 from server.processors import CallSimSTTService, CallSimTTSService
 from server.turns import BargeInTurnStartStrategy, QuietSpeechTimeoutStopStrategy
+from server.twilio_route import TWILIO_RATE, TwilioCallSerializer, answer_twilio
 from voice.audio import SAMPLE_RATE
 from voice.errors import ConfigError, EngineError
 
@@ -84,7 +86,7 @@ class AssistantCall:
 
     worker: PipelineWorker
     transport: FastAPIWebsocketTransport
-    serializer: PcmSerializer
+    serializer: PcmSerializer | TwilioCallSerializer
     policy: PolicyProcessor
     max_secs: float
     started_at: float = field(default_factory=time.monotonic)
@@ -113,17 +115,26 @@ def build_pipeline(
     policy_factory: PolicyFactory | None = None,
     tts_executor: ThreadPoolExecutor | None = None,
     asr_executor: ThreadPoolExecutor | None = None,
+    serializer: PcmSerializer | TwilioCallSerializer | None = None,
+    start_message: dict[str, Any] | None = None,
+    sample_rate: int = SAMPLE_RATE,
 ) -> AssistantCall:
-    """Build the per-call pipeline on an accepted websocket; ``AssistantCall.run()`` runs it."""
+    """Build the per-call pipeline on an accepted websocket; ``AssistantCall.run()`` runs it.
+
+    ``serializer`` is the line protocol (raw PCM by default).  ``start_message`` is a ``start`` already
+    read off the socket (Twilio's handshake), handed to the policy as if it had come through the serializer.
+    ``sample_rate`` is the pipeline's audio rate: the line's own (8 kHz for Twilio, as in pipecat's
+    telephony examples), so the serializer never resamples; the speech engines resample per utterance.
+    """
     settings = settings or AssistantSettings()
-    serializer = PcmSerializer()
+    serializer = serializer or PcmSerializer()
     transport = FastAPIWebsocketTransport(
         websocket=websocket,
         params=FastAPIWebsocketParams(
             audio_in_enabled=True,
-            audio_in_sample_rate=SAMPLE_RATE,
+            audio_in_sample_rate=sample_rate,
             audio_out_enabled=True,
-            audio_out_sample_rate=SAMPLE_RATE,
+            audio_out_sample_rate=sample_rate,
             audio_out_10ms_chunks=2,  # 20 ms messages, like CallSim's own
             audio_out_end_silence_secs=0,  # no 2 s of silence before the hangup
             add_wav_header=False,
@@ -165,13 +176,19 @@ def build_pipeline(
     pipeline = Pipeline([transport.input(), vad, stt, turns, policy, tts_service, transport.output()])
     worker = PipelineWorker(
         pipeline,
-        params=PipelineParams(audio_in_sample_rate=SAMPLE_RATE, audio_out_sample_rate=SAMPLE_RATE),
+        params=PipelineParams(audio_in_sample_rate=sample_rate, audio_out_sample_rate=sample_rate),
         enable_rtvi=False,
         enable_turn_tracking=False,
         idle_timeout_secs=settings.idle_timeout_secs,
         check_dangling_tasks=False,
     )
     call = AssistantCall(worker, transport, serializer, policy, max_secs=float(settings.max_call_secs))
+
+    if start_message is not None:
+
+        @transport.event_handler("on_client_connected")
+        async def _on_connected(_transport: Any, _websocket: Any) -> None:
+            await transport.input().push_frame(InputTransportMessageFrame(message=dict(start_message)))
 
     @transport.event_handler("on_client_disconnected")
     async def _on_disconnected(_transport: Any, _websocket: Any) -> None:
@@ -253,6 +270,20 @@ def create_app(
     @app.websocket(settings.path)
     async def pcm(websocket: WebSocket) -> None:
         await websocket.accept()
+        await take_call(websocket)
+
+    @app.websocket(settings.twilio_path)
+    async def twilio(websocket: WebSocket) -> None:
+        await websocket.accept()
+        answered = await answer_twilio(websocket)
+        if answered is not None:
+            await take_call(websocket, *answered)
+
+    async def take_call(
+        websocket: WebSocket,
+        serializer: PcmSerializer | TwilioCallSerializer | None = None,
+        start: dict[str, Any] | None = None,
+    ) -> None:
         loaded: SpeechEngines | None = app.state.engines
         try:
             if loaded is None:
@@ -265,6 +296,9 @@ def create_app(
                 policy_factory=policy_factory,
                 tts_executor=loaded.tts_executor,
                 asr_executor=loaded.asr_executor,
+                serializer=serializer,
+                start_message=start,
+                sample_rate=TWILIO_RATE if isinstance(serializer, TwilioCallSerializer) else SAMPLE_RATE,
             )
         except Exception as exc:  # report it on the line, as the protocol asks, then close
             logger.exception("cannot set up a call")
@@ -324,6 +358,12 @@ class AssistantServer:
         """The websocket URL calls connect to."""
         host = self.settings.host if self.settings.host not in ("0.0.0.0", "::") else "127.0.0.1"
         return f"ws://{host}:{self.port}{self.settings.path}"
+
+    @property
+    def twilio_url(self) -> str:
+        """The websocket URL Twilio Media Streams calls connect to (``twilio+`` this as a CallSim target)."""
+        host = self.settings.host if self.settings.host not in ("0.0.0.0", "::") else "127.0.0.1"
+        return f"ws://{host}:{self.port}{self.settings.twilio_path}"
 
     @property
     def engines(self) -> SpeechEngines | None:

