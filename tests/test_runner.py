@@ -227,3 +227,16 @@ async def test_metrics_survive_the_json_round_trip(tmp_path):
 def test_status_events_are_plain_data():
     s = CallStatus("a", "d-1", "calling")
     assert s.metrics is None and s.detail == ""
+
+
+async def test_a_line_with_effects_reports_what_it_did_in_the_recording_meta(tmp_path):
+    from voice.lines.effects import EffectLine, LineEffects
+    from voice.recording import load_recording
+
+    def lines():
+        inner = MemoryLine(MemoryBot(ScriptedAssistant(reply_len_ms=600, greeting_ms=200)))
+        return EffectLine(inner, LineEffects(loss_rate=0.2), seed=5, clock=VirtualClock())
+
+    await run(tmp_path, lines, [dialogue(1)])
+    meta = load_recording(tmp_path / "d-1.wav").meta
+    assert "line_stats" in meta and meta["line_stats"]

@@ -198,6 +198,7 @@ async def call_once(
         "base_seed": settings.timing.seed,
         "repeat": job.repeat,
         **({"line": settings.extra["line"]} if "line" in settings.extra else {}),
+        **_line_stats(line),
         "expects_greeting": plan.expects_greeting,
         "greeting_reference": plan.greeting_reference,
         "references": list(plan.references),
@@ -208,6 +209,12 @@ async def call_once(
         },
     }
     return Recording(job.call_id, trace.caller, trace.heard, trace.events, meta), trace
+
+
+def _line_stats(line: Line) -> dict[str, Any]:
+    """What a line with effects did during the call (losses, delays, levels), for the recording's meta."""
+    describe = getattr(line, "describe", None)
+    return {"line_stats": describe()} if callable(describe) else {}
 
 
 def transcribe_replies(rec: Recording, metrics: CallMetrics, asr: ASREngine) -> CallMetrics:
