@@ -239,4 +239,6 @@ async def test_a_line_with_effects_reports_what_it_did_in_the_recording_meta(tmp
 
     await run(tmp_path, lines, [dialogue(1)])
     meta = load_recording(tmp_path / "d-1.wav").meta
-    assert "line_stats" in meta and meta["line_stats"]
+    stats = meta["line_stats"]["stats"]
+    assert meta["line_stats"]["loss_rate"] == 0.2
+    assert 0 < stats["caller_packets_lost"] < stats["caller_packets"]

@@ -8,6 +8,7 @@ once, through :func:`voice.audio.ns_to_samples`.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import time
 from typing import Protocol
 
@@ -25,22 +26,87 @@ class Clock(Protocol):
 
 
 class MonotonicClock:
-    """Real time from ``time.monotonic_ns``; the only place in ``voice/`` that reads the system clock."""
+    """Real time from ``time.monotonic_ns``; the only place in ``voice/`` that reads the system clock.
+
+    ``spin_ns`` is the last stretch before a deadline that is waited out by yielding to the loop
+    (``asyncio.sleep(0)``) instead of a timer: the loop's timers wake with ~1 ms granularity, so one call
+    alone gets sub-millisecond pacing this way.  Every spinning waiter keeps the loop busy, though, so
+    many calls in one loop share a :class:`FrameTicker` over ``MonotonicClock(spin_ns=0)`` instead.
+    """
+
+    def __init__(self, spin_ns: int = 1_500_000) -> None:
+        if spin_ns < 0:
+            raise ValueError("spin_ns must be >= 0")
+        self.spin_ns = spin_ns
+        # Below this a timer could overshoot the spin window, so spin instead (0: never spin).
+        self._timer_above = spin_ns + 500_000 if spin_ns else 0
 
     def now_ns(self) -> int:
         return time.monotonic_ns()
 
     async def sleep_until(self, deadline_ns: int) -> None:
-        # asyncio.sleep wakes with ~1 ms granularity; finish the last stretch with a short spin so
-        # frame pacing jitter stays well under a millisecond without burning a core.
         while True:
             remaining = deadline_ns - time.monotonic_ns()
             if remaining <= 0:
                 return
-            if remaining > 2_000_000:
-                await asyncio.sleep((remaining - 1_500_000) / 1e9)
+            if remaining > self._timer_above:
+                await asyncio.sleep((remaining - self.spin_ns) / 1e9)
             else:
                 await asyncio.sleep(0)
+
+
+class FrameTicker:
+    """A clock shared by many calls in one loop: one timer wakes every call whose deadline has come.
+
+    Each call's driver still awaits ``sleep_until`` on its own absolute schedule, but instead of one
+    timer (or spin) per call, the waits go into one heap and a single waker task sleeps on ``base`` until
+    the earliest deadline, then releases every wait that is due, earliest first.  A wait is never released
+    before ``base.now_ns() >= deadline`` (never faster than real time); calls started at different
+    moments keep their own phases, which spreads the per-frame work over the 20 ms instead of bursting.
+    Built on a :class:`VirtualClock` it runs frame-exact in tests.
+    """
+
+    def __init__(self, base: Clock | None = None) -> None:
+        self.base = base if base is not None else MonotonicClock(spin_ns=0)
+        self._heap: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._seq = 0
+        self._waker: asyncio.Task[None] | None = None
+        self._armed_for: int | None = None  # the deadline the waker is sleeping toward
+        self.wakeups = 0  # how often the waker released waits (for benchmarks)
+
+    def now_ns(self) -> int:
+        return self.base.now_ns()
+
+    async def sleep_until(self, deadline_ns: int) -> None:
+        if self.base.now_ns() >= deadline_ns:
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._heap, (deadline_ns, self._seq, fut))
+        self._seq += 1
+        if self._waker is None or self._armed_for is None or deadline_ns < self._armed_for:
+            self._rearm()
+        await fut  # a cancelled wait stays in the heap until due, then is skipped
+
+    def _rearm(self) -> None:
+        if self._waker is not None:
+            self._waker.cancel()
+        self._armed_for = self._heap[0][0]
+        self._waker = asyncio.get_running_loop().create_task(self._wake())
+
+    async def _wake(self) -> None:
+        try:
+            while self._heap:
+                self._armed_for = self._heap[0][0]
+                await self.base.sleep_until(self._armed_for)
+                now = self.base.now_ns()
+                self.wakeups += 1
+                while self._heap and self._heap[0][0] <= now:
+                    fut = heapq.heappop(self._heap)[2]
+                    if not fut.done():
+                        fut.set_result(None)
+        finally:
+            if self._waker is asyncio.current_task():
+                self._waker = self._armed_for = None
 
 
 class VirtualClock:
