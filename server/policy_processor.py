@@ -10,6 +10,12 @@ the pipeline ends (and ``hangup`` goes out) only once the goodbye audio has been
 Frame ordering note: ``UserStartedSpeakingFrame`` / ``UserStoppedSpeakingFrame`` are system frames and may
 overtake the ``TranscriptionFrame`` (a data frame) they belong to, so the end of a turn is answered by
 whichever of the two arrives last.
+
+Stage timestamps in the ``log`` events (for ``scripts/bench_stages``): ``*_at_ms`` fields are positions in
+the caller's audio stream, i.e. milliseconds of caller audio that had passed through this processor when it
+happened (:class:`StreamClock`).  CallSim sends one 20 ms frame per 20 ms, so these lie on the caller's own
+timeline (up to the transport delay) and need no clock synchronisation; ``*_ms`` fields are durations on
+this process's clock.
 """
 
 from __future__ import annotations
@@ -21,10 +27,12 @@ from typing import Any, Protocol
 
 from loguru import logger
 from pipecat.frames.frames import (
+    BotStartedSpeakingFrame,
     CancelFrame,
     EndFrame,
     EndWorkerFrame,
     Frame,
+    InputAudioRawFrame,
     InputTransportMessageFrame,
     OutputTransportMessageUrgentFrame,
     StartFrame,
@@ -32,6 +40,7 @@ from pipecat.frames.frames import (
     TTSSpeakFrame,
     UserStartedSpeakingFrame,
     UserStoppedSpeakingFrame,
+    VADUserStoppedSpeakingFrame,
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
@@ -65,6 +74,32 @@ class AssistantPolicy(Protocol):
 PolicyFactory = Callable[[Mapping[str, Any]], AssistantPolicy]
 
 
+class StreamClock:
+    """The caller's timeline as a processor sees it: milliseconds of caller audio that have passed by.
+
+    CallSim sends one 20 ms frame every 20 ms, so the audio seen so far is the caller's clock (late by the
+    transport only).  Between frames the position is interpolated with this process's clock, by at most
+    one frame, so positions are not quantised to 20 ms.
+    """
+
+    def __init__(self) -> None:
+        self._ms = 0.0
+        self._last: float | None = None  # monotonic time of the last frame
+        self._frame_s = 0.02
+
+    def add(self, frame: InputAudioRawFrame) -> None:
+        """Count one input audio frame."""
+        samples = len(frame.audio) / (2 * max(1, frame.num_channels))
+        self._frame_s = samples / frame.sample_rate
+        self._ms += self._frame_s * 1000
+        self._last = time.monotonic()
+
+    def now_ms(self) -> float:
+        """The current position on the caller's timeline (ms, rounded to 0.1)."""
+        extra = 0.0 if self._last is None else min(time.monotonic() - self._last, self._frame_s)
+        return round(self._ms + extra * 1000, 1)
+
+
 class PolicyProcessor(FrameProcessor):
     """Greets, answers each finished caller turn, and ends the call when the policy says so."""
 
@@ -96,6 +131,12 @@ class PolicyProcessor(FrameProcessor):
         self._ended = False
         self.replies: list[str] = []
         self.caller_turns: list[str] = []
+        # Stage timestamps: stream positions (ms of caller audio seen) and the turn end's monotonic time.
+        self.stream = StreamClock()
+        self._vad_stop_at: float | None = None
+        self._turn_end_at: float | None = None
+        self._turn_end_mono: float | None = None
+        self._transcript_at: float | None = None
 
     @property
     def ended(self) -> bool:
@@ -105,7 +146,10 @@ class PolicyProcessor(FrameProcessor):
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         """Route frames: start/config, turn boundaries, transcripts; everything else passes through."""
         await super().process_frame(frame, direction)
-        if isinstance(frame, StartFrame):
+        if isinstance(frame, InputAudioRawFrame):
+            self.stream.add(frame)
+            await self.push_frame(frame, direction)
+        elif isinstance(frame, StartFrame):
             await self.push_frame(frame, direction)
             self._start_timer = self.create_task(self._default_start_after_timeout(), "default_start")
         elif isinstance(frame, (EndFrame, CancelFrame)):
@@ -124,6 +168,7 @@ class PolicyProcessor(FrameProcessor):
             self._turn_started = time.monotonic()
         elif isinstance(frame, UserStoppedSpeakingFrame):
             await self.push_frame(frame, direction)
+            self._turn_end_at, self._turn_end_mono = self.stream.now_ms(), time.monotonic()
             if self._in_turn:
                 if self._texts:
                     await self._answer_turn()
@@ -131,6 +176,13 @@ class PolicyProcessor(FrameProcessor):
                     self._turn_stopped = True  # its transcript is still on the way
         elif isinstance(frame, TranscriptionFrame):
             await self._on_transcript(frame)
+        elif isinstance(frame, VADUserStoppedSpeakingFrame):
+            await self.push_frame(frame, direction)
+            self._vad_stop_at = self.stream.now_ms()
+        elif isinstance(frame, BotStartedSpeakingFrame) and direction == FrameDirection.UPSTREAM:
+            # The output transport has started sending audio: the reply's first audio is on the line.
+            await self.push_frame(frame, direction)
+            await self._log({"kind": "speaking", "at_ms": self.stream.now_ms()})
         else:
             await self.push_frame(frame, direction)
 
@@ -203,6 +255,7 @@ class PolicyProcessor(FrameProcessor):
             await self._log({"kind": "ignored", "text": text})
             return
         self._texts.append(text)
+        self._transcript_at = self.stream.now_ms()
         if result:
             self._timings.append(result)
         if self._turn_stopped:
@@ -219,6 +272,7 @@ class PolicyProcessor(FrameProcessor):
             await self._configure(self._default_view, source="default")
         assert self._policy is not None
         self.caller_turns.append(caller_text)
+        stages = self._turn_stages()
         started = time.monotonic()
         try:
             reply = self._policy.respond(caller_text)
@@ -227,13 +281,34 @@ class PolicyProcessor(FrameProcessor):
             await self._log({"kind": "error", "message": f"policy failed: {exc}"})
             return
         policy_ms = round((time.monotonic() - started) * 1000, 1)
-        await self._log({"kind": "caller", "text": caller_text, "asr": timings, "policy_ms": policy_ms})
+        await self._log(
+            {"kind": "caller", "text": caller_text, "asr": timings, "policy_ms": policy_ms, **stages}
+        )
         logger.info(f"call {self.call_id}: caller [{caller_text}] -> [{reply.text}] end={reply.end_call}")
         await self._say(reply.text, end_call=reply.end_call, kind="reply")
 
+    def _turn_stages(self) -> dict[str, float | None]:
+        """Where the finished turn's stages fell: stream positions (``*_at_ms``) and the ASR wait.
+
+        ``asr_wait_ms`` is how long the answer waited for the transcript after the turn had ended (0 when
+        the transcript came first): the part of the ASR time on the critical path.
+        """
+        now_mono = time.monotonic()
+        ended = self._turn_end_mono if self._turn_end_mono is not None else now_mono
+        stages: dict[str, float | None] = {
+            "vad_stop_at_ms": self._vad_stop_at,
+            "turn_end_at_ms": self._turn_end_at,
+            "transcript_at_ms": self._transcript_at,
+            "answer_at_ms": self.stream.now_ms(),
+            "asr_wait_ms": round(max(0.0, now_mono - ended) * 1000, 1),
+        }
+        self._vad_stop_at = self._turn_end_at = self._turn_end_mono = self._transcript_at = None
+        return stages
+
     async def _say(self, text: str, *, end_call: bool, kind: str) -> None:
         text = text.strip()
-        await self._log({"kind": kind, "text": text, "end_call": end_call})
+        at_ms = self.stream.now_ms()  # when the text went to the TTS, as a stream position
+        await self._log({"kind": kind, "text": text, "end_call": end_call, "at_ms": at_ms})
         if text:
             self.replies.append(text)
             await self.push_frame(TTSSpeakFrame(text, append_to_context=False))

@@ -17,12 +17,20 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 from loguru import logger
-from pipecat.frames.frames import Frame, TranscriptionFrame, TTSAudioRawFrame
+from pipecat.frames.frames import (
+    Frame,
+    InputAudioRawFrame,
+    OutputTransportMessageUrgentFrame,
+    TranscriptionFrame,
+    TTSAudioRawFrame,
+)
+from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.settings import STTSettings, TTSSettings
 from pipecat.services.stt_service import SegmentedSTTService
 from pipecat.services.tts_service import TTSService
 from pipecat.utils.time import time_now_iso8601
 
+from server.policy_processor import StreamClock
 from voice.audio import SAMPLE_RATE, from_bytes, resample, to_bytes
 from voice.errors import EngineUnavailable
 
@@ -94,6 +102,10 @@ class CallSimTTSService(TTSService):
     The text of a ``TTSSpeakFrame`` is cut into pieces (:func:`split_for_tts`); each is synthesized in
     the executor and streamed as ``TTSAudioRawFrame`` chunks of ``chunk_ms`` as soon as it is ready, with
     a pause between pieces like the one the engine would have left (:func:`gap_after_ms`).
+
+    Once the first piece is ready it sends a ``log`` event ``{"kind": "tts", "first_audio_ms": ...,
+    "first_audio_at_ms": ...}``: the synthesis time of the first piece (this process's clock) and when it
+    was ready as a position on the caller's timeline (:class:`~server.policy_processor.StreamClock`).
     """
 
     def __init__(
@@ -102,6 +114,7 @@ class CallSimTTSService(TTSService):
         *,
         executor: Executor | None = None,
         chunk_ms: int = 40,
+        send_logs: bool = True,
         **kwargs: Any,
     ) -> None:
         """Wrap ``engine``; ``executor`` runs ``synthesize`` (default: the loop's default executor)."""
@@ -114,11 +127,19 @@ class CallSimTTSService(TTSService):
         self._engine = engine
         self._executor = executor
         self._chunk_ms = chunk_ms
+        self._send_logs = send_logs
+        self.stream = StreamClock()
         self.last_first_piece_secs: float | None = None
 
     def can_generate_metrics(self) -> bool:
         """TTFB and processing metrics are available."""
         return True
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        """Count the caller's audio on its way through (the stream clock), then process as usual."""
+        if isinstance(frame, InputAudioRawFrame):
+            self.stream.add(frame)
+        await super().process_frame(frame, direction)
 
     async def _synthesize(self, text: str) -> bytes:
         loop = asyncio.get_running_loop()
@@ -140,6 +161,7 @@ class CallSimTTSService(TTSService):
                     self.last_first_piece_secs = time.monotonic() - started
                     logger.debug(f"{self}: first piece synthesized in {self.last_first_piece_secs:.3f}s")
                     await self.stop_ttfb_metrics()
+                    await self._log_first_audio(piece, self.last_first_piece_secs)
                 else:
                     audio = bytes(int(self.sample_rate * gap_after_ms(previous) / 1000) * 2) + audio
                 previous = piece
@@ -153,6 +175,17 @@ class CallSimTTSService(TTSService):
             )
         finally:
             await self.stop_ttfb_metrics()
+
+    async def _log_first_audio(self, piece: str, secs: float) -> None:
+        if self._send_logs:
+            message = {
+                "event": "log",
+                "kind": "tts",
+                "text": piece,
+                "first_audio_ms": round(secs * 1000, 1),
+                "first_audio_at_ms": self.stream.now_ms(),
+            }
+            await self.push_frame(OutputTransportMessageUrgentFrame(message=message))
 
 
 class CallSimSTTService(SegmentedSTTService):

@@ -1,14 +1,16 @@
 """The asyncio driver: one clock, one line, one core — on virtual time with an in-memory line."""
 
 import asyncio
+import gc
 
+import numpy as np
 import pytest
 
 from tests.fakes import MemoryBot, ScriptedAssistant, plan, turn
 from voice.audio import FRAME_SAMPLES
 from voice.call import CallCore, LineInput
-from voice.clock import VirtualClock
-from voice.driver import run_call
+from voice.clock import FrameTicker, VirtualClock
+from voice.driver import _Track, run_call, short_gc_pauses
 from voice.errors import LineError
 from voice.lines.base import CallStart
 from voice.lines.memory import MemoryLine
@@ -42,3 +44,45 @@ async def test_an_assistant_that_never_answers_the_connect_is_a_line_error():
         await run_call(
             CallCore(plan(turn(0))), _NeverAnswers(), VirtualClock(), CallStart("c"), connect_timeout_s=0.05
         )
+
+
+async def test_every_frames_pacing_lateness_is_kept_for_aggregation():
+    core = CallCore(plan(turn(0)))
+    line = MemoryLine(MemoryBot(ScriptedAssistant()))
+    trace = await run_call(core, line, VirtualClock(), CallStart("c", {"id": "d"}))
+    assert len(trace.pacing_late_ns) == len(line.sent)
+    assert trace.pacing_late_ns.dtype == np.int64 and not trace.pacing_late_ns.any()
+
+
+async def test_calls_sharing_a_frame_ticker_each_run_in_real_time_on_their_own_schedule():
+    base = VirtualClock()
+    ticker = FrameTicker(base)
+
+    async def one(delay_ns: int, turns: int):
+        await base.sleep_until(delay_ns)
+        line = MemoryLine(MemoryBot(ScriptedAssistant()))
+        start = ticker.now_ns()
+        trace = await run_call(CallCore(plan(*(turn(i) for i in range(turns)))), line, ticker, CallStart("c"))
+        return trace, line, start
+
+    results = await asyncio.gather(one(0, 2), one(7_000_000, 1), one(13_000_000, 3))
+    for trace, line, start in results:
+        assert trace.outcome.reason == "completed"
+        assert len(trace.caller) == len(trace.heard) == len(line.sent) * FRAME_SAMPLES
+        assert (trace.pacing_late_ns >= 0).all()  # no frame before its deadline
+        assert base.now_ns() >= start + len(line.sent) * 20_000_000  # never faster than real time
+
+
+async def test_recorded_channels_grow_past_their_first_allocation():
+    track = _Track(capacity=500)
+    for k in range(4):
+        track.append(np.full(320, k, dtype=np.int16))
+    pcm = track.pcm()
+    assert len(pcm) == 1280 and list(pcm[::320]) == [0, 1, 2, 3]
+
+
+async def test_short_gc_pauses_freezes_while_inside_and_unfreezes_after():
+    async with short_gc_pauses(period_s=0.01):
+        await asyncio.sleep(0.05)
+        assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0

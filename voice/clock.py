@@ -38,13 +38,16 @@ class MonotonicClock:
         if spin_ns < 0:
             raise ValueError("spin_ns must be >= 0")
         self.spin_ns = spin_ns
-        # Below this a timer could overshoot the spin window, so spin instead (0: never spin).
-        self._timer_above = spin_ns + 500_000 if spin_ns else 0
+        # Below this a timer could overshoot the spin window, so spin instead.
+        self._timer_above = spin_ns + 500_000
 
     def now_ns(self) -> int:
         return time.monotonic_ns()
 
     async def sleep_until(self, deadline_ns: int) -> None:
+        if not self.spin_ns:
+            await self._sleep_on_timers(deadline_ns)
+            return
         while True:
             remaining = deadline_ns - time.monotonic_ns()
             if remaining <= 0:
@@ -53,6 +56,18 @@ class MonotonicClock:
                 await asyncio.sleep((remaining - self.spin_ns) / 1e9)
             else:
                 await asyncio.sleep(0)
+
+    @staticmethod
+    async def _sleep_on_timers(deadline_ns: int) -> None:
+        remaining = deadline_ns - time.monotonic_ns()
+        if remaining <= 0:
+            return
+        # An exact timer: asyncio fires it as soon as it is due on any loop iteration (I/O wakes the loop
+        # often), so it is not rounded.  A loop that rounds timers to the nearest millisecond (uvloop) can
+        # wake up to 0.5 ms early: the rest is waited out in whole milliseconds rather than in a busy loop.
+        await asyncio.sleep(remaining / 1e9)
+        while (remaining := deadline_ns - time.monotonic_ns()) > 0:
+            await asyncio.sleep(-(-remaining // 1_000_000) / 1e3)
 
 
 class FrameTicker:
