@@ -236,16 +236,18 @@ class CallCore:
     def _in_reply(self, e: int, bounds: tuple[int, int] | None) -> None:
         turn = self._upcoming()
         if turn is not None and turn.barge_in is not None:
-            at = self._reply_onset + turn.barge_in
+            # the cue places the caller's first audible sample, not the start of its (padded) audio
+            at = self._reply_onset + turn.barge_in - turn.speech_start
             if at < e:
                 start = max(at, self.now)
+                onset = start + turn.speech_start
                 self._log(
                     e,
                     "barge_in",
                     turn=turn.index,
-                    at=start,
+                    at=onset,
                     reply_onset=self._reply_onset,
-                    offset=start - self._reply_onset,
+                    offset=onset - self._reply_onset,
                 )
                 self._start_turn(turn, 0, mode="barge_in", at=start)
                 return
@@ -255,13 +257,13 @@ class CallCore:
             and turn.backchannel_audio is not None
             and not self._backchannel_done
         ):
-            at = self._reply_onset + turn.backchannel_at
+            b = active_bounds(turn.backchannel_audio) or (0, len(turn.backchannel_audio))
+            at = self._reply_onset + turn.backchannel_at - b[0]  # the cue places its first audible sample
             if at < e:
                 self._backchannel_done = True
                 start = max(at, self.now)
                 if self._last_speech >= self.now - self._end_of_reply // 2:
                     begin = self._mouth.schedule(turn.backchannel_audio, start)
-                    b = active_bounds(turn.backchannel_audio) or (0, len(turn.backchannel_audio))
                     self._log(
                         e,
                         "backchannel",

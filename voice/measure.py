@@ -257,7 +257,8 @@ def _carried_on(
         return None
     if run[1] >= end + carry:
         return True
-    cleared = any(start <= c <= run[1] for c in clears)
+    # a clear arrives once the audio before it has played, so it lands at (or just after) the last sound
+    cleared = any(start <= c <= run[1] + carry for c in clears)
     resumed = any(run[1] < s < next_turn for s, _ in runs)
     return False if cleared or resumed else None
 

@@ -154,18 +154,13 @@ def test_times_are_right_to_within_the_loose_bound(summary, metric):
     assert r["p99"] <= LOOSE_MS, r
 
 
-BACKCHANNEL_BUG = pytest.mark.xfail(
-    reason="measure() misses a clear that arrives after the last sound (below)"
-)
-
-
 @pytest.mark.parametrize(
     "metric",
     [
         "answered",
         "barge-in success",
         "pause takeover",
-        pytest.param("backchannel carried on", marks=BACKCHANNEL_BUG),
+        "backchannel carried on",
     ],
 )
 def test_every_classification_is_right(summary, metric):
@@ -173,12 +168,11 @@ def test_every_classification_is_right(summary, metric):
     assert r["n"] >= 4 and r["correct"] == r["n"], (r, summary.worst())
 
 
-@BACKCHANNEL_BUG
 @pytest.mark.parametrize("late_samples", [1, 16])
 def test_measure_credits_a_clear_that_arrives_as_the_assistant_falls_silent(late_samples):
     """Minimal reproduction: the assistant stops 100 ms into a backchannel and its ``clear`` arrives 1
     sample (or 1 ms) after its last sound, as a clear only can: it arrives once the audio before it has
-    been heard.  measure() counts a clear only up to the run's last sample, so this is None, not False."""
+    been heard.  measure() must still count it (it once counted clears only up to the run's last sample)."""
     audio = np.zeros(S(4000), np.int16)
     audio[S(300) : S(1300)] = tone(1000)
     events = [
@@ -192,17 +186,15 @@ def test_measure_credits_a_clear_that_arrives_as_the_assistant_falls_silent(late
     assert measure(rec).turns[0].backchannel_carried_on is False
 
 
-@pytest.mark.xfail(reason="measure() counts barge-in stop latency from the turn's audio start (see below)")
 def test_barge_in_stop_latency_is_right_to_within_the_loose_bound(summary):
     r = summary.numeric("barge-in stop latency")
     assert r["n"] >= 4 and r["p99"] <= LOOSE_MS, r
 
 
-@pytest.mark.xfail(reason="measure() takes barge_in.at (audio start) as the onset, EDGE_PAD_MS before speech")
 def test_measure_counts_stop_latency_from_the_callers_speech_onset():
     """Minimal reproduction on virtual time, no sockets: an assistant that stops exactly 200 ms after the
     caller's first audible sample.  Every TTS engine leads its audio with EDGE_PAD_MS (30 ms) of silence,
-    and the caller logs the barge-in at the start of that audio, so measure() reports 230 ms."""
+    the barge-in onset must be the first audible sample (it was once logged at the audio start: 230 ms)."""
     turns = [{"role": "assistant", "text": "您好。"}, {"role": "caller", "text": "你好快递到了"},
              {"role": "assistant", "text": "好的。"}, {"role": "caller", "text": "放哪", "barge_in_ms": 600},
              {"role": "assistant", "text": "门口。"}]  # fmt: skip
