@@ -34,11 +34,12 @@ def test_a_turn_is_split_into_stages_on_the_callers_timeline_with_the_remainder_
             58_000,
             kind="caller",
             text="喂",
-            turn_end_at_ms=3650.0,
             vad_stop_at_ms=3420.0,
-            asr_wait_ms=100.0,
+            turn_end_at_ms=3900.0,
+            answer_at_ms=3910.0,
+            asr_wait_ms=0.0,
             policy_ms=0.5,
-            asr=[{"audio_secs": 2.0, "asr_secs": 0.3}],
+            asr=[{"audio_secs": 0.5, "asr_secs": 0.1}, {"audio_secs": 2.0, "asr_secs": 0.3}],
         ),
         log(58_100, kind="reply", text="好的", at_ms=3760.0),
         log(62_000, kind="tts", first_audio_ms=300.0, first_audio_at_ms=4060.0),
@@ -48,22 +49,25 @@ def test_a_turn_is_split_into_stages_on_the_callers_timeline_with_the_remainder_
         CallEvent(130_000, "rx", {"samples": 320}),
     ]
     (row,) = decompose("c", events, metrics)
-    assert (row.turn, row.latency, row.endpointing, row.vad) == (0, 1500.0, 650.0, 420.0)
-    assert (row.asr_wait, row.asr_total, row.policy, row.tts_first_audio) == (100.0, 300.0, 0.5, 300.0)
-    assert row.transport == pytest.approx(1500 - 650 - 100 - 0.5 - 300)
-    assert (row.decided_to_sent, row.sent_to_heard) == (500.0, 350.0)
+    assert (row.turn, row.latency, row.endpointing, row.asr) == (0, 1500.0, 420.0, 300.0)
+    assert row.turn_logic == pytest.approx(3910 - 3420 - 300)
+    assert (row.policy, row.tts_first_audio, row.asr_all) == (0.5, 300.0, pytest.approx(400.0))
+    assert row.transport == pytest.approx(1500 - (3910 - 3000) - 0.5 - 300)
+    stages = [row.endpointing, row.asr, row.turn_logic, row.policy, row.tts_first_audio, row.transport]
+    assert sum(stages) == pytest.approx(row.latency)  # the stages add up to what the caller measured
+    assert (row.answer_to_sent, row.sent_to_heard) == (240.0, 350.0)
     summary = summarize([row, row])
-    assert summary["endpointing"] == {"p50": 650.0, "p90": 650.0, "n": 2.0}
-    assert summary["vad"]["n"] == 2.0
+    assert summary["endpointing"] == {"p50": 420.0, "p90": 420.0, "n": 2.0}
     text = format_report([row], summary)
     assert "transport+" in text and "p90" in text
 
 
 def test_a_turn_without_tts_or_speaking_logs_has_no_remainder():
     metrics = CallMetrics("c", "d", "completed", False, 9000.0, None, turns=[turn(0, 0, 2000, 3000)])
-    events = [log(40_000, kind="caller", turn_end_at_ms=2600.0, asr_wait_ms=0.0, policy_ms=1.0)]
+    events = [log(40_000, kind="caller", turn_end_at_ms=2600.0, vad_stop_at_ms=1500.0, policy_ms=1.0)]
     (row,) = decompose("c", events, metrics)
     assert row.tts_first_audio is None and row.transport is None and row.sent_to_heard is None
+    assert row.endpointing is None  # the only VAD stop came before the caller's speech ended
     assert summarize([row])["transport"] == {"p50": None, "p90": None, "n": 0.0}
 
 

@@ -113,7 +113,7 @@ async def test_a_twilio_call_is_configured_from_custom_parameters_and_greets() -
         line = TwilioLine(server.twilio_url)
         await line.open(CallStart("call-9", VIEW))
         audio = 0
-        log: AssistantControl | None = None
+        log_kinds: list[object] = []
         for _ in range(40):
             await line.send(np.zeros(320, np.int16))
             while not line._inbox.empty():
@@ -121,11 +121,11 @@ async def test_a_twilio_call_is_configured_from_custom_parameters_and_greets() -
                 if isinstance(item, AssistantAudio):
                     audio += len(item.pcm)
                 elif isinstance(item, AssistantControl) and item.event == "log":
-                    log = item
+                    log_kinds.append(item.payload.get("kind"))
             await asyncio.sleep(0.02)
         assert seen == [VIEW]  # the policy got the dialogue's view from customParameters
         assert audio > 16000 * 0.3  # the greeting, as 8 kHz mu-law turned back into 16 kHz
-        assert log is not None and log.payload["kind"] == "greeting"  # pipecat forwards the log messages
+        assert "greeting" in log_kinds  # pipecat forwards the log messages
         assert server.app is not None and len(server.app.state.calls) == 1
         await line.hangup("completed")
         for _ in range(50):

