@@ -133,7 +133,8 @@ async def short_gc_pauses(period_s: float = GC_FREEZE_PERIOD_S) -> AsyncIterator
     about one object per frame per call: with 100 calls in one loop full collections took 50-120 ms,
     a stall of every call at once.  Inside this context the heap is frozen (``gc.freeze``) every
     ``period_s``, so collections only scan what was allocated since; cycles that die young are still
-    collected.  On exit the heap is unfrozen and collected once.  Not needed for one call at a time.
+    collected.  The price: a cycle that outlives a period is only freed on exit, when the heap is unfrozen
+    and collected once.  Not needed for one call at a time.
     """
 
     async def freeze_periodically() -> None:
