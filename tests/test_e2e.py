@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pytest
 
+from tests.fakes import takeout_call
 from voice.audio import ms_to_samples, read_wav
 from voice.builtin import builtin_assistant
 from voice.caller import CallerTiming
@@ -20,21 +21,7 @@ from voice.speech.tts import make_tts
 
 pytestmark = pytest.mark.e2e
 
-DIALOGUE = {
-    "id": "e2e-takeout",
-    "scenario": "takeout",
-    "preset": {"type": "regular", "text": "外卖放门口就行，我在开会。"},
-    "owner_goal": "外卖放门口",
-    "caller_goal": "送到外卖",
-    "relation": "alignment",
-    "turns": [
-        {"role": "assistant", "text": "您好，我是机主的电话助理，请问有什么事？"},
-        {"role": "caller", "text": "你好，我是送外卖的，你的外卖到了。"},
-        {"role": "assistant", "text": "好的，麻烦您放门口就行。"},
-        {"role": "caller", "text": "好的，那我放门口了，再见。", "barge_in_ms": 600},
-        {"role": "assistant", "text": "谢谢，再见。"},
-    ],
-}
+DIALOGUE = takeout_call("e2e-takeout")
 
 
 @pytest.fixture(scope="module")
