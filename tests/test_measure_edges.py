@@ -84,6 +84,24 @@ def test_carrying_on_through_a_backchannel():
     assert measure(rec).turns[0].backchannel_carried_on is True
 
 
+def test_the_answer_owed_to_an_ignored_barge_in_is_not_a_reaction_to_a_later_backchannel():
+    # turn 0 barges in at 1500 but the reply talks on to 3000; 嗯 at 2900; then the answer to turn 0 at 3400
+    barge = CallEvent(S(1500), "barge_in", {"turn": 0, "at": S(1500)})
+    bc = CallEvent(S(2900), "backchannel", {"turn": 1, "start": S(2900), "end": S(3100)})
+    turns = [(1500, 2500, {"mode": "barge_in"}), (6000, 6600, {})]
+    rec = synthetic(9000, [(500, 3000), (3400, 5000)], turns, extra=[barge, bc])
+    m = measure(rec)
+    assert m.turns[0].reply_onset_ms == pytest.approx(3400, abs=1)
+    assert m.turns[1].backchannel_carried_on is None  # the reply simply ended; what followed was owed
+
+
+def test_speaking_again_after_a_backchannel_counts_once_the_previous_turn_was_answered():
+    bc = CallEvent(S(2900), "backchannel", {"turn": 1, "start": S(2900), "end": S(3100)})
+    turns = [(0, 400, {}), (6000, 6600, {})]
+    rec = synthetic(9000, [(500, 3000), (3400, 5000)], turns, extra=[bc])
+    assert measure(rec).turns[1].backchannel_carried_on is False  # 嗯 took the floor from the reply
+
+
 def test_a_call_that_ends_mid_turn_measures_what_was_heard():
     rec = synthetic(3000, [(200, 900)], [(1500, 4500, {})])  # the caller's turn runs past the end
     m = measure(rec)

@@ -142,6 +142,7 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
     refs: list[Any] = list(rec.meta.get("references", []))
     turns: list[TurnMetrics] = []
     caller_speech: list[Segment] = list(backch.values())
+    prev_onset: int | None = None  # the previous turn's reply onset (samples), None before any reply
     for i, ev in enumerate(turns_ev):
         d = ev.data
         idx = int(_num(d["turn"]))
@@ -161,7 +162,12 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
         bi = _barge_in(runs, barge[idx], n, rate) if idx in barge else None
         carried = None
         if idx in backch:
-            carried = _carried_on(runs, *backch[idx], cs, clears, ms_to_samples(BACKCHANNEL_CARRY_MS, rate))
+            bs, be = backch[idx]
+            # a reply still owed to the previous turn when the backchannel came is not a reaction to it
+            owed = i > 0 and (prev_onset is None or prev_onset > bs)
+            carry = ms_to_samples(BACKCHANNEL_CARRY_MS, rate)
+            carried = _carried_on(runs, bs, be, cs, clears, carry, count_resumed=not owed)
+        prev_onset = onset
         turns.append(
             _scored(
                 turn=idx,
@@ -244,13 +250,21 @@ def _barge_in(runs: Sequence[Segment], at: int, n: int, rate: int) -> BargeIn:
 
 
 def _carried_on(
-    runs: Sequence[Segment], start: int, end: int, next_turn: int, clears: Sequence[int], carry: int
+    runs: Sequence[Segment],
+    start: int,
+    end: int,
+    next_turn: int,
+    clears: Sequence[int],
+    carry: int,
+    count_resumed: bool = True,
 ) -> bool | None:
     """Did the assistant keep talking through a backchannel said during ``[start, end)``?
 
     True if its speech run active at ``start`` goes on at least ``carry`` past ``end``.  If the run ends
     sooner, it stopped because of the backchannel (False) when it sent ``clear`` or spoke again before the
     caller's next turn; otherwise its reply simply ended there and the backchannel tells nothing (None).
+    Speaking again is evidence only with ``count_resumed``: when the caller's previous turn was still
+    unanswered at the backchannel (the assistant talked on through it), what follows is that answer.
     """
     run = next(((s, e) for s, e in runs if s <= start < e), None)
     if run is None:
@@ -259,7 +273,7 @@ def _carried_on(
         return True
     # a clear arrives once the audio before it has played, so it lands at (or just after) the last sound
     cleared = any(start <= c <= run[1] + carry for c in clears)
-    resumed = any(run[1] < s < next_turn for s, _ in runs)
+    resumed = count_resumed and any(run[1] < s < next_turn for s, _ in runs)
     return False if cleared or resumed else None
 
 
