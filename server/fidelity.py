@@ -39,6 +39,7 @@ from voice.caller import CallerPlan, CallerTiming, plan_call
 from voice.clock import MonotonicClock
 from voice.dialogues import Dialogue, parse_dialogue
 from voice.driver import run_call
+from voice.gcpause import freeze_long_lived
 from voice.lines.base import CallStart
 from voice.lines.pcm_ws import PcmWebsocketLine
 from voice.recording import Recording, load_recording, save_recording
@@ -178,8 +179,7 @@ async def run_cases(cases: Sequence[Case], tts: TTSEngine, *, concurrency: int =
             raise RuntimeError(f"{c.name}: the caller's speech pauses {gap:.0f} ms outside its script")
     # A full collection walks every live object (TensorFlow alone brings ~0.4 M) while the loop stands still:
     # 100+ ms stalls mid-call.  Frozen objects are never walked; each finished call is frozen in turn.
-    gc.collect()
-    gc.freeze()
+    freeze_long_lived()
     sem = asyncio.Semaphore(concurrency)
 
     async def one(i: int, url: str) -> CallResult:

@@ -27,7 +27,6 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
-import gc
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -49,6 +48,7 @@ from voice.audio import (
     to_bytes,
 )
 from voice.clock import Clock, MonotonicClock
+from voice.gcpause import freeze_long_lived
 
 DECISION_MARGIN_MS = 40.0  # a decision needs the 20 ms frame that holds it, plus transport and scheduling
 CONFIRM_MARGIN_MS = 100.0  # a barge-in is confirmed within this of ``confirm_ms`` (syllable gaps, a frame)
@@ -424,8 +424,7 @@ def main(argv: list[str] | None = None) -> None:
 
     async def run() -> None:
         server, url = await serve_reference(args.host, args.port, default)
-        gc.collect()
-        gc.freeze()  # a full collection would walk every imported object with the loop standing still
+        freeze_long_lived()  # a full collection would walk every imported object with the loop standing still
         print(url, flush=True)
         async with server:
             await server.serve_forever()

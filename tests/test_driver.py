@@ -1,7 +1,6 @@
 """The asyncio driver: one clock, one line, one core — on virtual time with an in-memory line."""
 
 import asyncio
-import gc
 
 import numpy as np
 import pytest
@@ -10,7 +9,7 @@ from tests.fakes import MemoryBot, ScriptedAssistant, plan, turn
 from voice.audio import FRAME_SAMPLES
 from voice.call import CallCore, LineInput
 from voice.clock import FrameTicker, VirtualClock
-from voice.driver import _Track, run_call, short_gc_pauses
+from voice.driver import _Track, run_call
 from voice.errors import LineError
 from voice.lines.base import CallStart
 from voice.lines.memory import MemoryLine
@@ -80,9 +79,3 @@ async def test_recorded_channels_grow_past_their_first_allocation():
     pcm = track.pcm()
     assert len(pcm) == 1280 and list(pcm[::320]) == [0, 1, 2, 3]
 
-
-async def test_short_gc_pauses_freezes_while_inside_and_unfreezes_after():
-    async with short_gc_pauses(period_s=0.01):
-        await asyncio.sleep(0.05)
-        assert gc.get_freeze_count() > 0
-    assert gc.get_freeze_count() == 0

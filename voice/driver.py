@@ -5,16 +5,14 @@ drifts and is never faster than real time; how late each wake-up was is kept as 
 Everything the line delivers is stamped with the clock on arrival and handed to the core.
 
 Many calls in one event loop should share a :class:`voice.clock.FrameTicker` as their clock (one timer for
-all of them instead of one spinning waiter per call) and run inside :func:`short_gc_pauses` (see
-``scripts/bench_capacity``).
+all of them instead of one spinning waiter per call) and run inside
+:func:`voice.gcpause.short_gc_pauses` (see ``scripts/bench_capacity``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,7 +25,6 @@ from voice.errors import LineError
 from voice.lines.base import CallStart, Line
 
 FRAME_NS = samples_to_ns(FRAME_SAMPLES)
-GC_FREEZE_PERIOD_S = 1.0
 TRACK_START_SAMPLES = 60 * SAMPLE_RATE  # first allocation of a recorded channel (grows by doubling)
 
 
@@ -123,31 +120,3 @@ async def _read(core: CallCore, line: Line, clock: Clock, t0: int) -> None:
         core.receive(item, ns_to_samples(clock.now_ns() - t0))
         if isinstance(item, LineClosed):
             return
-
-
-@contextlib.asynccontextmanager
-async def short_gc_pauses(period_s: float = GC_FREEZE_PERIOD_S) -> AsyncIterator[None]:
-    """Keep the cyclic GC from stalling every call's pacing while many calls run in this process.
-
-    A full (generation 2) collection scans every tracked object and the call cores' event logs grow by
-    about one object per frame per call: with 100 calls in one loop full collections took 50-120 ms,
-    a stall of every call at once.  Inside this context the heap is frozen (``gc.freeze``) every
-    ``period_s``, so collections only scan what was allocated since; cycles that die young are still
-    collected.  The price: a cycle that outlives a period is only freed on exit, when the heap is unfrozen
-    and collected once.  Not needed for one call at a time.
-    """
-
-    async def freeze_periodically() -> None:
-        while True:
-            await asyncio.sleep(period_s)
-            gc.freeze()
-
-    task = asyncio.create_task(freeze_periodically())
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        gc.unfreeze()
-        gc.collect()

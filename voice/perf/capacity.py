@@ -32,8 +32,9 @@ import numpy.typing as npt
 from voice.call import CallCore
 from voice.caller import CallerPlan
 from voice.clock import Clock, FrameTicker, MonotonicClock
-from voice.driver import run_call, short_gc_pauses
+from voice.driver import run_call
 from voice.errors import LineError
+from voice.gcpause import short_gc_pauses
 from voice.lines.base import CallStart
 from voice.lines.pcm_ws import PcmWebsocketLine
 from voice.perf.plans import capacity_plans, estimated_secs
@@ -68,7 +69,7 @@ class WorkerJob:
     calls: int
     first: int  # global index of this process's first call
     pacing: str  # "shared": one FrameTicker per process; "own": a spinning MonotonicClock per call
-    gc_mode: str  # "freeze": voice.driver.short_gc_pauses; "default": Python's own GC
+    gc_mode: str  # "freeze": voice.gcpause.short_gc_pauses; "default": Python's own GC
     loop: str  # "asyncio" (the standard selector loop) or "uvloop" (if installed)
     stagger_s: float
     seed: int

