@@ -3,8 +3,8 @@
 import numpy as np
 
 from tests.fakes import ScriptedAssistant, plan, run_core, tone, turn
-from voice.audio import ms_to_samples
-from voice.call import AssistantAudio, AssistantControl, CallCore, LineClosed
+from voice.audio import ms_to_samples, rms_dbfs
+from voice.call import AssistantAudio, AssistantControl, CallCore, EnergyDetector, LineClosed
 
 
 def kinds(core: CallCore) -> list[str]:
@@ -145,3 +145,15 @@ def test_a_protocol_error_ends_the_call_at_once():
     core.receive(LineClosed("protocol_error: malformed JSON control message"), at=0)
     assert core.done and core.outcome is not None and core.outcome.failed
     assert core.outcome.reason == "protocol_error"
+
+
+def test_energy_detector_floor_is_the_rms_level_in_dbfs():
+    det = EnergyDetector(floor_dbfs=-50.0)
+    quiet, loud = (np.full(320, v, dtype=np.int16) for v in (90, 120))  # -51.2 and -48.7 dBFS
+    assert rms_dbfs(quiet) < -50 < rms_dbfs(loud)
+    assert det.active(quiet) is None and det.active(np.zeros(320, np.int16)) is None
+    assert det.active(loud) == (0, 320)  # below the sample threshold: the whole frame
+    spike = np.zeros(320, dtype=np.int16)
+    spike[100:140] = 3000
+    assert det.active(spike) == (100, 140)
+    assert det.active(np.zeros(0, np.int16)) is None

@@ -38,3 +38,13 @@ def test_clear_drops_unplayed_audio_only():
     assert (second[:80] == 5).all() and not second[80:].any()
     # after a clear, new audio starts at its own arrival, not behind the dropped audio
     assert buf.schedule(np.full(10, 9, dtype=np.int16), arrival=700) == 700
+
+
+def test_nothing_queued_renders_shared_read_only_silence_and_old_chunks_are_released():
+    buf = PlayoutBuffer()
+    buf.schedule(np.full(100, 7, dtype=np.int16), arrival=0)
+    assert not buf.render(200, 50).any() and not buf.render(200, 50).flags.writeable
+    assert buf.pending(0) == 0  # the chunk that ended before 200 is gone
+    buf.schedule(np.full(100, 9, dtype=np.int16), arrival=300)
+    heard = buf.render(250, 100)
+    assert heard.flags.writeable and list(heard[[0, 49, 50, 99]]) == [0, 0, 9, 9]

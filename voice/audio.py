@@ -52,6 +52,19 @@ def silence(samples: int) -> Pcm:
     return np.zeros(max(0, samples), dtype=np.int16)
 
 
+_SILENT: dict[int, Pcm] = {}
+
+
+def shared_silence(samples: int) -> Pcm:
+    """A read-only array of ``samples`` zeros, shared by every caller (no allocation per frame)."""
+    pcm = _SILENT.get(samples)
+    if pcm is None:
+        pcm = silence(samples)
+        pcm.setflags(write=False)
+        _SILENT[samples] = pcm
+    return pcm
+
+
 def float_to_pcm16(audio: npt.NDArray[np.floating]) -> Pcm:
     """Float audio in [-1, 1] to int16, clipping out-of-range values."""
     return np.clip(np.round(np.asarray(audio, dtype=np.float64) * 32767.0), -32768, 32767).astype(np.int16)

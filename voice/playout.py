@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from voice.audio import Pcm, silence
+from voice.audio import Pcm, shared_silence, silence
 
 
 @dataclass
@@ -42,9 +42,16 @@ class PlayoutBuffer:
         return start
 
     def render(self, start: int, n: int) -> Pcm:
-        """What plays during ``[start, start + n)``; chunks wholly before ``start + n`` are released."""
-        out = silence(n)
+        """What plays during ``[start, start + n)``; chunks wholly before ``start + n`` are released.
+
+        Silence comes back as a shared read-only array: the caller must not write into the result.
+        """
         stop = start + n
+        while self._queue and self._queue[0].end <= start:
+            self._queue.popleft()
+        if not self._queue or self._queue[0].start >= stop:
+            return shared_silence(n)
+        out = silence(n)
         for item in self._queue:
             if item.start >= stop:
                 break

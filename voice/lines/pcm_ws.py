@@ -6,7 +6,6 @@ import contextlib
 import json
 from typing import Any
 
-from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from voice.audio import SAMPLE_RATE, Pcm, from_bytes, to_bytes
@@ -14,6 +13,7 @@ from voice.call import AssistantAudio, AssistantControl, LineClosed, LineInput
 from voice.clock import Clock, MonotonicClock
 from voice.errors import LineError
 from voice.lines.base import CallStart
+from voice.lines.ws_client import WebsocketClient, connect
 from voice.lines.wsutil import MAX_MESSAGE_BYTES, FloodGuard, closed_reason
 
 __all__ = ["MAX_MESSAGE_BYTES", "PcmWebsocketLine", "parse_pcm_message"]
@@ -49,16 +49,14 @@ class PcmWebsocketLine:
     def __init__(self, url: str, *, open_timeout_s: float = 10.0, clock: Clock | None = None) -> None:
         self.url = url
         self.open_timeout_s = open_timeout_s
-        self._ws: ClientConnection | None = None
+        self._ws: WebsocketClient | None = None
         self._closed_reason: str | None = None
         self._clock = clock or MonotonicClock()
         self._flood = FloodGuard()
 
     async def open(self, start: CallStart) -> None:
         try:
-            self._ws = await connect(
-                self.url, open_timeout=self.open_timeout_s, max_size=MAX_MESSAGE_BYTES, ping_interval=None
-            )
+            self._ws = await connect(self.url, open_timeout=self.open_timeout_s, max_size=MAX_MESSAGE_BYTES)
         except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
             raise LineError(f"cannot connect to {self.url}: {exc}") from exc
         message = {

@@ -35,7 +35,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from voice.audio import FRAME_MS, Pcm
@@ -44,6 +43,7 @@ from voice.clock import Clock, MonotonicClock
 from voice.errors import LineError
 from voice.lines.base import CallStart
 from voice.lines.effects import MulawChannel
+from voice.lines.ws_client import WebsocketClient, connect
 from voice.lines.wsutil import (
     FLOOD_BACKLOG,
     MAX_MESSAGE_BYTES,
@@ -53,7 +53,6 @@ from voice.lines.wsutil import (
 )
 
 TWILIO_RATE = 8000
-CLOSE_TIMEOUT_S = 2.0
 MAX_PENDING_MARKS = 1000  # marks waiting for their audio to play
 MAX_UNKNOWN_EVENTS = 1000  # recorded and ignored, up to this many per call
 _SHOWN = 200  # characters of a bad message kept in a reason
@@ -173,7 +172,7 @@ class TwilioLine:
         self.url = url
         self.open_timeout_s = open_timeout_s
         self._clock = clock or MonotonicClock()
-        self._ws: ClientConnection | None = None
+        self._ws: WebsocketClient | None = None
         self._ids: StreamIds | None = None
         self._closed_reason: str | None = None
         self._seq = 0
@@ -195,13 +194,7 @@ class TwilioLine:
 
     async def open(self, start: CallStart) -> None:
         try:
-            self._ws = await connect(
-                self.url,
-                open_timeout=self.open_timeout_s,
-                close_timeout=CLOSE_TIMEOUT_S,  # a flooding bot must not hold the run up at hang-up
-                max_size=MAX_MESSAGE_BYTES,
-                ping_interval=None,
-            )
+            self._ws = await connect(self.url, open_timeout=self.open_timeout_s, max_size=MAX_MESSAGE_BYTES)
         except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
             raise LineError(f"cannot connect to {self.url}: {exc}") from exc
         ids = self._ids = StreamIds.for_call(start.call_id)
