@@ -6,7 +6,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from server.assistant import AssistantSettings, run_server
+from server.app import run_server
+from server.config import AssistantSettings
 from voice.errors import CallSimError
 
 

@@ -78,4 +78,3 @@ async def test_recorded_channels_grow_past_their_first_allocation():
         track.append(np.full(320, k, dtype=np.int16))
     pcm = track.pcm()
     assert len(pcm) == 1280 and list(pcm[::320]) == [0, 1, 2, 3]
-

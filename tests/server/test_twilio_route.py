@@ -21,7 +21,8 @@ from pipecat.frames.frames import (
     OutputAudioRawFrame,
 )
 
-from server.assistant import AssistantServer, AssistantSettings, SpeechEngines
+from server.app import AssistantServer
+from server.config import AssistantSettings, SpeechEngines
 from server.policy import PolicyReply
 from server.twilio_route import TwilioCallSerializer, start_message
 from voice.call import AssistantAudio, AssistantControl, LineClosed
