@@ -162,22 +162,3 @@ class MemoryBot:
         self.bot.frame(pcm)
         now = self.bot.heard
         return [x for _, x in self.bot.due(now, now + FRAME_SAMPLES)]
-
-
-def takeout_call(dialogue_id: str) -> dict[str, object]:
-    """The short real-engine dialogue of the end-to-end tests: a greeting, a turn, a barge-in goodbye."""
-    return {
-        "id": dialogue_id,
-        "scenario": "takeout",
-        "preset": {"type": "regular", "text": "外卖放门口就行，我在开会。"},
-        "owner_goal": "外卖放门口",
-        "caller_goal": "送到外卖",
-        "relation": "alignment",
-        "turns": [
-            {"role": "assistant", "text": "您好，我是机主的电话助理，请问有什么事？"},
-            {"role": "caller", "text": "你好，我是送外卖的，你的外卖到了。"},
-            {"role": "assistant", "text": "好的，麻烦您放门口就行。"},
-            {"role": "caller", "text": "好的，那我放门口了，再见。", "barge_in_ms": 600},
-            {"role": "assistant", "text": "谢谢，再见。"},
-        ],
-    }

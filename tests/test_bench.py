@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from tests.records import short_delivery
 from tests.runs import A, B, bench, mini
 from tests.ws_fake import FakeServer
 from voice.bench import (
@@ -100,19 +101,7 @@ async def test_the_same_target_twice_is_refused(tmp_path):
 def write_dialogues(path, n):
     lines = []
     for i in range(n):
-        d = {
-            "id": f"k-{i}",
-            "scenario": "delivery",
-            "preset": {"type": "none", "text": ""},
-            "owner_goal": "收快递",
-            "caller_goal": "送快递",
-            "relation": "alignment",
-            "turns": [
-                {"role": "assistant", "text": "您好。"},
-                {"role": "caller", "text": "快递到了。", "pause_before_ms": 200},
-                {"role": "assistant", "text": "放驿站吧。"},
-            ],
-        }
+        d = short_delivery(f"k-{i}", pause_before_ms=200)
         lines.append(json.dumps(d, ensure_ascii=False))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 

@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
+from tests.records import good
 from voice import dialogues as dl
+from voice.dataset_stats import dialogue_stats
 from voice.dialogues import (
     AssistantTurn,
     Backchannel,
@@ -15,8 +17,6 @@ from voice.dialogues import (
     Dialogue,
     PauseInside,
     bundled_dialogues_path,
-    dialogue_stats,
-    format_stats,
     load_dialogues,
     parse_dialogue,
     validate_file,
@@ -24,32 +24,6 @@ from voice.dialogues import (
 from voice.errors import DialogueError, DialogueProblem
 
 TTS_CHARS_PER_SEC = 4.5  # the speaking rate the sample set is written for
-
-
-def good(did: str = "takeout-regular-01") -> dict[str, Any]:
-    return {
-        "id": did,
-        "scenario": "takeout",
-        "preset": {"type": "regular", "text": "外卖放门口就行，我在开会。"},
-        "owner_goal": "外卖放门口，不被打扰",
-        "caller_goal": "尽快把外卖送到并确认放哪",
-        "relation": "alignment",
-        "turns": [
-            {"role": "assistant", "text": "您好，我是机主的电话助理，请问有什么事？"},
-            {"role": "caller", "text": "喂，你好，美团外卖，你的餐到了。", "pause_before_ms": 400},
-            {"role": "assistant", "text": "好的，麻烦您放门口就行，机主在开会。"},
-            {"role": "caller", "text": "那个，我放门口了啊，你记得拿。", "barge_in_ms": 900},
-            {"role": "assistant", "text": "好的，谢谢您。"},
-            {
-                "role": "caller",
-                "text": "我想问一下，明天还要不要送？",
-                "pause_inside": {"after": "我想问一下，", "ms": 1500},
-            },
-            {"role": "assistant", "text": "这个我记下来，转告机主。"},
-            {"role": "caller", "text": "好的，谢谢，再见。", "backchannel": {"text": "嗯", "at_ms": 700}},
-            {"role": "assistant", "text": "不客气，再见。"},
-        ],
-    }
 
 
 def write(tmp_path: Path, lines: list[Any], name: str = "d.jsonl") -> Path:
@@ -336,40 +310,6 @@ def test_missing_empty_and_undecodable_files_are_problems_not_crashes(tmp_path):
     assert [(p.line, p.field) for p in validate_file(binary)] == [(2, "<line>")]
     with pytest.raises(DialogueError):
         load_dialogues(tmp_path / "nope.jsonl")
-
-
-# --- stats -----------------------------------------------------------------------------------------------
-
-
-def test_stats_count_everything_and_keep_zero_cells():
-    a = parse_dialogue(good("a"))
-    b_obj = good("b")
-    b_obj.update(scenario="work", relation="conflict", preset={"type": "none", "text": None})
-    b = parse_dialogue(b_obj)
-    stats = dialogue_stats([a, a, b])
-    assert stats.dialogues == 3
-    assert (
-        stats.by_scenario["takeout"] == 2
-        and stats.by_scenario["work"] == 1
-        and stats.by_scenario["taxi"] == 0
-    )
-    assert stats.by_preset == {"regular": 2, "emergent": 0, "none": 1}
-    assert stats.by_relation == {"alignment": 2, "complementarity": 0, "irrelevance": 0, "conflict": 1}
-    assert stats.scenario_preset[("takeout", "regular")] == 2 and stats.scenario_preset[("work", "none")] == 1
-    assert (stats.caller_turns, stats.assistant_turns) == (12, 15)
-    assert (stats.barge_ins, stats.backchannels, stats.pauses_inside, stats.pauses_before) == (3, 3, 3, 3)
-    text = format_stats(stats)
-    assert re.search(r"^takeout\s+2\s+0\s+0\s+2$", text, re.M)
-    assert re.search(r"^taxi\s+0\s+0\s+0\s+0$", text, re.M)
-    assert re.search(r"^total\s+2\s+0\s+1\s+3$", text, re.M)
-    assert re.search(r"^\s+conflict\s+1$", text, re.M)
-    assert re.search(r"^\s+barge-ins\s+3$", text, re.M)
-
-
-def test_stats_of_nothing_is_all_zero():
-    stats = dialogue_stats([])
-    assert stats.dialogues == 0 and set(stats.by_scenario.values()) == {0}
-    assert "dialogues: 0" in format_stats(stats)
 
 
 # --- the bundled sample set ------------------------------------------------------------------------------

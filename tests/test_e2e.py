@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.fakes import takeout_call
+from tests.records import takeout_call
 from voice.audio import ms_to_samples, read_wav
 from voice.builtin import builtin_assistant
 from voice.caller import CallerTiming

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from tests.fakes import MemoryBot, ScriptedAssistant
+from tests.records import short_delivery
 from voice.caller import CallerTiming
 from voice.clock import VirtualClock
 from voice.dialogues import parse_dialogue
@@ -28,23 +29,7 @@ from voice.speech.tts import MemoryTTS
 
 
 def dialogue(i: int):
-    return parse_dialogue(
-        {
-            "id": f"d-{i}",
-            "scenario": "delivery",
-            "preset": {"type": "none", "text": ""},
-            "owner_goal": "收快递",
-            "caller_goal": "送快递",
-            "relation": "alignment",
-            "turns": [
-                {"role": "assistant", "text": "您好。"},
-                {"role": "caller", "text": "快递到了。"},
-                {"role": "assistant", "text": "放驿站吧。"},
-            ],
-        },
-        "mem",
-        i,
-    )
+    return parse_dialogue(short_delivery(f"d-{i}"), "mem", i)
 
 
 class Lines:
@@ -174,26 +159,10 @@ async def test_kept_calls_are_reported_and_not_redone(tmp_path):
 
 async def test_an_edited_dialogue_is_called_again(tmp_path):
     await calls_on(tmp_path, plan_jobs([dialogue(1)]))
-    edited = parse_dialogue({**json.loads(json.dumps(_raw(1))), "owner_goal": "别打扰我"}, "mem", 1)
+    edited = parse_dialogue({**short_delivery("d-1"), "owner_goal": "别打扰我"}, "mem", 1)
     lines = Lines()
     await calls_on(tmp_path, [CallJob("d-1", edited)], lines=lines)
     assert lines.made == 1
-
-
-def _raw(i):
-    return {
-        "id": f"d-{i}",
-        "scenario": "delivery",
-        "preset": {"type": "none", "text": ""},
-        "owner_goal": "收快递",
-        "caller_goal": "送快递",
-        "relation": "alignment",
-        "turns": [
-            {"role": "assistant", "text": "您好。"},
-            {"role": "caller", "text": "快递到了。"},
-            {"role": "assistant", "text": "放驿站吧。"},
-        ],
-    }
 
 
 async def test_leftovers_of_a_killed_writer_are_removed(tmp_path):

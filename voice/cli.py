@@ -117,7 +117,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_data(args: argparse.Namespace) -> int:
-    from voice.dialogues import dialogue_stats, format_stats, load_dialogues, validate_file
+    from voice.dataset_stats import dialogue_stats, format_stats
+    from voice.dialogues import load_dialogues, validate_file
 
     path = Path(args.path)
     if args.action == "validate":

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakes import takeout_call
+from tests.records import takeout_call
 from voice.builtin import builtin_assistant
 from voice.call import CallCore
 from voice.caller import CallerPlan, CallerTiming, plan_call
