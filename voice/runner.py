@@ -274,6 +274,9 @@ class _Calls:
         task = self._plans.get(job.call_id)
         if task is None:
             task = asyncio.ensure_future(self._synthesize(job, timing))
+            # a call cancelled while the plan is made (the run is stopping) leaves it behind: its error,
+            # if any, is then nobody's to report, and must not surface as "exception never retrieved"
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
             self._plans[job.call_id] = task
         try:
             return await asyncio.shield(task)
@@ -281,6 +284,7 @@ class _Calls:
             self._users[job.call_id] -= 1
             if self._users[job.call_id] <= 0:
                 del self._plans[job.call_id]
+                task.cancel()  # no call needs it any more (a no-op once it is done)
 
     async def _synthesize(self, job: CallJob, timing: CallerTiming) -> CallerPlan:
         async with self.tts_lock:
