@@ -203,3 +203,24 @@ async def test_reading_pauses_while_too_many_messages_wait_and_resumes_as_they_a
         assert client._paused and len(client._messages) < 50
         got = [await asyncio.wait_for(client.recv(), 5) for _ in range(50)]
         assert got == [bytes([i]) for i in range(50)]
+
+
+async def test_a_peer_that_stops_reading_is_failed_with_1008_instead_of_buffering_forever(monkeypatch):
+    monkeypatch.setattr(ws_client, "MAX_UNSENT_BYTES", 256 * 1024)
+    idle = asyncio.Event()
+
+    async def handler(ws):  # never reads: its own buffers fill, then the kernel's, then the client's
+        await idle.wait()
+
+    server, url = await _server(handler, max_size=None, close_timeout=0.5)
+    async with server:
+        client = await connect(url)
+        chunk = bytes(256 * 1024)
+        with pytest.raises(ConnectionClosed) as info:
+            for _ in range(400):  # up to 100 MB: far beyond any kernel socket buffer
+                await client.send(chunk)
+                await asyncio.sleep(0)
+            await asyncio.wait_for(client.recv(), 5)
+        idle.set()
+        sent = info.value.sent
+        assert sent is not None and sent.code == 1008 and sent.reason.startswith("stopped reading")

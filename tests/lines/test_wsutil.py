@@ -11,7 +11,7 @@ from websockets.asyncio.server import serve
 from voice.call import AssistantAudio, LineClosed
 from voice.lines.base import CallStart
 from voice.lines.pcm_ws import PcmWebsocketLine
-from voice.lines.wsutil import FloodGuard, PlayoutMirror
+from voice.lines.wsutil import FloodGuard, PlayoutMirror, closed_reason
 
 S = 1_000_000_000  # one second in ns
 
@@ -56,3 +56,16 @@ async def test_the_pcm_line_ends_a_flooding_call() -> None:
         assert isinstance(items[60], LineClosed) and "flood" in items[60].reason
         await line.send(np.zeros(320, np.int16))
         await line.close()
+
+
+def test_closed_reason_blames_the_bot_only_when_callsim_failed_the_connection() -> None:
+    from websockets.exceptions import ConnectionClosedError
+    from websockets.frames import Close
+
+    ours = ConnectionClosedError(None, Close(1008, "stopped reading (2048 KiB unsent)"))
+    assert closed_reason(ours) == "protocol_error: stopped reading (2048 KiB unsent)"
+    too_big = ConnectionClosedError(Close(1009, ""), Close(1009, ""), rcvd_then_sent=False)
+    assert closed_reason(too_big).startswith("protocol_error: message larger than")
+    echoed = ConnectionClosedError(Close(1002, "bad"), Close(1002, "bad"), rcvd_then_sent=True)
+    assert closed_reason(echoed) == "closed by assistant (code 1002: bad)"  # the bot closed first
+    assert closed_reason(ConnectionClosedError(None, None)) == "connection lost (no close frame)"

@@ -10,6 +10,8 @@ describes.  Two things are its own:
 
 - binary messages are framed here (FIN, opcode 2, masked), with masks drawn from a pooled ``os.urandom``
   buffer: unpredictable, from a strong source (RFC 6455 section 5.3), one syscall per 256 frames;
+- a peer that stops reading is failed with 1008 once ``MAX_UNSENT_BYTES`` wait to be sent (real-time
+  audio cannot wait for it; without this the buffer would grow for the rest of the call);
 - received messages are reassembled from fragments here, and text is checked to be UTF-8 (close 1007).
 
 No extension is offered (a media stream is not compressed; permessage-deflate would cost CPU on both
@@ -36,6 +38,7 @@ from websockets.uri import parse_uri
 
 CLOSE_TIMEOUT_S = 2.0  # after the closing handshake, how long the server gets to close TCP
 MASK_POOL_BYTES = 1024  # masks for 256 frames per os.urandom call
+MAX_UNSENT_BYTES = 1 << 20  # ~30 s of caller audio the peer has not read: it has stopped reading
 HIGH_WATER = 1024  # received messages not yet taken by recv(): stop reading from the socket ...
 LOW_WATER = 256  # ... until recv() has brought them down to this
 
@@ -110,6 +113,11 @@ class WebsocketClient:
             self._write_pending()
         else:
             self._transport.write(binary_frame(message, self._mask()))
+        unsent = self._transport.get_write_buffer_size()
+        if unsent > MAX_UNSENT_BYTES:
+            # the kernel's buffers are full too: waiting would only grow this one; fail the connection (1008)
+            self.protocol.fail(1008, f"stopped reading ({unsent // 1024} KiB unsent)")
+            self._transport.abort()
 
     async def recv(self) -> str | bytes:
         """The next message; raises ``ConnectionClosed`` when there is none and the connection closed."""

@@ -23,11 +23,17 @@ FLOOD_BACKLOG = 5000  # messages read from the socket but not yet taken by the d
 
 
 def closed_reason(exc: ConnectionClosed) -> str:
-    """A short, recordable reason for a closed websocket (a too-big message is the bot's protocol error)."""
-    sent = exc.sent
-    if sent is not None and sent.code == 1009:
+    """A short, recordable reason for a closed websocket.
+
+    When CallSim failed the connection for something the bot did (a malformed frame 1002, text that is not
+    UTF-8 1007, no longer reading 1008, a too-big message 1009) that is the bot's protocol error.
+    """
+    sent, rcvd = exc.sent, exc.rcvd
+    ours = rcvd is None or exc.rcvd_then_sent is False  # CallSim closed first (not an echo of the bot's)
+    if sent is not None and ours and sent.code == 1009:
         return f"protocol_error: message larger than {MAX_MESSAGE_BYTES} bytes"
-    rcvd = exc.rcvd
+    if sent is not None and ours and sent.code in (1002, 1007, 1008):
+        return f"protocol_error: {sent.reason or f'websocket close code {sent.code}'}"
     if rcvd is None:
         return "connection lost (no close frame)"
     return f"closed by assistant (code {rcvd.code}{': ' + rcvd.reason if rcvd.reason else ''})"
