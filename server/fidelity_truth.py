@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import voice.measure as vm
-from server.reference import REPLY_GAP_MS, ReferenceBehaviour
+from server.reference_behaviour import REPLY_GAP_MS, ReferenceBehaviour
 from voice.audio import ms_to_samples, samples_to_ms
 from voice.call import CallEvent
 
@@ -109,6 +109,3 @@ def truth(b: ReferenceBehaviour, events: Sequence[CallEvent], audible: int, leng
         per_turn[idx] = t
     first = samples_to_ms(spans[0][0]) if b.greeting_ms is not None and spans else None
     return {"first_word": first, "turns": per_turn}
-
-
-# --- running the calls -------------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """Reference assistants: ground truth for CallSim's figures, over the same websocket path as any assistant.
 
-A reference assistant behaves exactly as told (:class:`ReferenceBehaviour`): its reply is heard exactly
-``reply_ms`` after the caller's speech ends, it falls silent exactly ``stop_ms`` after the caller cuts in
-(or never), it talks into the caller's mid-turn pauses or not, it stops at backchannels or not.  What CallSim
-measures of it can then be checked against what it did (:mod:`server.fidelity`).
+A reference assistant behaves exactly as told (:class:`~server.reference_behaviour.ReferenceBehaviour`, the
+spec and its causality limits, kept in their own module): its reply is heard exactly ``reply_ms`` after the
+caller's speech ends, it falls silent exactly ``stop_ms`` after the caller cuts in (or never), it talks into
+the caller's mid-turn pauses or not, it stops at backchannels or not.  What CallSim measures of it can then
+be checked against what it did (:mod:`server.fidelity`).
 
 "Exactly" means on the caller's timeline, to the sample.  CallSim sends caller frame ``k`` (samples
 ``[320k, 320(k+1))``) at ``t0 + (k+1) * 20 ms`` and plays each received chunk from its arrival.  So the
@@ -16,8 +17,7 @@ CallSim's playout buffer.  A stop truncates the reply at the cut sample and a ``
 The decisions are an I/O-free state machine on samples (:class:`ReferenceCore`); :func:`serve_reference`
 wraps it in a websocket server.  One connection is one call; the behaviour is the server's default or comes
 with the call, as ``start.dialogue.reference`` (:meth:`ReferenceBehaviour.to_json`), so one server can play
-many behaviours at once.  Causality limits what can be asked (checked on construction): a reply cannot be
-heard before the silence that ends the turn has been received, nor a stop before the speech that causes it.
+many behaviours at once.  This module is the assistant's runtime: how it keeps to the spec, live.
 """
 
 from __future__ import annotations
@@ -25,118 +25,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import dataclasses
 import functools
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
-from voice.audio import (
-    FRAME_SAMPLES,
-    SAMPLE_RATE,
-    Pcm,
-    active_bounds,
-    float_to_pcm16,
-    from_bytes,
-    ms_to_samples,
-    samples_to_ns,
-    to_bytes,
-)
+from server.reference_behaviour import REPLY_GAP_MS, ReferenceBehaviour, reply_voice
+from voice.audio import FRAME_SAMPLES, Pcm, active_bounds, from_bytes, ms_to_samples, samples_to_ns, to_bytes
 from voice.clock import Clock, MonotonicClock
 from voice.gcpause import freeze_long_lived
 
-DECISION_MARGIN_MS = 40.0  # a decision needs the 20 ms frame that holds it, plus transport and scheduling
-CONFIRM_MARGIN_MS = 100.0  # a barge-in is confirmed within this of ``confirm_ms`` (syllable gaps, a frame)
-REPLY_GAP_MS = 400.0  # replies are never closer than this: heard as two speech runs, not one
 SEND_LEAD_MS = 10.0  # chunks after the first are sent this early; the playout buffer queues them
-
-
-@dataclass(frozen=True)
-class ReferenceBehaviour:
-    """What a reference assistant does; every figure in ms on the caller's timeline.
-
-    ``endpoint_ms`` is the silence after which caller speech is a finished turn: by default 200 ms with
-    ``takeover_pauses`` (it answers into a pause) and 2500 ms without (it sits through any scripted pause);
-    replies need ``reply_ms >= endpoint_ms + DECISION_MARGIN_MS``.  Caller speech shorter than
-    ``confirm_ms`` is a backchannel: never answered, and it stops the reply only with
-    ``stop_on_backchannel``; otherwise a stop needs the speech confirmed first, so
-    ``stop_ms >= confirm_ms + CONFIRM_MARGIN_MS``.  ``stop_ms`` None: it never stops talking.
-    """
-
-    reply_ms: float
-    stop_ms: float | None
-    takeover_pauses: bool
-    stop_on_backchannel: bool
-    greeting_ms: float | None = 300.0
-    reply_len_ms: float = 3000.0
-    endpoint_ms: float | None = None
-    confirm_ms: float = 350.0
-
-    def __post_init__(self) -> None:
-        problems = []
-        if self.reply_ms < self.endpoint + DECISION_MARGIN_MS:
-            problems.append(
-                f"reply_ms {self.reply_ms:g} < endpoint {self.endpoint:g} + {DECISION_MARGIN_MS:g}"
-            )
-        if self.stop_ms is not None:
-            floor = DECISION_MARGIN_MS
-            if not self.stop_on_backchannel:
-                floor = self.confirm_ms + CONFIRM_MARGIN_MS
-            if self.stop_ms < floor:
-                problems.append(f"stop_ms {self.stop_ms:g} < {floor:g} (the stop cannot be decided in time)")
-        if self.greeting_ms is not None and self.greeting_ms < DECISION_MARGIN_MS:
-            problems.append(f"greeting_ms {self.greeting_ms:g} < {DECISION_MARGIN_MS:g} (no clock yet)")
-        if self.reply_len_ms < 100 or self.confirm_ms <= 0:
-            problems.append("reply_len_ms must be >= 100 and confirm_ms > 0")
-        if problems:
-            raise ValueError("; ".join(problems))
-
-    @property
-    def endpoint(self) -> float:
-        if self.endpoint_ms is not None:
-            return self.endpoint_ms
-        return 200.0 if self.takeover_pauses else 2500.0
-
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_json(cls, obj: Mapping[str, Any]) -> ReferenceBehaviour:
-        """Strict: an unknown key raises ValueError (a typo must not silently change the behaviour)."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(obj) - names)
-        if unknown:
-            raise ValueError(f"unknown behaviour keys: {', '.join(unknown)}")
-        try:
-            return cls(**obj)
-        except TypeError as exc:
-            raise ValueError(str(exc)) from exc
-
-
-@functools.lru_cache(maxsize=16)
-def reply_voice(ms: float) -> Pcm:
-    """Speech-like audio that sounds from its first sample to its last: 200 ms "syllables" of harmonics
-    with their own pitch and formant, an envelope that never drops below 60 %.  webrtcvad takes it as one
-    speech segment, so where it is cut is where it is heard to stop, to the sample."""
-    n = ms_to_samples(ms)
-    t = np.arange(n) / SAMPLE_RATE
-    k = (t // 0.2).astype(int) % 8
-    f0 = np.array([200, 235, 180, 250, 210, 170, 225, 195])[k] * (1 + 0.08 * np.sin(2 * np.pi * t / 0.2))
-    formant = np.array([700, 1100, 500, 900, 1300, 600, 800, 1000])[k]
-    phase = 2 * np.pi * np.cumsum(f0) / SAMPLE_RATE
-    x = np.zeros(n)
-    for h in range(1, 16):
-        weight = (1 + 2 * np.exp(-(((h * f0 - formant) / 250) ** 2))) / h  # a formant peak per syllable
-        x += weight * np.sin(h * phase + 0.3 * h)  # the phase offset makes the very first sample sound
-    x = x * (0.6 + 0.4 * np.sin(np.pi * (t % 0.2) / 0.2))
-    out = float_to_pcm16(0.5 * x / np.max(np.abs(x)))
-    out.flags.writeable = False
-    return out
 
 
 class OriginEstimator:
@@ -437,4 +339,4 @@ if __name__ == "__main__":
     main()
 
 
-__all__ = ["OriginEstimator", "ReferenceBehaviour", "ReferenceCore", "reply_voice", "serve_reference"]
+__all__ = ["OriginEstimator", "ReferenceCore", "serve_reference"]

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from voice.audio import FRAME_SAMPLES, Pcm, active_bounds, ms_to_samples
-from voice.call import AssistantAudio, AssistantControl, CallCore, LineInput
+from voice.call import AssistantAudio, AssistantControl, CallCore, CallEvent, LineInput
 from voice.caller import CallerPlan, CallerTiming, PlannedTurn
 from voice.lines.base import CallStart
 
@@ -162,3 +162,12 @@ class MemoryBot:
         self.bot.frame(pcm)
         now = self.bot.heard
         return [x for _, x in self.bot.due(now, now + FRAME_SAMPLES)]
+
+
+def caller_turn_event(i: int, cs_ms: float, ce_ms: float, mode: str = "after_reply", pause=None) -> CallEvent:
+    """A ``caller_turn`` event as the call core logs it, from times in ms (``pause``: (start, end) in ms)."""
+    data: dict[str, object] = {"turn": i, "mode": mode, "speech_start": ms_to_samples(cs_ms),
+                               "speech_end": ms_to_samples(ce_ms)}  # fmt: skip
+    if pause:
+        data["pause"] = [ms_to_samples(pause[0]), ms_to_samples(pause[1])]
+    return CallEvent(ms_to_samples(cs_ms), "caller_turn", data)

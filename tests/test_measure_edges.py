@@ -3,11 +3,14 @@
 import numpy as np
 import pytest
 
-from tests.fakes import ScriptedAssistant, plan, tone, turn
+from tests.fakes import ScriptedAssistant, caller_turn_event, plan, run_core, tone, turn
 from voice.audio import ms_to_samples
 from voice.call import AssistantAudio, CallCore, CallEvent
+from voice.caller import CallerTiming, plan_call
+from voice.dialogues import parse_dialogue
 from voice.measure import measure
 from voice.recording import Recording
+from voice.speech.tts import MemoryTTS
 
 S = ms_to_samples
 
@@ -136,3 +139,45 @@ def test_audio_that_arrives_in_one_burst_is_heard_in_real_time():
     assert t.reply_onset_ms == pytest.approx(burst_at / 16, abs=1)
     # heard for exactly its own duration from its arrival, not squeezed into the arrival frame
     assert np.abs(rec.assistant[burst_at + S(1950) : burst_at + S(1990)]).max() > 1000
+
+
+# --- regressions found by scripts/bench_fidelity -------------------------------------------------------
+
+DIALOGUE_HEAD = {"id": "x", "scenario": "delivery", "preset": {"type": "none"}, "owner_goal": "收快递",
+                 "caller_goal": "送快递", "relation": "alignment"}  # fmt: skip
+
+
+@pytest.mark.parametrize("late_samples", [1, 16])
+def test_measure_credits_a_clear_that_arrives_as_the_assistant_falls_silent(late_samples):
+    """Minimal reproduction: the assistant stops 100 ms into a backchannel and its ``clear`` arrives 1
+    sample (or 1 ms) after its last sound, as a clear only can: it arrives once the audio before it has
+    been heard.  measure() must still count it (it once counted clears only up to the run's last sample)."""
+    audio = np.zeros(S(4000), np.int16)
+    audio[S(300) : S(1300)] = tone(1000)
+    events = [
+        CallEvent(0, "turn_plan", {"turn": 0, "text": "x"}),
+        CallEvent(S(1000), "backchannel", {"turn": 0, "start": S(1000), "end": S(1200)}),
+        CallEvent(S(1300) + late_samples, "clear", {"dropped": 1000}),
+        caller_turn_event(0, 2600, 3600),
+        CallEvent(S(4000), "call_end", {"reason": "completed", "failed": False}),
+    ]
+    rec = Recording("x", np.zeros_like(audio), audio, events, {"expects_greeting": True})
+    assert measure(rec).turns[0].backchannel_carried_on is False
+
+
+def test_measure_counts_stop_latency_from_the_callers_speech_onset():
+    """Minimal reproduction on virtual time, no sockets: an assistant that stops exactly 200 ms after the
+    caller's first audible sample.  Every TTS engine leads its audio with EDGE_PAD_MS (30 ms) of silence,
+    the barge-in onset must be the first audible sample (it was once logged at the audio start: 230 ms)."""
+    turns = [{"role": "assistant", "text": "您好。"}, {"role": "caller", "text": "你好快递到了"},
+             {"role": "assistant", "text": "好的。"}, {"role": "caller", "text": "放哪", "barge_in_ms": 600},
+             {"role": "assistant", "text": "门口。"}]  # fmt: skip
+    dialogue = parse_dialogue({**DIALOGUE_HEAD, "turns": turns})
+    core = CallCore(plan_call(dialogue, MemoryTTS(), CallerTiming(seed=0)))
+    heard = run_core(core, ScriptedAssistant(reply_ms=400, stop_ms=200, reply_len_ms=3000))
+    rec = Recording(
+        "x", np.zeros(1, np.int16), np.concatenate(heard), core.events, {"expects_greeting": True}
+    )
+    barge = next(t for t in measure(rec).turns if t.barge_in is not None)
+    assert barge.barge_in is not None
+    assert barge.barge_in.stop_latency_ms == pytest.approx(200, abs=1)

@@ -3,20 +3,9 @@
 import numpy as np
 import pytest
 
-from server.reference import (
-    CONFIRM_MARGIN_MS,
-    DECISION_MARGIN_MS,
-    REPLY_GAP_MS,
-    Note,
-    OriginEstimator,
-    Play,
-    ReferenceBehaviour,
-    ReferenceCore,
-    Stop,
-    reply_voice,
-    serve_reference,
-)
-from voice.audio import FRAME_SAMPLES, active_bounds, ms_to_samples, samples_to_ns
+from server.reference import Note, OriginEstimator, Play, ReferenceCore, Stop, serve_reference
+from server.reference_behaviour import REPLY_GAP_MS, ReferenceBehaviour
+from voice.audio import FRAME_SAMPLES, ms_to_samples, samples_to_ns
 from voice.call import CallCore
 from voice.caller import CallerTiming, plan_call
 from voice.clock import MonotonicClock
@@ -27,7 +16,6 @@ from voice.lines.pcm_ws import PcmWebsocketLine
 from voice.measure import measure
 from voice.recording import Recording
 from voice.speech.tts import MemoryTTS
-from voice.speech.vad import speech_segments
 
 AUDIBLE = (0, ms_to_samples(3000))
 
@@ -55,41 +43,6 @@ def feed(core: ReferenceCore, pcm: np.ndarray) -> list[tuple[int, object]]:
     for k in range(0, len(pcm), FRAME_SAMPLES):
         out += [(core.heard, c) for c in core.feed(pcm[k : k + FRAME_SAMPLES]) if not isinstance(c, Note)]
     return out
-
-
-# --- behaviour ---------------------------------------------------------------------------------------------
-
-
-def test_behaviour_round_trips_through_json_and_rejects_unknown_keys():
-    b = behaviour(stop_ms=None, greeting_ms=None)
-    assert ReferenceBehaviour.from_json(b.to_json()) == b
-    with pytest.raises(ValueError, match="unknown behaviour keys: stop"):
-        ReferenceBehaviour.from_json({**b.to_json(), "stop": 1})
-
-
-@pytest.mark.parametrize(
-    ("kw", "why"),
-    [
-        ({"reply_ms": 200.0 + DECISION_MARGIN_MS - 1}, "reply_ms"),  # takeover: 200 ms endpoint
-        ({"takeover_pauses": False, "reply_ms": 2000.0}, "reply_ms"),  # default 2500 ms endpoint
-        ({"stop_on_backchannel": False, "stop_ms": 350.0 + CONFIRM_MARGIN_MS - 1}, "stop_ms"),
-        ({"stop_ms": DECISION_MARGIN_MS - 1}, "stop_ms"),
-        ({"greeting_ms": 0.0}, "greeting_ms"),
-    ],
-)
-def test_behaviours_that_cannot_be_played_on_time_are_refused(kw, why):
-    with pytest.raises(ValueError, match=why):
-        behaviour(**kw)
-
-
-def test_the_reply_voice_sounds_throughout_and_is_heard_to_stop_where_it_is_cut():
-    voice = reply_voice(3000)
-    assert active_bounds(voice) == (0, len(voice))
-    assert speech_segments(voice) == [(0, len(voice))]
-    pad = np.zeros(8000, np.int16)
-    for cut in (1601, 8000, 19_999):
-        heard = np.concatenate([pad, voice[:cut], pad])
-        assert speech_segments(heard) == [(8000, 8000 + cut)]
 
 
 # --- clock mapping -----------------------------------------------------------------------------------------
