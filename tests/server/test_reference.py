@@ -5,6 +5,7 @@ import pytest
 
 from server.reference import Note, OriginEstimator, Play, ReferenceCore, Stop, serve_reference
 from server.reference_behaviour import REPLY_GAP_MS, ReferenceBehaviour
+from tests.records import short_delivery
 from voice.audio import FRAME_SAMPLES, ms_to_samples, samples_to_ns
 from voice.call import CallCore
 from voice.caller import CallerTiming, plan_call
@@ -149,21 +150,7 @@ def test_a_reply_not_yet_heard_is_held_when_the_caller_goes_on():
 
 
 async def test_a_real_call_on_localhost_is_heard_on_time():
-    dialogue = parse_dialogue(
-        {
-            "id": "ref",
-            "scenario": "delivery",
-            "preset": {"type": "none"},
-            "owner_goal": "收快递",
-            "caller_goal": "送快递",
-            "relation": "alignment",
-            "turns": [
-                {"role": "assistant", "text": "您好。"},
-                {"role": "caller", "text": "你好快递到了"},
-                {"role": "assistant", "text": "好的。"},
-            ],
-        }
-    )
+    dialogue = parse_dialogue(short_delivery("ref"))
     plan = plan_call(dialogue, MemoryTTS(), CallerTiming(seed=1))
     b = ReferenceBehaviour(450, None, True, False, greeting_ms=200, reply_len_ms=800)
     server, url = await serve_reference()

@@ -47,6 +47,7 @@ from pipecat.turns.user_turn_processor import UserTurnProcessor
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 from pipecat.workers.runner import WorkerRunner
 
+from tests.records import short_delivery
 from voice.audio import resample, to_bytes
 from voice.call import CallCore
 from voice.caller import CallerTiming, plan_call
@@ -68,12 +69,7 @@ ANSWER = to_bytes(
 )
 
 DIALOGUE = {
-    "id": "interop",
-    "scenario": "delivery",
-    "preset": {"type": "none", "text": ""},
-    "owner_goal": "收快递",
-    "caller_goal": "送快递",
-    "relation": "alignment",
+    **short_delivery("interop"),
     "turns": [
         {"role": "caller", "text": "你好，我是快递员，你的快递到了。", "pause_before_ms": 500},
         {"role": "assistant", "text": "（长回答）"},
