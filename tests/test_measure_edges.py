@@ -21,15 +21,7 @@ def synthetic(length_ms, assistant_ms, turns, extra=(), greeting=True):
     for a, b in assistant_ms:
         audio[S(a) : S(b)] = tone(b - a)[: S(b) - S(a)]
     events = [CallEvent(0, "turn_plan", {"turn": i, "text": "x"}) for i in range(len(turns))]
-    for i, (cs, ce, more) in enumerate(turns):
-        data = {
-            "turn": i,
-            "mode": more.pop("mode", "after_reply"),
-            "speech_start": S(cs),
-            "speech_end": S(ce),
-        }
-        data.update({k: [S(x) for x in v] if isinstance(v, list) else v for k, v in more.items()})
-        events.append(CallEvent(S(cs), "caller_turn", data))
+    events += [caller_turn_event(i, cs, ce, **more) for i, (cs, ce, more) in enumerate(turns)]
     events += list(extra)
     events.append(CallEvent(len(audio), "call_end", {"reason": "completed", "failed": False}))
     return Recording("x", np.zeros_like(audio), audio, events, {"expects_greeting": greeting})
