@@ -34,9 +34,9 @@ from loguru import logger
 from server.assistant import AssistantCall, build_pipeline
 from server.config import AssistantSettings, SpeechEngines, configure_logging
 from server.pcm_serializer import PcmSerializer
-from server.policy_processor import PolicyFactory
+from server.policy.processor import PolicyFactory
 from server.twilio_route import TWILIO_RATE, TwilioCallSerializer, answer_twilio
-from voice.audio import SAMPLE_RATE
+from voice.core.audio import SAMPLE_RATE
 from voice.errors import ConfigError, EngineError
 
 __all__ = ["AssistantServer", "create_app", "run_server", "serve"]

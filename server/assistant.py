@@ -34,15 +34,15 @@ from pipecat.workers.runner import WorkerRunner
 
 from server.config import AssistantSettings, default_policy_factory
 from server.pcm_serializer import PcmSerializer
-from server.policy_processor import DEFAULT_VIEW, PolicyFactory, PolicyProcessor
+from server.policy.processor import DEFAULT_VIEW, PolicyFactory, PolicyProcessor
 from server.processors import CallSimSTTService, CallSimTTSService
 from server.turns import BargeInTurnStartStrategy, QuietSpeechTimeoutStopStrategy
 from server.twilio_route import TwilioCallSerializer
-from voice.audio import SAMPLE_RATE
+from voice.core.audio import SAMPLE_RATE
 
 if TYPE_CHECKING:
     from voice.speech.asr import ASREngine
-    from voice.speech.tts import TTSEngine
+    from voice.speech.tts.base import TTSEngine
 
 __all__ = ["AssistantCall", "build_pipeline"]
 

@@ -15,14 +15,14 @@ import numpy as np
 from loguru import logger
 from pipecat.audio.vad.silero import SileroVADAnalyzer
 
-from server.policy_processor import AssistantPolicy
-from voice.audio import SAMPLE_RATE
+from server.policy.processor import AssistantPolicy
+from voice.core.audio import SAMPLE_RATE
 from voice.errors import ConfigError
-from voice.speech.tts import DEFAULT_TTS
+from voice.speech.tts.base import DEFAULT_TTS
 
 if TYPE_CHECKING:
     from voice.speech.asr import ASREngine
-    from voice.speech.tts import TTSEngine
+    from voice.speech.tts.base import TTSEngine
 
 WARMUP_TEXT = "您好，这里是机主的智能助理，请问有什么事吗？"
 
@@ -151,8 +151,8 @@ def _maybe_load(engine: object) -> None:
 
 
 def default_policy_factory(view: Mapping[str, Any]) -> AssistantPolicy:
-    """The rule-based policy of ``server.policy``, built from a dialogue's assistant view."""
-    from server.policy import RulePolicy
+    """The rule-based policy of ``server.policy.rules``, built from a dialogue's assistant view."""
+    from server.policy.rules import RulePolicy
 
     policy: AssistantPolicy = RulePolicy(dict(view))
     return policy

@@ -41,7 +41,7 @@ from pipecat.frames.frames import (
 from pipecat.processors.frame_processor import FrameProcessorSetup
 from pipecat.serializers.base_serializer import FrameSerializer
 
-from voice.audio import SAMPLE_RATE
+from voice.core.audio import SAMPLE_RATE
 
 START_EVENT = "start"
 STOP_EVENT = "stop"

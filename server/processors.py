@@ -30,8 +30,8 @@ from pipecat.services.stt_service import SegmentedSTTService
 from pipecat.services.tts_service import TTSService
 from pipecat.utils.time import time_now_iso8601
 
-from server.policy_processor import StreamClock
-from voice.audio import SAMPLE_RATE, from_bytes, resample, to_bytes
+from server.policy.processor import StreamClock
+from voice.core.audio import SAMPLE_RATE, from_bytes, resample, to_bytes
 from voice.errors import EngineUnavailable
 
 
@@ -105,7 +105,7 @@ class CallSimTTSService(TTSService):
 
     Once the first piece is ready it sends a ``log`` event ``{"kind": "tts", "first_audio_ms": ...,
     "first_audio_at_ms": ...}``: the synthesis time of the first piece (this process's clock) and when it
-    was ready as a position on the caller's timeline (:class:`~server.policy_processor.StreamClock`).
+    was ready as a position on the caller's timeline (:class:`~server.policy.processor.StreamClock`).
     """
 
     def __init__(

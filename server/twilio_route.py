@@ -31,7 +31,7 @@ from pipecat.runner.utils import parse_telephony_websocket
 from pipecat.serializers.twilio import TwilioFrameSerializer
 
 from server.pcm_serializer import PlayoutTracker
-from voice.audio import SAMPLE_RATE
+from voice.core.audio import SAMPLE_RATE
 
 HANDSHAKE_TIMEOUT_SECS = 10.0
 TWILIO_RATE = 8000

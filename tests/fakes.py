@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from voice.audio import FRAME_SAMPLES, Pcm, active_bounds, ms_to_samples
-from voice.call import AssistantAudio, AssistantControl, CallCore, CallEvent, LineInput
-from voice.caller import CallerPlan, CallerTiming, PlannedTurn
+from voice.core.audio import FRAME_SAMPLES, Pcm, active_bounds, ms_to_samples
+from voice.core.call import AssistantAudio, AssistantControl, CallCore, CallEvent, LineInput
+from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn
 from voice.lines.base import CallStart
 
 

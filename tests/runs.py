@@ -1,12 +1,12 @@
 """A small bench run on virtual time, in memory: two scripted assistants, one quick and one slow."""
 
 from tests.fakes import MemoryBot, ScriptedAssistant
-from voice.bench import BenchConfig, TargetResult, run_bench
-from voice.clock import VirtualClock
+from voice.core.clock import VirtualClock
 from voice.dialogues import Dialogue, parse_dialogue
 from voice.lines.memory import MemoryLine
+from voice.run.dataset import BenchConfig, TargetResult, run_bench
 from voice.speech.asr import MemoryASR
-from voice.speech.tts import MemoryTTS
+from voice.speech.tts.memory import MemoryTTS
 
 A, B = "pcm+ws://a.test/pcm", "pcm+ws://b.test/pcm"
 

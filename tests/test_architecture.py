@@ -24,7 +24,7 @@ def test_only_the_clock_module_reads_the_system_clock(path):
     if path.name == "clock.py":
         return
     found = imports(path) & {"time", "datetime"}
-    assert not found, f"{path} imports {found}: take time from voice.clock instead"
+    assert not found, f"{path} imports {found}: take time from voice.core.clock instead"
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(VOICE)))

@@ -1,8 +1,8 @@
 import json
 
-from voice.bench import select_dialogues
 from voice.cli import build_parser, main
 from voice.dialogues import bundled_dialogues_path, load_dialogues
+from voice.run.dataset import select_dialogues
 
 
 def test_data_validate_reports_every_problem_with_file_and_line(tmp_path, capsys):

@@ -17,7 +17,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 from tests.fakes import tone
-from voice.audio import FRAME_SAMPLES, active_bounds, ms_to_samples, to_bytes
+from voice.core.audio import FRAME_SAMPLES, active_bounds, ms_to_samples, to_bytes
 
 
 async def handle(ws: ServerConnection, *, greeting_ms: float = 300, reply_ms: float = 300) -> None:

@@ -17,12 +17,12 @@ DEFAULT_LIMIT = 6
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """``bench`` and ``run``: the same code path (``run`` is one call at a time on a short subset)."""
-    from voice.bench import BenchConfig, default_concurrency, run_bench, select_dialogues, split_values
     from voice.dialogues import bundled_dialogues_path, load_dialogues
     from voice.lines.effects import LineEffects
     from voice.lines.targets import parse_target
-    from voice.progress import Progress
-    from voice.results import format_table, summarize
+    from voice.metrics.results import format_table, summarize
+    from voice.run.dataset import BenchConfig, default_concurrency, run_bench, select_dialogues, split_values
+    from voice.run.progress import Progress
     from voice.speech.tts import make_tts
 
     path = Path(args.dialogues) if args.dialogues else bundled_dialogues_path()
@@ -81,7 +81,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(format_table(r.calls, summarize(r.calls)))
     print(f"\nresults.json in {out}" + ("" if len(results) == 1 else " and each target's folder"))
     if not args.no_report:
-        from voice.report import build_report
+        from voice.report.build import build_report
 
         html, md = build_report(out, audio=args.audio)
         print(f"report: {html} and {md}")
@@ -91,8 +91,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from voice.compare import compare_sides, format_comparison, pick_sides
-    from voice.results import write_json
+    from voice.metrics.results import write_json
+    from voice.report.compare import compare_sides, format_comparison, pick_sides
 
     a, b = pick_sides(Path(args.a), Path(args.b) if args.b else None)
     doc = compare_sides(a, b, n_resamples=args.resamples, seed=args.seed, by=args.by)
@@ -103,7 +103,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from voice.report import build_report
+    from voice.report.build import build_report
 
     html, md = build_report(Path(args.folder), audio=args.audio)
     print(f"{html}\n{md}")
@@ -135,9 +135,9 @@ def cmd_data(args: argparse.Namespace) -> int:
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
-    from voice.measure import measure
-    from voice.recording import load_recording
-    from voice.results import call_to_json, format_table, summarize, write_json
+    from voice.metrics.measure import measure
+    from voice.metrics.results import call_to_json, format_table, summarize, write_json
+    from voice.run.recording import load_recording
 
     calls = [measure(load_recording(Path(p))) for p in args.recordings]
     if args.json:

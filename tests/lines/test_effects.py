@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from voice.audio import FRAME_SAMPLES, Pcm, rms_dbfs
-from voice.call import AssistantAudio, AssistantControl, LineClosed, LineInput
+from voice.core.audio import FRAME_SAMPLES, Pcm, rms_dbfs
+from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput
 from voice.errors import ConfigError
 from voice.lines.base import CallStart
 from voice.lines.effects import (

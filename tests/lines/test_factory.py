@@ -7,7 +7,7 @@ import pytest
 from voice.errors import ConfigError
 from voice.lines.effects import EffectLine, LineEffects
 from voice.lines.factory import describe_line, effects_for, make_line_factory
-from voice.lines.pcm_ws import PcmWebsocketLine
+from voice.lines.pcm import PcmWebsocketLine
 from voice.lines.targets import BUILTIN, Target, parse_target
 from voice.lines.twilio import TwilioLine
 

@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from voice.call import AssistantAudio, AssistantControl, LineClosed
-from voice.lines.pcm_ws import parse_pcm_message
+from voice.core.call import AssistantAudio, AssistantControl, LineClosed
+from voice.lines.pcm import parse_pcm_message
 from voice.lines.twilio import (
     BotClear,
     BotMark,

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from websockets.asyncio.server import serve
 
-from voice.audio import mulaw_encode
-from voice.call import AssistantAudio, AssistantControl, LineClosed, LineInput
-from voice.clock import VirtualClock
+from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput
+from voice.core.clock import VirtualClock
 from voice.errors import LineError
 from voice.lines.base import CallStart
+from voice.lines.codec import mulaw_encode
 from voice.lines.twilio import StreamIds, TwilioLine
 
 VIEW = {"id": "d1", "scenario": "takeout", "preset": {"type": "none", "text": ""}, "owner_goal": "外卖"}

@@ -15,15 +15,16 @@ import pytest
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
-from voice.audio import mulaw_decode, mulaw_encode, resample, rms_dbfs
-from voice.caller import CallerTiming
+from voice.core.audio import resample, rms_dbfs
+from voice.core.caller import CallerTiming
 from voice.dialogues import parse_dialogue
+from voice.lines.codec import mulaw_decode, mulaw_encode
 from voice.lines.effects import LineEffects
 from voice.lines.factory import make_line_factory
 from voice.lines.targets import parse_target
-from voice.recording import load_recording
-from voice.runner import RunSettings, run_dialogues
-from voice.speech.tts import MemoryTTS
+from voice.run.recording import load_recording
+from voice.run.runner import RunSettings, run_dialogues
+from voice.speech.tts.memory import MemoryTTS
 
 REPLY = resample(MemoryTTS(f0_hz=220).synthesize("好的，放门口吧。"), 16000, 8000)
 

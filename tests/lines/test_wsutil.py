@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 from websockets.asyncio.server import serve
 
-from voice.call import AssistantAudio, LineClosed
+from voice.core.call import AssistantAudio, LineClosed
 from voice.lines.base import CallStart
-from voice.lines.pcm_ws import PcmWebsocketLine
+from voice.lines.pcm import PcmWebsocketLine
 from voice.lines.wsutil import FloodGuard, PlayoutMirror, closed_reason
 
 S = 1_000_000_000  # one second in ns

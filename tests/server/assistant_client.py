@@ -19,7 +19,7 @@ from websockets.exceptions import ConnectionClosed
 
 from server.app import AssistantServer
 from server.config import AssistantSettings, SpeechEngines
-from voice.audio import FRAME_SAMPLES, SAMPLE_RATE, Pcm, to_bytes
+from voice.core.audio import FRAME_SAMPLES, SAMPLE_RATE, Pcm, to_bytes
 
 FRAME_SECS = FRAME_SAMPLES / SAMPLE_RATE
 SILENT_RMS = 100.0  # int16 RMS below this is silence

@@ -17,7 +17,7 @@ from server.config import AssistantSettings, SpeechEngines
 from tests.server.assistant_client import DIALOGUE, FakeCallSim, call, running, start_message
 from voice.errors import ConfigError
 from voice.speech.asr import MemoryASR
-from voice.speech.tts import MemoryTTS
+from voice.speech.tts.memory import MemoryTTS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 

@@ -19,9 +19,9 @@ import pytest
 
 from server.app import AssistantServer
 from server.config import AssistantSettings, SpeechEngines
-from server.policy import PolicyReply
+from server.policy.rules import PolicyReply
 from tests.server.assistant_client import SILENT_RMS, call, rms, running, say, start_message
-from voice.audio import SAMPLE_RATE, Pcm
+from voice.core.audio import SAMPLE_RATE, Pcm
 from voice.errors import ConfigError, EngineUnavailable
 from voice.speech.asr import MemoryASR
 

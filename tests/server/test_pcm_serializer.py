@@ -20,7 +20,7 @@ from pipecat.frames.frames import (
 )
 
 from server.pcm_serializer import PcmSerializer, PlayoutTracker
-from voice.audio import to_bytes
+from voice.core.audio import to_bytes
 
 START = {
     "event": "start",

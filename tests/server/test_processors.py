@@ -33,13 +33,13 @@ from pipecat.tests.utils import SleepFrame, run_test
 from pipecat.turns.user_turn_processor import UserTurnProcessor
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
-from server.policy_processor import DEFAULT_VIEW, PolicyProcessor
+from server.policy.processor import DEFAULT_VIEW, PolicyProcessor
 from server.processors import CallSimSTTService, CallSimTTSService, gap_after_ms, split_for_tts
 from server.turns import BargeInTurnStartStrategy, QuietSpeechTimeoutStopStrategy
-from voice.audio import to_bytes
+from voice.core.audio import to_bytes
 from voice.errors import EngineError
 from voice.speech.asr import MemoryASR
-from voice.speech.tts import MemoryTTS
+from voice.speech.tts.memory import MemoryTTS
 
 # --- doubles -------------------------------------------------------------------------------------------
 

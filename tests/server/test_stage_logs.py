@@ -26,9 +26,9 @@ from pipecat.frames.frames import (
 from pipecat.processors.frame_processor import FrameDirection
 from pipecat.tests.utils import SleepFrame, run_test
 
-from server.policy_processor import PolicyProcessor, StreamClock
+from server.policy.processor import PolicyProcessor, StreamClock
 from server.processors import CallSimTTSService, split_for_tts
-from voice.speech.tts import MemoryTTS
+from voice.speech.tts.memory import MemoryTTS
 
 FRAME_SLACK_MS = 20.0  # interpolation between frames adds at most one frame
 

@@ -12,17 +12,17 @@ from typing import Any
 import pytest
 
 from tests.records import takeout_call
-from voice.builtin import builtin_assistant
-from voice.call import CallCore
-from voice.caller import CallerPlan, CallerTiming, plan_call
-from voice.clock import MonotonicClock
+from voice.core.call import CallCore
+from voice.core.caller import CallerPlan, CallerTiming, plan_call
+from voice.core.clock import MonotonicClock
 from voice.dialogues import Dialogue, parse_dialogue
-from voice.driver import run_call
 from voice.lines.base import CallStart
 from voice.lines.factory import make_line_factory
 from voice.lines.targets import parse_target
-from voice.measure import CallMetrics, measure
-from voice.recording import Recording
+from voice.metrics.measure import CallMetrics, measure
+from voice.run.driver import run_call
+from voice.run.launch import builtin_assistant
+from voice.run.recording import Recording
 from voice.speech.tts import make_tts
 
 pytestmark = pytest.mark.e2e

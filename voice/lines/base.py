@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from voice.audio import Pcm
-from voice.call import LineInput
+from voice.core.audio import Pcm
+from voice.core.call import LineInput
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class Line(Protocol):
     """A connection to one assistant for one call.
 
     ``recv`` never raises for what the assistant does: a closed socket or a protocol violation comes back
-    as :class:`~voice.call.LineClosed` with a reason, so the call ends with a recorded cause.
+    as :class:`~voice.core.call.LineClosed` with a reason, so the call ends with a recorded cause.
     ``open`` raises :class:`~voice.errors.LineError` when the assistant cannot be reached.
     """
 

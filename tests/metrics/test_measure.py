@@ -1,0 +1,92 @@
+"""Metrics from recordings of calls against a ground-truth assistant (virtual time, exact figures)."""
+
+import numpy as np
+import pytest
+
+from tests.fakes import ScriptedAssistant, plan, turn
+from voice.core.call import CallCore
+from voice.metrics.measure import measure, merge_segments, overlap, percentile
+from voice.run.recording import Recording
+
+
+def record(core: CallCore, bot: ScriptedAssistant, **meta) -> Recording:
+    caller, heard = [], []
+    bot.start()
+    while True:
+        for at, item in bot.due(core.now, core.now + 320):
+            core.receive(item, at)
+        tick = core.tick()
+        caller.append(tick.caller)
+        heard.append(tick.heard)
+        bot.frame(tick.caller)
+        if tick.done:
+            break
+    return Recording(
+        "c",
+        np.concatenate(caller),
+        np.concatenate(heard),
+        list(core.events),
+        {"expects_greeting": core.plan.expects_greeting, "references": ["a", "b", "c"], **meta},
+    )
+
+
+@pytest.mark.parametrize("reply_ms", [350.0, 612.5, 1500.0])
+def test_response_latency_matches_the_ground_truth(reply_ms):
+    rec = record(CallCore(plan(turn(0), turn(1))), ScriptedAssistant(reply_ms=reply_ms, greeting_ms=250))
+    m = measure(rec)
+    assert [t.latency_ms for t in m.turns] == [pytest.approx(reply_ms, abs=1.0)] * 2
+    assert m.first_word_ms == pytest.approx(250, abs=1.0)
+    assert m.turns_completed == 2 and m.outcome == "completed" and not m.failed
+    assert all(t.overlap_ms == 0 for t in m.turns)
+    assert m.turns[0].reference == "a"
+
+
+@pytest.mark.parametrize("stop_ms", [120.0, 400.0])
+def test_barge_in_stop_latency_matches_the_ground_truth(stop_ms):
+    rec = record(
+        CallCore(plan(turn(0), turn(1, barge_in_ms=700))),
+        ScriptedAssistant(reply_len_ms=4000, stop_ms=stop_ms),
+    )
+    m = measure(rec)
+    b = m.turns[1].barge_in
+    assert b is not None and b.active and b.success
+    assert b.stop_latency_ms == pytest.approx(stop_ms, abs=1.0)
+    assert m.turns[1].overlap_ms == pytest.approx(stop_ms, abs=1.0)  # talk-over until it stopped
+    assert m.turns[1].latency_ms is not None and m.turns[1].latency_ms > 0  # then it answered
+
+
+def test_an_assistant_that_never_stops_fails_the_barge_in():
+    rec = record(
+        CallCore(plan(turn(0), turn(1, barge_in_ms=500))), ScriptedAssistant(reply_len_ms=6000, stop_ms=None)
+    )
+    b = measure(rec).turns[1].barge_in
+    assert b is not None and b.active and not b.success
+    assert b.stop_latency_ms is not None and b.stop_latency_ms > 1500
+
+
+def test_no_reply_gives_no_latency_and_a_failed_call():
+    rec = record(
+        CallCore(plan(turn(0), turn(1), response_timeout_ms=1500)),
+        ScriptedAssistant(greeting_ms=None, reply_ms=10**9),
+    )
+    m = measure(rec)
+    assert m.failed and m.outcome == "assistant_silent"
+    assert m.first_word_ms is None and all(t.latency_ms is None for t in m.turns)
+
+
+def test_pause_takeover_is_detected_only_when_the_assistant_talks_into_the_pause():
+    # endpoint 300 ms < pause 1500 ms: this assistant takes the turn inside the pause
+    eager = record(
+        CallCore(plan(turn(0, 2000, pause=(800, 1500)))), ScriptedAssistant(endpoint_ms=300, reply_ms=350)
+    )
+    patient = record(
+        CallCore(plan(turn(0, 2000, pause=(800, 1500)))), ScriptedAssistant(endpoint_ms=1800, reply_ms=1900)
+    )
+    assert measure(eager).turns[0].pause_takeover is True
+    assert measure(patient).turns[0].pause_takeover is False
+
+
+def test_helpers():
+    assert merge_segments([(0, 10), (15, 20), (40, 50)], gap=6) == [(0, 20), (40, 50)]
+    assert overlap([(0, 10), (20, 30)], 5, 25) == 10
+    assert percentile([], 50) is None and percentile([1.0, 3.0], 50) == 2.0

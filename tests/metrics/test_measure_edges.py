@@ -1,0 +1,175 @@
+"""Edge cases of the metrics, on hand-built recordings: every boundary is placed exactly."""
+
+import numpy as np
+import pytest
+
+from tests.fakes import ScriptedAssistant, caller_turn_event, plan, run_core, tone, turn
+from voice.core.audio import ms_to_samples
+from voice.core.call import AssistantAudio, CallCore, CallEvent
+from voice.core.caller import CallerTiming, plan_call
+from voice.dialogues import parse_dialogue
+from voice.metrics.measure import measure
+from voice.run.recording import Recording
+from voice.speech.tts.memory import MemoryTTS
+
+S = ms_to_samples
+
+
+def synthetic(length_ms, assistant_ms, turns, extra=(), greeting=True):
+    """A recording whose assistant channel sounds exactly during ``assistant_ms`` spans."""
+    audio = np.zeros(S(length_ms), np.int16)
+    for a, b in assistant_ms:
+        audio[S(a) : S(b)] = tone(b - a)[: S(b) - S(a)]
+    events = [CallEvent(0, "turn_plan", {"turn": i, "text": "x"}) for i in range(len(turns))]
+    events += [caller_turn_event(i, cs, ce, **more) for i, (cs, ce, more) in enumerate(turns)]
+    events += list(extra)
+    events.append(CallEvent(len(audio), "call_end", {"reason": "completed", "failed": False}))
+    return Recording("x", np.zeros_like(audio), audio, events, {"expects_greeting": greeting})
+
+
+def test_a_reply_that_starts_before_the_caller_ends_is_negative_talk_over():
+    rec = synthetic(6000, [(1800, 3500)], [(1000, 2000, {})])
+    t = measure(rec).turns[0]
+    assert t.latency_ms == pytest.approx(-200, abs=1)
+    assert t.overlap_ms == pytest.approx(200, abs=1)
+    assert t.rhythm == 2 and "before the caller finished" in t.rhythm_reasons[0]
+
+
+def test_no_reply_scores_one_and_has_no_latency():
+    t = measure(synthetic(5000, [], [(1000, 2000, {})])).turns[0]
+    assert t.latency_ms is None and not t.replied and t.rhythm == 1
+
+
+def test_a_barge_in_during_a_long_silence_is_not_counted_as_a_barge_in():
+    # the assistant paused 800 ms mid-reply; the caller cut in 500 ms into that silence
+    barge = CallEvent(S(3300), "barge_in", {"turn": 0, "at": S(3300)})
+    rec = synthetic(
+        8000, [(500, 2800), (3600, 4000), (5200, 6000)], [(3300, 4500, {"mode": "barge_in"})], extra=[barge]
+    )
+    m = measure(rec)
+    b = m.turns[0].barge_in
+    assert b is not None and not b.active and not b.success
+    assert m.barge_ins == []  # inactive barge-ins do not count in success rates
+
+
+def test_a_barge_in_in_a_short_gap_counts_and_stop_is_the_end_of_the_run():
+    barge = CallEvent(S(2900), "barge_in", {"turn": 0, "at": S(2900)})
+    rec = synthetic(8000, [(500, 2800), (3000, 3400)], [(2900, 4500, {"mode": "barge_in"})], extra=[barge])
+    b = measure(rec).turns[0].barge_in
+    assert b is not None and b.active and b.stop_latency_ms == pytest.approx(500, abs=1) and b.success
+
+
+def test_a_backchannel_overlapping_the_reply_end_says_nothing():
+    bc = CallEvent(S(2700), "backchannel", {"turn": 0, "start": S(2700), "end": S(2900)})
+    rec = synthetic(8000, [(500, 2800), (5000, 6000)], [(4000, 4600, {})], extra=[bc])
+    assert measure(rec).turns[0].backchannel_carried_on is None
+
+
+def test_stopping_and_answering_a_backchannel_is_not_carrying_on():
+    bc = CallEvent(S(1500), "backchannel", {"turn": 0, "start": S(1500), "end": S(1700)})
+    # the reply stops at 1800 and the assistant speaks again at 2600, before the caller's turn at 4000
+    rec = synthetic(8000, [(500, 1800), (2600, 3000), (5000, 6000)], [(4000, 4600, {})], extra=[bc])
+    t = measure(rec).turns[0]
+    assert t.backchannel_carried_on is False and "backchannel" in " ".join(t.rhythm_reasons)
+
+
+def test_carrying_on_through_a_backchannel():
+    bc = CallEvent(S(1000), "backchannel", {"turn": 0, "start": S(1000), "end": S(1200)})
+    rec = synthetic(8000, [(500, 3000), (5000, 6000)], [(4000, 4600, {})], extra=[bc])
+    assert measure(rec).turns[0].backchannel_carried_on is True
+
+
+def test_the_answer_owed_to_an_ignored_barge_in_is_not_a_reaction_to_a_later_backchannel():
+    # turn 0 barges in at 1500 but the reply talks on to 3000; 嗯 at 2900; then the answer to turn 0 at 3400
+    barge = CallEvent(S(1500), "barge_in", {"turn": 0, "at": S(1500)})
+    bc = CallEvent(S(2900), "backchannel", {"turn": 1, "start": S(2900), "end": S(3100)})
+    turns = [(1500, 2500, {"mode": "barge_in"}), (6000, 6600, {})]
+    rec = synthetic(9000, [(500, 3000), (3400, 5000)], turns, extra=[barge, bc])
+    m = measure(rec)
+    assert m.turns[0].reply_onset_ms == pytest.approx(3400, abs=1)
+    assert m.turns[1].backchannel_carried_on is None  # the reply simply ended; what followed was owed
+
+
+def test_speaking_again_after_a_backchannel_counts_once_the_previous_turn_was_answered():
+    bc = CallEvent(S(2900), "backchannel", {"turn": 1, "start": S(2900), "end": S(3100)})
+    turns = [(0, 400, {}), (6000, 6600, {})]
+    rec = synthetic(9000, [(500, 3000), (3400, 5000)], turns, extra=[bc])
+    assert measure(rec).turns[1].backchannel_carried_on is False  # 嗯 took the floor from the reply
+
+
+def test_a_call_that_ends_mid_turn_measures_what_was_heard():
+    rec = synthetic(3000, [(200, 900)], [(1500, 4500, {})])  # the caller's turn runs past the end
+    m = measure(rec)
+    assert m.first_word_ms == pytest.approx(200, abs=1)
+    assert m.turns[0].latency_ms is None and m.turns[0].overlap_ms == 0
+
+
+def test_longest_silence_and_total_overlap():
+    rec = synthetic(9000, [(200, 900), (2600, 3400), (6000, 6500)], [(1200, 2000, {}), (3300, 4000, {})])
+    m = measure(rec)
+    assert m.longest_silence_ms == pytest.approx(2000, abs=1)  # 4000 → 6000
+    assert m.overlap_ms == pytest.approx(100, abs=1)  # 3300 → 3400
+
+
+def test_audio_that_arrives_in_one_burst_is_heard_in_real_time():
+    core = CallCore(plan(turn(0), greeting=False))
+    bot = ScriptedAssistant(greeting_ms=None, reply_ms=10**9)  # it never replies by itself
+    caller, heard = [], []
+    sent = False
+    while not core.done:
+        tick = core.tick()
+        caller.append(tick.caller)
+        heard.append(tick.heard)
+        bot.frame(tick.caller)
+        if not sent and bot._speech_end is not None and core.now >= bot._speech_end + S(700):
+            core.receive(AssistantAudio(tone(2000)), at=core.now + 37)  # the whole reply at once
+            sent, burst_at = True, core.now + 37
+    rec = Recording(
+        "b", np.concatenate(caller), np.concatenate(heard), core.events, {"expects_greeting": False}
+    )
+    t = measure(rec).turns[0]
+    assert t.reply_onset_ms == pytest.approx(burst_at / 16, abs=1)
+    # heard for exactly its own duration from its arrival, not squeezed into the arrival frame
+    assert np.abs(rec.assistant[burst_at + S(1950) : burst_at + S(1990)]).max() > 1000
+
+
+# --- regressions found by scripts/bench_fidelity -------------------------------------------------------
+
+DIALOGUE_HEAD = {"id": "x", "scenario": "delivery", "preset": {"type": "none"}, "owner_goal": "收快递",
+                 "caller_goal": "送快递", "relation": "alignment"}  # fmt: skip
+
+
+@pytest.mark.parametrize("late_samples", [1, 16])
+def test_measure_credits_a_clear_that_arrives_as_the_assistant_falls_silent(late_samples):
+    """Minimal reproduction: the assistant stops 100 ms into a backchannel and its ``clear`` arrives 1
+    sample (or 1 ms) after its last sound, as a clear only can: it arrives once the audio before it has
+    been heard.  measure() must still count it (it once counted clears only up to the run's last sample)."""
+    audio = np.zeros(S(4000), np.int16)
+    audio[S(300) : S(1300)] = tone(1000)
+    events = [
+        CallEvent(0, "turn_plan", {"turn": 0, "text": "x"}),
+        CallEvent(S(1000), "backchannel", {"turn": 0, "start": S(1000), "end": S(1200)}),
+        CallEvent(S(1300) + late_samples, "clear", {"dropped": 1000}),
+        caller_turn_event(0, 2600, 3600),
+        CallEvent(S(4000), "call_end", {"reason": "completed", "failed": False}),
+    ]
+    rec = Recording("x", np.zeros_like(audio), audio, events, {"expects_greeting": True})
+    assert measure(rec).turns[0].backchannel_carried_on is False
+
+
+def test_measure_counts_stop_latency_from_the_callers_speech_onset():
+    """Minimal reproduction on virtual time, no sockets: an assistant that stops exactly 200 ms after the
+    caller's first audible sample.  Every TTS engine leads its audio with EDGE_PAD_MS (30 ms) of silence,
+    the barge-in onset must be the first audible sample (it was once logged at the audio start: 230 ms)."""
+    turns = [{"role": "assistant", "text": "您好。"}, {"role": "caller", "text": "你好快递到了"},
+             {"role": "assistant", "text": "好的。"}, {"role": "caller", "text": "放哪", "barge_in_ms": 600},
+             {"role": "assistant", "text": "门口。"}]  # fmt: skip
+    dialogue = parse_dialogue({**DIALOGUE_HEAD, "turns": turns})
+    core = CallCore(plan_call(dialogue, MemoryTTS(), CallerTiming(seed=0)))
+    heard = run_core(core, ScriptedAssistant(reply_ms=400, stop_ms=200, reply_len_ms=3000))
+    rec = Recording(
+        "x", np.zeros(1, np.int16), np.concatenate(heard), core.events, {"expects_greeting": True}
+    )
+    barge = next(t for t in measure(rec).turns if t.barge_in is not None)
+    assert barge.barge_in is not None
+    assert barge.barge_in.stop_latency_ms == pytest.approx(200, abs=1)

@@ -1,0 +1,80 @@
+"""The asyncio driver: one clock, one line, one core — on virtual time with an in-memory line."""
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from tests.fakes import MemoryBot, ScriptedAssistant, plan, turn
+from voice.core.audio import FRAME_SAMPLES
+from voice.core.call import CallCore, LineInput
+from voice.core.clock import FrameTicker, VirtualClock
+from voice.errors import LineError
+from voice.lines.base import CallStart
+from voice.lines.memory import MemoryLine
+from voice.run.driver import _Track, run_call
+
+
+async def test_a_call_runs_on_virtual_time_and_sends_one_frame_per_tick():
+    core = CallCore(plan(turn(0), turn(1)))
+    line = MemoryLine(MemoryBot(ScriptedAssistant()))
+    clock = VirtualClock()
+    trace = await run_call(core, line, clock, CallStart("c", {"id": "d"}))
+    assert trace.outcome.reason == "completed"
+    n_frames = len(line.sent)
+    assert len(trace.caller) == len(trace.heard) == n_frames * FRAME_SAMPLES
+    assert clock.now_ns() == n_frames * 20_000_000  # exactly real time, never faster
+    assert line.hangup_reason == "completed"
+    assert trace.pacing_late_ms[2] == 0.0
+
+
+class _NeverAnswers:
+    async def open(self, start: CallStart) -> None:
+        await asyncio.sleep(3600)
+
+    async def send(self, pcm) -> None: ...
+    async def recv(self) -> LineInput: ...  # type: ignore[empty-body]
+    async def hangup(self, reason: str) -> None: ...
+    async def close(self) -> None: ...
+
+
+async def test_an_assistant_that_never_answers_the_connect_is_a_line_error():
+    with pytest.raises(LineError, match="did not answer"):
+        await run_call(
+            CallCore(plan(turn(0))), _NeverAnswers(), VirtualClock(), CallStart("c"), connect_timeout_s=0.05
+        )
+
+
+async def test_every_frames_pacing_lateness_is_kept_for_aggregation():
+    core = CallCore(plan(turn(0)))
+    line = MemoryLine(MemoryBot(ScriptedAssistant()))
+    trace = await run_call(core, line, VirtualClock(), CallStart("c", {"id": "d"}))
+    assert len(trace.pacing_late_ns) == len(line.sent)
+    assert trace.pacing_late_ns.dtype == np.int64 and not trace.pacing_late_ns.any()
+
+
+async def test_calls_sharing_a_frame_ticker_each_run_in_real_time_on_their_own_schedule():
+    base = VirtualClock()
+    ticker = FrameTicker(base)
+
+    async def one(delay_ns: int, turns: int):
+        await base.sleep_until(delay_ns)
+        line = MemoryLine(MemoryBot(ScriptedAssistant()))
+        start = ticker.now_ns()
+        trace = await run_call(CallCore(plan(*(turn(i) for i in range(turns)))), line, ticker, CallStart("c"))
+        return trace, line, start
+
+    results = await asyncio.gather(one(0, 2), one(7_000_000, 1), one(13_000_000, 3))
+    for trace, line, start in results:
+        assert trace.outcome.reason == "completed"
+        assert len(trace.caller) == len(trace.heard) == len(line.sent) * FRAME_SAMPLES
+        assert (trace.pacing_late_ns >= 0).all()  # no frame before its deadline
+        assert base.now_ns() >= start + len(line.sent) * 20_000_000  # never faster than real time
+
+
+async def test_recorded_channels_grow_past_their_first_allocation():
+    track = _Track(capacity=500)
+    for k in range(4):
+        track.append(np.full(320, k, dtype=np.int16))
+    pcm = track.pcm()
+    assert len(pcm) == 1280 and list(pcm[::320]) == [0, 1, 2, 3]

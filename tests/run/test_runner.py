@@ -1,0 +1,219 @@
+"""Runs: many calls, resumable, atomic — on virtual time with the in-memory line, TTS and ASR doubles."""
+
+import asyncio
+import gc
+import json
+
+import pytest
+
+from tests.fakes import MemoryBot, ScriptedAssistant
+from tests.records import short_delivery
+from voice.core.caller import CallerTiming
+from voice.core.clock import VirtualClock
+from voice.dialogues import parse_dialogue
+from voice.errors import ConfigError, LineError
+from voice.lines.memory import MemoryLine
+from voice.metrics.results import call_to_json
+from voice.run.runner import (
+    CallJob,
+    CallStatus,
+    RunSettings,
+    TargetRun,
+    load_done,
+    metrics_from_json,
+    plan_jobs,
+    repeat_seed,
+    run_calls,
+    run_dialogues,
+)
+from voice.speech.asr import MemoryASR
+from voice.speech.tts.memory import MemoryTTS
+
+
+def dialogue(i: int):
+    return parse_dialogue(short_delivery(f"d-{i}"), "mem", i)
+
+
+class Lines:
+    def __init__(self, fail_on: int | None = None):
+        self.made = 0
+        self.fail_on = fail_on
+
+    def __call__(self):
+        self.made += 1
+        if self.made == self.fail_on:
+            raise LineError("assistant unreachable")
+        return MemoryLine(MemoryBot(ScriptedAssistant(reply_len_ms=600, greeting_ms=200)))
+
+
+def settings(tmp_path, **kw):
+    return RunSettings(out_dir=tmp_path, target="memory", tts_name="memory", timing=CallerTiming(**kw))
+
+
+async def run(tmp_path, lines, dialogues, **kw):
+    return await run_dialogues(
+        dialogues,
+        settings(tmp_path, **kw),
+        lines,
+        MemoryTTS(),
+        MemoryASR(["放驿站吧"] * 10),
+        clock=VirtualClock(),
+    )
+
+
+async def test_a_run_writes_recordings_metrics_and_results(tmp_path):
+    results = await run(tmp_path, Lines(), [dialogue(1), dialogue(2)])
+    assert [m.call_id for m in results] == ["d-1", "d-2"]
+    for cid in ("d-1", "d-2"):
+        for suffix in (".wav", ".events.jsonl", ".metrics.json"):
+            assert (tmp_path / f"{cid}{suffix}").exists()
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert data["summary"]["calls"] == 2 and data["summary"]["turns_completed"] == 2
+    assert data["calls"][0]["turns"][0]["heard_text"] == "放驿站吧"
+    assert data["calls"][0]["turns"][0]["reference"] == "放驿站吧。"
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+async def test_an_interrupted_run_resumes_without_redoing_finished_calls(tmp_path):
+    first = await run(tmp_path, Lines(fail_on=2), [dialogue(1), dialogue(2)])
+    assert [(m.outcome, m.failed) for m in first] == [("completed", False), ("connect_failed", True)]
+    assert load_done(tmp_path, "d-1") is not None and load_done(tmp_path, "d-2") is None
+    lines = Lines()
+    results = await run(tmp_path, lines, [dialogue(1), dialogue(2)])
+    assert lines.made == 1  # only the missing call was made
+    assert [m.turns_completed for m in results] == [1, 1]
+
+
+async def test_a_folder_with_other_settings_is_refused(tmp_path):
+    await run(tmp_path, Lines(), [dialogue(1)])
+    with pytest.raises(ConfigError, match="other settings"):
+        await run(tmp_path, Lines(), [dialogue(1)], seed=99)
+
+
+async def test_a_half_written_metrics_file_does_not_count_as_done(tmp_path):
+    (tmp_path / "d-1.metrics.json").write_text("{trunc")
+    assert load_done(tmp_path, "d-1") is None
+
+
+# --- concurrency, repeats, several targets ------------------------------------------------------------
+
+
+def test_repeats_get_their_own_ids_and_seeds():
+    jobs = plan_jobs([dialogue(1), dialogue(2)], repeats=2, seed=7)
+    assert [j.call_id for j in jobs] == ["d-1.r1", "d-2.r1", "d-1.r2", "d-2.r2"]  # whole passes first
+    assert [j.seed for j in jobs[:2]] == [7, 7] and jobs[2].seed == repeat_seed(7, 2) != 7
+    assert repeat_seed(7, 2) != repeat_seed(8, 2)
+    assert [j.call_id for j in plan_jobs([dialogue(1)])] == ["d-1"]  # one repeat: the dialogue id
+    with pytest.raises(ConfigError):
+        plan_jobs([dialogue(1)], repeats=0)
+
+
+async def calls_on(tmp_path, jobs, targets=("a",), concurrency=2, lines=None, tts=None, events=None):
+    runs = [
+        TargetRun(
+            RunSettings(out_dir=tmp_path / t, target=t, tts_name="memory", transcribe=False),
+            lines or Lines(),
+            t,
+        )
+        for t in targets
+    ]
+    return await run_calls(
+        runs,
+        jobs,
+        tts or MemoryTTS(),
+        None,
+        concurrency=concurrency,
+        new_clock=VirtualClock,
+        on_status=(events.append if events is not None else lambda _: None),
+    )
+
+
+async def test_concurrent_calls_on_two_targets_match_sequential_ones(tmp_path):
+    jobs = plan_jobs([dialogue(i) for i in range(4)], repeats=2, seed=3)
+    tts, events = MemoryTTS(), []
+    together = await calls_on(tmp_path / "x", jobs, ("a", "b"), concurrency=4, tts=tts, events=events)
+    alone = await calls_on(tmp_path / "y", jobs, ("a",), concurrency=1)
+    for per_target in together:  # each call runs on its own virtual clock: concurrency changes nothing
+        assert [call_to_json(m) for m in per_target] == [call_to_json(m) for m in alone[0]]
+    assert [m.call_id for m in together[1]] == [j.call_id for j in jobs]
+    assert {e.state for e in events} == {"calling", "done"}
+    assert sum(e.state == "done" for e in events) == 16
+    data = json.loads((tmp_path / "x" / "b" / "results.json").read_text())
+    assert data["kind"] == "target" and data["summary"]["calls"] == 8
+    assert [c["call_id"] for c in data["calls"]] == [j.call_id for j in jobs]
+    assert data["calls"][4]["repeat"] == 2 and data["calls"][4]["seed"] == repeat_seed(3, 2)
+    assert data["summary"]["by_scenario"]["delivery"]["calls"] == 8
+
+
+async def test_plans_are_shared_between_targets(tmp_path):
+    tts = MemoryTTS()
+    await calls_on(tmp_path, plan_jobs([dialogue(1)]), ("a", "b", "c"), tts=tts)
+    assert tts.requests == ["快递到了。"]  # one caller turn, synthesized once for three targets
+
+
+async def test_kept_calls_are_reported_and_not_redone(tmp_path):
+    jobs = plan_jobs([dialogue(1), dialogue(2)])
+    await calls_on(tmp_path, jobs)
+    events, lines = [], Lines()
+    await calls_on(tmp_path, jobs, events=events, lines=lines)
+    assert lines.made == 0 and [e.state for e in events] == ["kept", "kept"]
+
+
+async def test_an_edited_dialogue_is_called_again(tmp_path):
+    await calls_on(tmp_path, plan_jobs([dialogue(1)]))
+    edited = parse_dialogue({**short_delivery("d-1"), "owner_goal": "别打扰我"}, "mem", 1)
+    lines = Lines()
+    await calls_on(tmp_path, [CallJob("d-1", edited)], lines=lines)
+    assert lines.made == 1
+
+
+async def test_leftovers_of_a_killed_writer_are_removed(tmp_path):
+    (tmp_path / "a").mkdir()
+    stale = tmp_path / "a" / ".d-1.metrics.json.x1y2.tmp"
+    stale.write_text('{"half')
+    await calls_on(tmp_path, plan_jobs([dialogue(1)]))
+    assert not stale.exists() and load_done(tmp_path / "a", "d-1") is not None
+
+
+async def test_an_engine_error_stops_the_run_and_keeps_finished_calls(tmp_path, caplog):
+    class Broken(MemoryTTS):
+        def synthesize(self, text):
+            raise ConfigError("engine broke")
+
+    jobs = plan_jobs([dialogue(1), dialogue(2), dialogue(3)])
+    await calls_on(tmp_path, jobs[:1])
+    with pytest.raises(ConfigError, match="engine broke"):  # the error itself, not a wrapper
+        await calls_on(tmp_path, jobs, concurrency=2, tts=Broken())
+    assert load_done(tmp_path / "a", "d-1") is not None and load_done(tmp_path / "a", "d-2") is None
+    for _ in range(20):  # the other call's plan, left behind, finishes (or is cancelled) meanwhile
+        await asyncio.sleep(0.05)
+    gc.collect()
+    assert "never retrieved" not in caplog.text  # its error is not reported a second time, at random
+    lines = Lines()
+    results = await calls_on(tmp_path, jobs, lines=lines)
+    assert lines.made == 2 and [m.turns_completed for m in results[0]] == [1, 1, 1]
+
+
+async def test_metrics_survive_the_json_round_trip(tmp_path):
+    [[m]] = await calls_on(tmp_path, plan_jobs([dialogue(1)]))
+    assert metrics_from_json(call_to_json(m, {"scenario": "x"})) == m
+
+
+def test_status_events_are_plain_data():
+    s = CallStatus("a", "d-1", "calling")
+    assert s.metrics is None and s.detail == ""
+
+
+async def test_a_line_with_effects_reports_what_it_did_in_the_recording_meta(tmp_path):
+    from voice.lines.effects import EffectLine, LineEffects
+    from voice.run.recording import load_recording
+
+    def lines():
+        inner = MemoryLine(MemoryBot(ScriptedAssistant(reply_len_ms=600, greeting_ms=200)))
+        return EffectLine(inner, LineEffects(loss_rate=0.2), seed=5, clock=VirtualClock())
+
+    await run(tmp_path, lines, [dialogue(1)])
+    meta = load_recording(tmp_path / "d-1.wav").meta
+    stats = meta["line_stats"]["stats"]
+    assert meta["line_stats"]["loss_rate"] == 0.2
+    assert 0 < stats["caller_packets_lost"] < stats["caller_packets"]

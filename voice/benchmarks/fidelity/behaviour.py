@@ -1,0 +1,110 @@
+"""What a reference assistant does and sounds like: its spec, checked for causality, and its reply audio.
+
+A reference assistant (:mod:`server.assistants.reference`) behaves exactly as a :class:`ReferenceBehaviour`
+says, and the fidelity bench rebuilds what it should have heard from the same spec
+(:mod:`voice.benchmarks.fidelity.truth`, :mod:`voice.benchmarks.fidelity.score`).  This module is that shared
+contract, kept apart from the websocket server so that the truth and the scoring depend on the rules alone,
+never on the assistant's runtime.
+
+Causality limits what can be asked (checked on construction): a reply cannot be heard before the silence that
+ends the turn has been received, nor a stop before the speech that causes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from voice.core.audio import SAMPLE_RATE, Pcm, float_to_pcm16, ms_to_samples
+
+DECISION_MARGIN_MS = 40.0  # a decision needs the 20 ms frame that holds it, plus transport and scheduling
+CONFIRM_MARGIN_MS = 100.0  # a barge-in is confirmed within this of ``confirm_ms`` (syllable gaps, a frame)
+REPLY_GAP_MS = 400.0  # replies are never closer than this: heard as two speech runs, not one
+
+
+@dataclass(frozen=True)
+class ReferenceBehaviour:
+    """What a reference assistant does; every figure in ms on the caller's timeline.
+
+    ``endpoint_ms`` is the silence after which caller speech is a finished turn: by default 200 ms with
+    ``takeover_pauses`` (it answers into a pause) and 2500 ms without (it sits through any scripted pause);
+    replies need ``reply_ms >= endpoint_ms + DECISION_MARGIN_MS``.  Caller speech shorter than
+    ``confirm_ms`` is a backchannel: never answered, and it stops the reply only with
+    ``stop_on_backchannel``; otherwise a stop needs the speech confirmed first, so
+    ``stop_ms >= confirm_ms + CONFIRM_MARGIN_MS``.  ``stop_ms`` None: it never stops talking.
+    """
+
+    reply_ms: float
+    stop_ms: float | None
+    takeover_pauses: bool
+    stop_on_backchannel: bool
+    greeting_ms: float | None = 300.0
+    reply_len_ms: float = 3000.0
+    endpoint_ms: float | None = None
+    confirm_ms: float = 350.0
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.reply_ms < self.endpoint + DECISION_MARGIN_MS:
+            problems.append(
+                f"reply_ms {self.reply_ms:g} < endpoint {self.endpoint:g} + {DECISION_MARGIN_MS:g}"
+            )
+        if self.stop_ms is not None:
+            floor = DECISION_MARGIN_MS
+            if not self.stop_on_backchannel:
+                floor = self.confirm_ms + CONFIRM_MARGIN_MS
+            if self.stop_ms < floor:
+                problems.append(f"stop_ms {self.stop_ms:g} < {floor:g} (the stop cannot be decided in time)")
+        if self.greeting_ms is not None and self.greeting_ms < DECISION_MARGIN_MS:
+            problems.append(f"greeting_ms {self.greeting_ms:g} < {DECISION_MARGIN_MS:g} (no clock yet)")
+        if self.reply_len_ms < 100 or self.confirm_ms <= 0:
+            problems.append("reply_len_ms must be >= 100 and confirm_ms > 0")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    @property
+    def endpoint(self) -> float:
+        if self.endpoint_ms is not None:
+            return self.endpoint_ms
+        return 200.0 if self.takeover_pauses else 2500.0
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> ReferenceBehaviour:
+        """Strict: an unknown key raises ValueError (a typo must not silently change the behaviour)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(obj) - names)
+        if unknown:
+            raise ValueError(f"unknown behaviour keys: {', '.join(unknown)}")
+        try:
+            return cls(**obj)
+        except TypeError as exc:
+            raise ValueError(str(exc)) from exc
+
+
+@functools.lru_cache(maxsize=16)
+def reply_voice(ms: float) -> Pcm:
+    """Speech-like audio that sounds from its first sample to its last: 200 ms "syllables" of harmonics
+    with their own pitch and formant, an envelope that never drops below 60 %.  webrtcvad takes it as one
+    speech segment, so where it is cut is where it is heard to stop, to the sample."""
+    n = ms_to_samples(ms)
+    t = np.arange(n) / SAMPLE_RATE
+    k = (t // 0.2).astype(int) % 8
+    f0 = np.array([200, 235, 180, 250, 210, 170, 225, 195])[k] * (1 + 0.08 * np.sin(2 * np.pi * t / 0.2))
+    formant = np.array([700, 1100, 500, 900, 1300, 600, 800, 1000])[k]
+    phase = 2 * np.pi * np.cumsum(f0) / SAMPLE_RATE
+    x = np.zeros(n)
+    for h in range(1, 16):
+        weight = (1 + 2 * np.exp(-(((h * f0 - formant) / 250) ** 2))) / h  # a formant peak per syllable
+        x += weight * np.sin(h * phase + 0.3 * h)  # the phase offset makes the very first sample sound
+    x = x * (0.6 + 0.4 * np.sin(np.pi * (t % 0.2) / 0.2))
+    out = float_to_pcm16(0.5 * x / np.max(np.abs(x)))
+    out.flags.writeable = False
+    return out

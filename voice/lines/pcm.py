@@ -1,0 +1,112 @@
+"""The raw PCM websocket line (``docs/protocol.md``): 16 kHz PCM16 binary frames plus JSON control events."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+from voice.core.audio import SAMPLE_RATE, Pcm, from_bytes, to_bytes
+from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput
+from voice.core.clock import Clock, MonotonicClock
+from voice.errors import LineError
+from voice.lines.base import CallStart
+from voice.lines.ws_client import WebsocketClient, connect
+from voice.lines.wsutil import MAX_MESSAGE_BYTES, FloodGuard, closed_reason
+
+__all__ = ["MAX_MESSAGE_BYTES", "PcmWebsocketLine", "parse_pcm_message"]
+
+
+def parse_pcm_message(message: str | bytes) -> LineInput:
+    """One message from the assistant → what the call core gets; never raises.
+
+    A protocol violation comes back as ``LineClosed("protocol_error: ...")``.  Pure, so it can be fuzzed.
+    """
+    if isinstance(message, bytes):
+        try:
+            return AssistantAudio(from_bytes(message))
+        except ValueError as exc:
+            return _violation(str(exc))
+    try:
+        obj: Any = json.loads(message)
+    except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
+        return _violation(f"malformed JSON control message: {str(exc)[:200]}")
+    if not isinstance(obj, dict) or not isinstance(obj.get("event"), str):
+        return _violation("control message is not a JSON object with a string 'event'")
+    payload = {k: v for k, v in obj.items() if k != "event"}
+    return AssistantControl(obj["event"], payload)
+
+
+def _violation(why: str) -> LineClosed:
+    return LineClosed(f"protocol_error: {why}")
+
+
+class PcmWebsocketLine:
+    """CallSim's side of a raw PCM websocket call."""
+
+    def __init__(self, url: str, *, open_timeout_s: float = 10.0, clock: Clock | None = None) -> None:
+        self.url = url
+        self.open_timeout_s = open_timeout_s
+        self._ws: WebsocketClient | None = None
+        self._closed_reason: str | None = None
+        self._clock = clock or MonotonicClock()
+        self._flood = FloodGuard()
+
+    async def open(self, start: CallStart) -> None:
+        try:
+            self._ws = await connect(self.url, open_timeout=self.open_timeout_s, max_size=MAX_MESSAGE_BYTES)
+        except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
+            raise LineError(f"cannot connect to {self.url}: {exc}") from exc
+        message = {
+            "event": "start",
+            "call_id": start.call_id,
+            "sample_rate": SAMPLE_RATE,
+            "encoding": "pcm_s16le",
+            "dialogue": dict(start.dialogue),
+        }
+        await self._send(json.dumps(message, ensure_ascii=False))
+
+    async def send(self, pcm: Pcm) -> None:
+        await self._send(to_bytes(pcm))
+
+    async def _send(self, data: str | bytes) -> None:
+        if self._ws is None or self._closed_reason is not None:
+            return
+        try:
+            await self._ws.send(data)
+        except ConnectionClosed as exc:
+            self._closed_reason = closed_reason(exc)
+
+    async def recv(self) -> LineInput:
+        if self._ws is None:
+            return LineClosed("never connected")
+        if self._closed_reason is not None:
+            return LineClosed(self._closed_reason)
+        try:
+            message = await self._ws.recv()
+        except ConnectionClosed as exc:
+            self._closed_reason = closed_reason(exc)
+            return LineClosed(self._closed_reason)
+        item = parse_pcm_message(message)
+        now = self._clock.now_ns()
+        if isinstance(item, AssistantAudio):
+            flood = self._flood.audio(len(item.pcm), now)
+            if flood is not None:
+                item = LineClosed(flood)
+        elif isinstance(item, AssistantControl) and item.event == "clear":
+            self._flood.clear(now)
+        if isinstance(item, LineClosed):
+            self._closed_reason = item.reason
+        return item
+
+    async def hangup(self, reason: str) -> None:
+        await self._send(json.dumps({"event": "stop", "reason": reason}))
+        await self.close()
+
+    async def close(self) -> None:
+        if self._ws is not None:
+            with contextlib.suppress(ConnectionClosed, OSError):
+                await self._ws.close()
+            self._closed_reason = self._closed_reason or "closed by caller"

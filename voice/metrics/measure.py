@@ -1,0 +1,282 @@
+"""Recorded timeline → per-turn and per-call metrics, measured where the caller listens.
+
+Input is a :class:`~voice.run.recording.Recording` only (WAV + event log), so every figure can be recomputed
+later without re-running the call.  The caller's speech intervals come from the event log (the caller is
+CallSim: its speech boundaries are exact); the assistant's speech comes from voice activity detection on
+the assistant channel as heard, refined to the sample.  Definitions are in the README ("Metrics").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from voice.core.audio import Pcm, ms_to_samples, samples_to_ms
+from voice.metrics.rhythm import score_turn
+from voice.run.recording import Recording
+from voice.speech.vad import speech_segments
+
+Segment = tuple[int, int]
+
+BARGE_IN_SUCCESS_MS = 1500.0  # the assistant must fall silent within this long after a barge-in onset
+YIELD_SILENCE_MS = 300.0  # silence that counts as having stopped (longer than a sentence gap)
+TAKEOVER_MIN_MS = 300.0  # assistant speech shorter than this inside a pause is not a takeover
+BACKCHANNEL_CARRY_MS = 500.0  # the reply must keep going at least this long past a backchannel's end
+
+
+@dataclass(frozen=True)
+class BargeIn:
+    at_ms: float
+    active: bool  # the assistant was speaking (within YIELD_SILENCE_MS) when the caller cut in
+    stop_latency_ms: float | None  # barge-in onset → assistant silent; None if it never stopped
+    success: bool
+
+
+@dataclass(frozen=True)
+class TurnMetrics:
+    turn: int
+    mode: str
+    text: str
+    caller_start_ms: float
+    caller_end_ms: float
+    reply_onset_ms: float | None
+    latency_ms: float | None  # reply onset − caller speech end; negative = started before the caller ended
+    overlap_ms: float  # assistant speech during the caller's speech
+    barge_in: BargeIn | None = None
+    pause_takeover: bool | None = None
+    backchannel_carried_on: bool | None = None
+    reference: str | None = None
+    heard_text: str | None = None
+    rhythm: int | None = None  # 1-5, see voice/metrics/rhythm.py
+    rhythm_reasons: tuple[str, ...] = ()
+
+    @property
+    def replied(self) -> bool:
+        return self.reply_onset_ms is not None
+
+
+@dataclass(frozen=True)
+class CallMetrics:
+    call_id: str
+    dialogue_id: str
+    outcome: str
+    failed: bool
+    duration_ms: float
+    first_word_ms: float | None  # pick-up → the assistant's first audible speech
+    turns: list[TurnMetrics] = field(default_factory=list)
+    caller_turns_planned: int = 0
+    greeting_text: str | None = None
+    overlap_ms: float = 0.0  # both sides speaking at once, whole call
+    longest_silence_ms: float | None = None  # neither side speaking, between the first and last speech
+
+    @property
+    def rhythm(self) -> float | None:
+        """Mean rhythm score of the call's turns."""
+        scores = [t.rhythm for t in self.turns if t.rhythm is not None]
+        return sum(scores) / len(scores) if scores else None
+
+    @property
+    def latencies_ms(self) -> list[float]:
+        return [t.latency_ms for t in self.turns if t.latency_ms is not None]
+
+    @property
+    def turns_completed(self) -> int:
+        return sum(1 for t in self.turns if t.replied)
+
+    @property
+    def barge_ins(self) -> list[BargeIn]:
+        return [t.barge_in for t in self.turns if t.barge_in is not None and t.barge_in.active]
+
+
+def assistant_segments(pcm: Pcm) -> list[Segment]:
+    """The assistant's speech as heard, in samples (webrtcvad, 60 ms minimum, 200 ms gaps merged)."""
+    return speech_segments(pcm, min_speech_ms=60, min_silence_ms=200)
+
+
+def merge_segments(segments: Sequence[Segment], gap: int) -> list[Segment]:
+    """Join segments separated by less than ``gap`` samples."""
+    out: list[Segment] = []
+    for s, e in segments:
+        if out and s - out[-1][1] < gap:
+            out[-1] = (out[-1][0], max(e, out[-1][1]))
+        else:
+            out.append((s, e))
+    return out
+
+
+def overlap(segments: Sequence[Segment], lo: int, hi: int) -> int:
+    """Samples of ``segments`` inside ``[lo, hi)``."""
+    return sum(max(0, min(e, hi) - max(s, lo)) for s, e in segments)
+
+
+def first_onset(segments: Sequence[Segment], lo: int, hi: int) -> int | None:
+    """First segment start in ``[lo, hi)``."""
+    return next((s for s, _ in segments if lo <= s < hi), None)
+
+
+def _ms(samples: int, rate: int) -> float:
+    return round(samples_to_ms(samples, rate), 3)
+
+
+def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMetrics:
+    """Compute every metric of one call from its recording."""
+    rate = rec.sample_rate
+    segs = list(segments) if segments is not None else assistant_segments(rec.assistant)
+    runs = merge_segments(segs, ms_to_samples(YIELD_SILENCE_MS, rate))
+    events = rec.events
+    turns_ev = [e for e in events if e.kind == "caller_turn"]
+    barge = {int(_num(e.data["turn"])): int(_num(e.data["at"])) for e in events if e.kind == "barge_in"}
+    backch = {
+        int(_num(e.data["turn"])): (int(_num(e.data["start"])), int(_num(e.data["end"])))
+        for e in events
+        if e.kind == "backchannel"
+    }
+    plans = {int(_num(e.data["turn"])): e.data for e in events if e.kind == "turn_plan"}
+    end = next((e for e in events if e.kind == "call_end"), None)
+    clears = [e.t for e in events if e.kind == "clear"]
+    n = len(rec.assistant)
+    refs: list[Any] = list(rec.meta.get("references", []))
+    turns: list[TurnMetrics] = []
+    caller_speech: list[Segment] = list(backch.values())
+    prev_onset: int | None = None  # the previous turn's reply onset (samples), None before any reply
+    for i, ev in enumerate(turns_ev):
+        d = ev.data
+        idx = int(_num(d["turn"]))
+        cs, ce = int(_num(d["speech_start"])), int(_num(d["speech_end"]))
+        nxt = int(_num(turns_ev[i + 1].data["speech_start"])) if i + 1 < len(turns_ev) else n
+        pause = d.get("pause")
+        p0, p1 = (int(_num(pause[0])), int(_num(pause[1]))) if isinstance(pause, list) else (cs, cs)
+        window_lo = p1 if isinstance(pause, list) else cs
+        onset = first_onset(segs, window_lo, nxt)
+        if onset is not None and idx in barge:
+            # after a barge-in, the reply is what starts after the assistant yielded, not its old speech
+            onset = first_onset(segs, max(window_lo, _stop_point(runs, barge[idx]) or window_lo), nxt)
+        takeover = None
+        if isinstance(pause, list):
+            min_len = ms_to_samples(TAKEOVER_MIN_MS, rate)
+            takeover = any(p0 <= s < p1 and e - s >= min_len for s, e in segs)
+        bi = _barge_in(runs, barge[idx], n, rate) if idx in barge else None
+        carried = None
+        if idx in backch:
+            bs, be = backch[idx]
+            # a reply still owed to the previous turn when the backchannel came is not a reaction to it
+            owed = i > 0 and (prev_onset is None or prev_onset > bs)
+            carry = ms_to_samples(BACKCHANNEL_CARRY_MS, rate)
+            carried = _carried_on(runs, bs, be, cs, clears, carry, count_resumed=not owed)
+        prev_onset = onset
+        turns.append(
+            _scored(
+                turn=idx,
+                mode=str(d.get("mode", "")),
+                text=str(plans.get(idx, {}).get("text", "")),
+                caller_start_ms=_ms(cs, rate),
+                caller_end_ms=_ms(ce, rate),
+                reply_onset_ms=_ms(onset, rate) if onset is not None else None,
+                latency_ms=_ms(onset - ce, rate) if onset is not None else None,
+                overlap_ms=_ms(overlap(segs, cs, ce), rate),
+                barge_in=bi,
+                pause_takeover=takeover,
+                backchannel_carried_on=carried,
+                reference=refs[idx] if idx < len(refs) else None,
+            )
+        )
+        caller_speech += [(cs, p0), (p1, ce)] if isinstance(pause, list) else [(cs, ce)]
+    first_caller = int(_num(turns_ev[0].data["speech_start"])) if turns_ev else n
+    greeting = first_onset(segs, 0, first_caller) if rec.meta.get("expects_greeting", True) else None
+    return CallMetrics(
+        call_id=rec.call_id,
+        dialogue_id=str(rec.meta.get("dialogue_id", rec.call_id)),
+        outcome=str(end.data.get("reason", "unknown")) if end else "unknown",
+        failed=bool(end.data.get("failed", True)) if end else True,
+        duration_ms=_ms(n, rate),
+        first_word_ms=_ms(greeting, rate) if greeting is not None else None,
+        turns=turns,
+        caller_turns_planned=len(plans),
+        greeting_text=rec.meta.get("greeting_reference"),
+        overlap_ms=_ms(sum(overlap(segs, s, e) for s, e in caller_speech), rate),
+        longest_silence_ms=_longest_gap(sorted(caller_speech + segs), rate),
+    )
+
+
+def _scored(**fields: Any) -> TurnMetrics:
+    turn = TurnMetrics(**fields)
+    r = score_turn(turn)
+    return dataclasses.replace(turn, rhythm=r.score, rhythm_reasons=r.reasons)
+
+
+def _longest_gap(intervals: Sequence[Segment], rate: int) -> float | None:
+    """Longest stretch covered by no interval, between the first start and the last end."""
+    spans = [(s, e) for s, e in intervals if e > s]
+    if not spans:
+        return None
+    longest, reach = 0, spans[0][1]
+    for s, e in spans[1:]:
+        longest = max(longest, s - reach)
+        reach = max(reach, e)
+    return _ms(longest, rate)
+
+
+def _num(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"expected a number, got {value!r}")
+    return float(value)
+
+
+def _stop_point(runs: Sequence[Segment], at: int) -> int | None:
+    """Where the assistant's speech run covering sample ``at`` ends (``at`` itself if none covers it)."""
+    for s, e in runs:
+        if s <= at < e:
+            return e
+    return at
+
+
+def _barge_in(runs: Sequence[Segment], at: int, n: int, rate: int) -> BargeIn:
+    yield_gap = ms_to_samples(YIELD_SILENCE_MS, rate)
+    active = any(s <= at < e + yield_gap for s, e in runs)  # speaking, or paused shorter than a yield
+    covering = next(((s, e) for s, e in runs if s <= at < e), None)
+    latency: float | None
+    if covering is None:
+        latency = 0.0  # already silent at the barge-in onset
+    elif covering[1] >= n:
+        latency = None  # still talking when the recording ended: it never stopped
+    else:
+        latency = _ms(covering[1] - at, rate)
+    success = active and latency is not None and latency <= BARGE_IN_SUCCESS_MS
+    return BargeIn(at_ms=_ms(at, rate), active=active, stop_latency_ms=latency, success=success)
+
+
+def _carried_on(
+    runs: Sequence[Segment],
+    start: int,
+    end: int,
+    next_turn: int,
+    clears: Sequence[int],
+    carry: int,
+    count_resumed: bool = True,
+) -> bool | None:
+    """Did the assistant keep talking through a backchannel said during ``[start, end)``?
+
+    True if its speech run active at ``start`` goes on at least ``carry`` past ``end``.  If the run ends
+    sooner, it stopped because of the backchannel (False) when it sent ``clear`` or spoke again before the
+    caller's next turn; otherwise its reply simply ended there and the backchannel tells nothing (None).
+    Speaking again is evidence only with ``count_resumed``: when the caller's previous turn was still
+    unanswered at the backchannel (the assistant talked on through it), what follows is that answer.
+    """
+    run = next(((s, e) for s, e in runs if s <= start < e), None)
+    if run is None:
+        return None
+    if run[1] >= end + carry:
+        return True
+    # a clear arrives once the audio before it has played, so it lands at (or just after) the last sound
+    cleared = any(start <= c <= run[1] + carry for c in clears)
+    resumed = count_resumed and any(run[1] < s < next_turn for s, _ in runs)
+    return False if cleared or resumed else None
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The ``q``-th percentile (linear interpolation), or None for no values."""
+    return float(np.percentile(np.asarray(values, dtype=np.float64), q)) if values else None

@@ -1,0 +1,262 @@
+"""Metrics → JSON-ready dicts, run summaries with breakdowns, and the printed table.
+
+Every pooled figure (summary, breakdown row, comparison) is computed from the same per-call value lists
+(:func:`unit_values`), so the summary in ``results.json``, the report and ``callsim compare`` can never
+disagree on what a figure means.  The call is the unit: a comparison resamples calls, not turns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from voice.errors import RecordingError
+from voice.files import atomic_write_bytes
+from voice.metrics.measure import CallMetrics, percentile
+
+# Per-call labels a run is broken down by (stored in every call's JSON next to its metrics).
+BREAKDOWNS: tuple[tuple[str, str], ...] = (
+    ("scenario", "by_scenario"),
+    ("preset_type", "by_preset_type"),
+    ("relation", "by_relation"),
+)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One headline figure: which per-call values it pools and how it reduces them."""
+
+    key: str  # key in a breakdown row / comparison
+    label: str  # for tables
+    values: str  # key of :func:`unit_values`
+    reduce: str  # "mean", "p50", "p90" or "p99" over the pooled values
+    unit: str  # "ms", "rate" (0-1) or "score" (1-5)
+
+
+FIGURES: tuple[Figure, ...] = (
+    Figure("latency_p50_ms", "latency p50", "latency_ms", "p50", "ms"),
+    Figure("latency_p90_ms", "latency p90", "latency_ms", "p90", "ms"),
+    Figure("latency_p99_ms", "latency p99", "latency_ms", "p99", "ms"),
+    Figure("latency_mean_ms", "latency mean", "latency_ms", "mean", "ms"),
+    Figure("barge_in_success_rate", "barge-in success", "barge_in_success", "mean", "rate"),
+    Figure("pause_takeover_rate", "pause takeover", "pause_takeover", "mean", "rate"),
+    Figure("backchannel_carry_on_rate", "backchannel carry-on", "backchannel_carry_on", "mean", "rate"),
+    Figure("rhythm_mean", "rhythm", "rhythm", "mean", "score"),
+    Figure("answered_rate", "turns answered", "answered", "mean", "rate"),
+)
+
+
+def unit_values(c: CallMetrics) -> dict[str, list[float]]:
+    """One call's contribution to every pooled figure (booleans as 0/1)."""
+    return {
+        "latency_ms": c.latencies_ms,
+        "barge_in_success": [float(b.success) for b in c.barge_ins],
+        "pause_takeover": [float(t.pause_takeover) for t in c.turns if t.pause_takeover is not None],
+        "backchannel_carry_on": [
+            float(t.backchannel_carried_on) for t in c.turns if t.backchannel_carried_on is not None
+        ],
+        "rhythm": [float(t.rhythm) for t in c.turns if t.rhythm is not None],
+        # planned turns never spoken (the call ended early) count as unanswered
+        "answered": [1.0] * c.turns_completed + [0.0] * max(0, c.caller_turns_planned - c.turns_completed),
+    }
+
+
+def reduce_values(values: Sequence[float], how: str) -> float | None:
+    """``mean`` or a percentile (``p50``...) of pooled values; None for no values."""
+    if not values:
+        return None
+    if how == "mean":
+        return sum(values) / len(values)
+    return percentile(values, float(how[1:]))
+
+
+def pooled(calls: Sequence[CallMetrics], key: str) -> list[float]:
+    return [x for c in calls for x in unit_values(c)[key]]
+
+
+def figures(calls: Sequence[CallMetrics]) -> dict[str, Any]:
+    """A flat row of every headline figure over ``calls`` (a breakdown row, a report table row)."""
+    row: dict[str, Any] = {
+        "calls": len(calls),
+        "calls_failed": sum(1 for c in calls if c.failed),
+        "turns": sum(c.caller_turns_planned for c in calls),
+    }
+    for f in FIGURES:
+        row[f.key] = reduce_values(pooled(calls, f.values), f.reduce)
+    return row
+
+
+def call_to_json(m: CallMetrics, labels: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A call's metrics with derived figures and its labels (scenario, preset type, relation, repeat...)."""
+    d = dataclasses.asdict(m)
+    d["turns_completed"] = m.turns_completed
+    d["latency_p50_ms"] = percentile(m.latencies_ms, 50)
+    d["latency_p90_ms"] = percentile(m.latencies_ms, 90)
+    d["rhythm"] = m.rhythm
+    if labels:
+        d.update(labels)
+    return d
+
+
+def summarize(calls: Sequence[CallMetrics]) -> dict[str, Any]:
+    """Overall figures across calls: latency percentiles over every replied turn, barge-in success, …"""
+    lat = pooled(calls, "latency_ms")
+    barge = [b for c in calls for b in c.barge_ins]
+    stops = [b.stop_latency_ms for b in barge if b.stop_latency_ms is not None]
+    firsts = [c.first_word_ms for c in calls if c.first_word_ms is not None]
+    rhythm = [int(x) for x in pooled(calls, "rhythm")]
+    silences = [c.longest_silence_ms for c in calls if c.longest_silence_ms is not None]
+    return {
+        "calls": len(calls),
+        "calls_failed": sum(1 for c in calls if c.failed),
+        "caller_turns": sum(c.caller_turns_planned for c in calls),
+        "caller_turns_spoken": sum(len(c.turns) for c in calls),
+        "turns_completed": sum(c.turns_completed for c in calls),
+        "latency_ms": {
+            "n": len(lat),
+            "p50": reduce_values(lat, "p50"),
+            "p90": reduce_values(lat, "p90"),
+            "p99": reduce_values(lat, "p99"),
+            "mean": reduce_values(lat, "mean"),
+        },
+        "barge_in": {
+            "n": len(barge),
+            "successes": sum(1 for b in barge if b.success),
+            "success_rate": reduce_values(pooled(calls, "barge_in_success"), "mean"),
+            "stop_latency_p50_ms": percentile(stops, 50),
+            "stop_latency_p90_ms": percentile(stops, 90),
+        },
+        "pause_takeover_rate": reduce_values(pooled(calls, "pause_takeover"), "mean"),
+        "backchannel_carry_on_rate": reduce_values(pooled(calls, "backchannel_carry_on"), "mean"),
+        "first_word_p50_ms": percentile(firsts, 50),
+        "rhythm_mean": reduce_values(rhythm, "mean"),
+        "rhythm_histogram": {str(k): rhythm.count(k) for k in range(1, 6)},
+        "overlap_ms_total": sum(c.overlap_ms for c in calls),
+        "longest_silence_ms_max": max(silences) if silences else None,
+    }
+
+
+def breakdown(
+    calls: Sequence[CallMetrics], labels: Sequence[Mapping[str, Any]], key: str
+) -> dict[str, dict[str, Any]]:
+    """:func:`figures` per value of one label (e.g. per scenario), in first-seen order."""
+    groups: dict[str, list[CallMetrics]] = {}
+    for c, lab in zip(calls, labels, strict=True):
+        groups.setdefault(str(lab.get(key, "?")), []).append(c)
+    return {value: figures(group) for value, group in groups.items()}
+
+
+def summarize_run(calls: Sequence[CallMetrics], labels: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """:func:`summarize` plus the headline figures and their breakdowns by scenario, preset type, relation."""
+    out = summarize(calls)
+    out["figures"] = figures(calls)
+    for key, name in BREAKDOWNS:
+        out[name] = breakdown(calls, labels, key)
+    return out
+
+
+def write_json(path: Path, obj: Any) -> None:
+    """Atomically write pretty JSON (UTF-8, Chinese kept readable)."""
+    atomic_write_bytes(path, (json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n").encode())
+
+
+def read_results(folder: Path) -> dict[str, Any]:
+    path = folder / "results.json"
+    try:
+        doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise RecordingError(f"{folder}: no results.json (not a CallSim run folder)") from exc
+    except (OSError, json.JSONDecodeError) as exc:
+        raise RecordingError(f"{path}: unreadable: {exc}") from exc
+    return doc
+
+
+def target_folders(folder: Path) -> list[tuple[str, Path]]:
+    """The (target, folder) pairs of a run folder, or the one of a target folder."""
+    doc = read_results(folder)
+    if doc.get("kind") == "run":
+        return [(str(t["target"]), folder / str(t["folder"])) for t in doc.get("targets", [])]
+    if "calls" in doc:
+        return [(str(doc.get("target", folder.name)), folder)]
+    raise RecordingError(f"{folder / 'results.json'}: neither a run nor a target result")
+
+
+def fmt_ms(value: float | None, unit: str = "") -> str:
+    return "-" if value is None else f"{value:.0f}{unit}"
+
+
+def fmt_score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def fmt_rate(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.0f}%"
+
+
+def fmt_count(k: int, n: int) -> str:
+    return "-" if n == 0 else f"{k}/{n}"
+
+
+def fmt_figure(value: float | None, unit: str) -> str:
+    """A figure as shown in every table: ms rounded, rates in percent, scores to 2 decimals."""
+    return {"ms": fmt_ms, "rate": fmt_rate}.get(unit, fmt_score)(value)
+
+
+def format_table(calls: Sequence[CallMetrics], summary: dict[str, Any]) -> str:
+    """A plain-text table: one row per call, then the overall row."""
+    header = ("call", "outcome", "turns", "p50 ms", "p90 ms", "barge-in", "1st word ms", "rhythm")
+    rows: list[tuple[str, ...]] = []
+    for c in calls:
+        b = c.barge_ins
+        rows.append(
+            (
+                c.call_id,
+                c.outcome + (" (FAILED)" if c.failed else ""),
+                f"{c.turns_completed}/{c.caller_turns_planned}",
+                fmt_ms(percentile(c.latencies_ms, 50)),
+                fmt_ms(percentile(c.latencies_ms, 90)),
+                fmt_count(sum(1 for x in b if x.success), len(b)),
+                fmt_ms(c.first_word_ms),
+                fmt_score(c.rhythm),
+            )
+        )
+    lat, bi = summary["latency_ms"], summary["barge_in"]
+    rows.append(
+        (
+            "ALL",
+            f"{summary['calls'] - summary['calls_failed']}/{summary['calls']} ok",
+            f"{summary['turns_completed']}/{summary['caller_turns']}",
+            fmt_ms(lat["p50"]),
+            fmt_ms(lat["p90"]),
+            fmt_count(bi["successes"], bi["n"]),
+            fmt_ms(summary["first_word_p50_ms"]),
+            fmt_score(summary["rhythm_mean"]),
+        )
+    )
+    return text_table(header, rows[:-1], footer=rows[-1])
+
+
+def text_table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], footer: Sequence[str] | None = None
+) -> str:
+    """Columns aligned by display width (CJK characters take two columns)."""
+    everything = [header, *rows, *([footer] if footer else [])]
+    widths = [max(display_width(r[i]) for r in everything) for i in range(len(header))]
+
+    def line(r: Sequence[str]) -> str:
+        return "  ".join(c + " " * (widths[i] - display_width(c)) for i, c in enumerate(r)).rstrip()
+
+    sep = "  ".join("-" * w for w in widths)
+    out = [line(header), sep, *(line(r) for r in rows)]
+    if footer:
+        out += [sep, line(footer)]
+    return "\n".join(out)
+
+
+def display_width(text: str) -> int:
+    """Display width: CJK characters take two columns."""
+    return sum(2 if ord(ch) > 0x2E7F else 1 for ch in text)

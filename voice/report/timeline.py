@@ -1,0 +1,221 @@
+"""A call's timeline for the report: who spoke when, with latency, barge-in, pause and backchannel marks.
+
+The lanes come from the recording, exactly as measurement sees it: the caller's speech from the event log
+(``caller_turn`` speech boundaries split at a mid-turn pause, and ``backchannel`` intervals), the assistant's
+from :func:`voice.metrics.measure.assistant_segments` on the channel as heard.  The marks come from the call's
+metrics (latency, barge-in, takeover, carry-on, rhythm), never recomputed here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from voice.core.audio import samples_to_ms
+from voice.metrics.measure import assistant_segments
+from voice.run.recording import Recording
+
+CALLER = "#2563eb"
+BACKCHANNEL = "#7dd3fc"
+ASSISTANT = "#ea580c"
+BARGE = "#dc2626"
+LATENCY = "#334155"
+GOOD, FAIR, POOR = "#059669", "#d97706", "#dc2626"
+
+W = 1200
+X0, X1 = 86, W - 16  # plot area
+CALLER_Y, ASSISTANT_Y, LANE_H = 30, 84, 24
+MARK_Y = 68  # latency arrows, between the lanes
+AXIS_Y = 118
+H = 138
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Speech intervals of one call in ms: caller turns (with turn index), backchannels, pauses, assistant."""
+
+    duration_ms: float
+    caller: list[tuple[float, float, int]]
+    backchannels: list[tuple[float, float, int, str]]
+    pauses: list[tuple[float, float, int]]
+    assistant: list[tuple[float, float]]
+
+
+def timeline_from_recording(rec: Recording) -> Timeline:
+    rate = rec.sample_rate
+
+    def ms(x: object) -> float:
+        return round(samples_to_ms(float(x), rate), 1)  # type: ignore[arg-type]
+
+    caller: list[tuple[float, float, int]] = []
+    pauses: list[tuple[float, float, int]] = []
+    backchannels: list[tuple[float, float, int, str]] = []
+    for e in rec.events:
+        d = e.data
+        if e.kind == "caller_turn":
+            turn = int(d["turn"])  # type: ignore[call-overload]
+            s, end = ms(d["speech_start"]), ms(d["speech_end"])
+            pause = d.get("pause")
+            if isinstance(pause, list):
+                p0, p1 = ms(pause[0]), ms(pause[1])
+                caller += [(s, p0, turn), (p1, end, turn)]
+                pauses.append((p0, p1, turn))
+            else:
+                caller.append((s, end, turn))
+        elif e.kind == "backchannel":
+            backchannels.append((ms(d["start"]), ms(d["end"]), int(d["turn"]), str(d.get("text", ""))))  # type: ignore[call-overload]
+    assistant = [(ms(s), ms(e)) for s, e in assistant_segments(rec.assistant)]
+    return Timeline(ms(len(rec.assistant)), caller, backchannels, pauses, assistant)
+
+
+def rhythm_color(score: object) -> str:
+    if not isinstance(score, int):
+        return LATENCY
+    return GOOD if score >= 4 else FAIR if score == 3 else POOR
+
+
+def _turn_title(t: Mapping[str, Any]) -> str:
+    lines = [f"T{t['turn'] + 1} ({t.get('mode', '')}): {t.get('text', '')}"]
+    lat = t.get("latency_ms")
+    lines.append("no reply" if lat is None else f"latency {lat:.0f} ms")
+    if t.get("rhythm") is not None:
+        reasons = "; ".join(t.get("rhythm_reasons") or ())
+        lines.append(f"rhythm {t['rhythm']}/5" + (f" ({reasons})" if reasons else ""))
+    if t.get("heard_text") is not None:
+        lines.append(f"heard: {t['heard_text']}")
+    if t.get("reference"):
+        lines.append(f"reference: {t['reference']}")
+    return "\n".join(lines)
+
+
+def timeline_svg(
+    tl: Timeline, turns: Sequence[Mapping[str, Any]], *, first_word_ms: float | None = None
+) -> str:
+    """The two-lane SVG; ``data-*`` attributes let the page's script move a playhead with the audio."""
+    dur = max(tl.duration_ms, 1.0)
+
+    def x(ms: float) -> float:
+        return X0 + max(0.0, min(ms, dur)) / dur * (X1 - X0)
+
+    by_turn = {int(t["turn"]): t for t in turns}
+    out = [
+        f'<svg class="timeline" viewBox="0 0 {W} {H}" xmlns="http://www.w3.org/2000/svg"'
+        f' data-x0="{X0}" data-x1="{X1}" data-dur="{dur:.1f}">',
+        '<defs><marker id="arr" viewBox="0 0 6 6" refX="5" refY="3" markerWidth="6" markerHeight="6"'
+        ' orient="auto-start-reverse"><path d="M0,0 L6,3 L0,6 z" fill="context-stroke"/></marker></defs>',
+        f'<text x="8" y="{CALLER_Y + 16}" class="lane">caller</text>',
+        f'<text x="8" y="{ASSISTANT_Y + 16}" class="lane">assistant</text>',
+        f'<rect x="{X0}" y="{CALLER_Y}" width="{X1 - X0}" height="{LANE_H}" class="lanebg"/>',
+        f'<rect x="{X0}" y="{ASSISTANT_Y}" width="{X1 - X0}" height="{LANE_H}" class="lanebg"/>',
+    ]
+    step = next(s for s in (1000, 2000, 5000, 10000, 20000, 30000, 60000, 1e9) if dur / s <= 16)
+    k = 0.0
+    while k <= dur:
+        out.append(f'<line x1="{x(k):.1f}" x2="{x(k):.1f}" y1="{AXIS_Y}" y2="{AXIS_Y + 4}" class="axis"/>')
+        out.append(
+            f'<text x="{x(k):.1f}" y="{AXIS_Y + 16}" class="tick" text-anchor="middle">{k / 1000:g}s</text>'
+        )
+        k += step
+    out.append(f'<line x1="{X0}" x2="{X1}" y1="{AXIS_Y}" y2="{AXIS_Y}" class="axis"/>')
+    for s, e in tl.assistant:
+        out.append(
+            f'<rect x="{x(s):.1f}" y="{ASSISTANT_Y}" width="{max(x(e) - x(s), 0.8):.1f}" height="{LANE_H}"'
+            f' fill="{ASSISTANT}"><title>assistant speech {s / 1000:.2f}–{e / 1000:.2f} s</title></rect>'
+        )
+    labelled: set[int] = set()
+    for s, e, turn in tl.caller:
+        t = by_turn.get(turn, {"turn": turn})
+        out.append(
+            f'<rect x="{x(s):.1f}" y="{CALLER_Y}" width="{max(x(e) - x(s), 0.8):.1f}" height="{LANE_H}"'
+            f' fill="{CALLER}"><title>{escape(_turn_title(t))}</title></rect>'
+        )
+        if turn not in labelled:
+            labelled.add(turn)
+            score = t.get("rhythm")
+            label = f"T{turn + 1}" + (f" · {score}/5" if score is not None else "")
+            out.append(
+                f'<text x="{x(s):.1f}" y="{CALLER_Y - 6}" class="turn" fill="{rhythm_color(score)}">'
+                f"{label}<title>{escape(_turn_title(t))}</title></text>"
+            )
+    for s, e, turn in tl.pauses:
+        took = bool(by_turn.get(turn, {}).get("pause_takeover"))
+        why = "the assistant took the turn in this pause" if took else "mid-turn pause, not taken over"
+        out.append(
+            f'<rect x="{x(s):.1f}" y="{CALLER_Y}" width="{max(x(e) - x(s), 0.8):.1f}" height="{LANE_H}"'
+            f' class="{"pause took" if took else "pause"}"><title>{why}</title></rect>'
+        )
+    for s, e, turn, text in tl.backchannels:
+        carried = by_turn.get(turn, {}).get("backchannel_carried_on")
+        what = {True: "carried on", False: "stopped", None: "reply had ended"}[carried]
+        out.append(
+            f'<rect x="{x(s):.1f}" y="{CALLER_Y + 4}" width="{max(x(e) - x(s), 0.8):.1f}"'
+            f' height="{LANE_H - 8}"'
+            f' fill="{BACKCHANNEL}" stroke="{BARGE if carried is False else CALLER}">'
+            f"<title>backchannel {escape(text)}: the assistant {what}</title></rect>"
+        )
+    for t in turns:
+        out += _barge_in_marks(t, x)
+        lat, onset, end = t.get("latency_ms"), t.get("reply_onset_ms"), t.get("caller_end_ms")
+        if end is None:
+            continue
+        if lat is None or onset is None:
+            out.append(
+                f'<text x="{x(end) + 3:.1f}" y="{MARK_Y + 4}" class="mark" fill="{POOR}">no reply</text>'
+            )
+            continue
+        col = rhythm_color(t.get("rhythm"))
+        out.append(
+            f'<line x1="{x(end):.1f}" x2="{x(onset):.1f}" y1="{MARK_Y}" y2="{MARK_Y}" stroke="{col}"'
+            f' stroke-width="1.6" marker-end="url(#arr)"><title>{escape(_turn_title(t))}</title></line>'
+        )
+        out.append(
+            f'<text x="{(x(end) + x(onset)) / 2:.1f}" y="{MARK_Y - 4}" class="mark" text-anchor="middle"'
+            f' fill="{col}">{lat:.0f} ms</text>'
+        )
+    if first_word_ms is not None:
+        out.append(
+            f'<line x1="{x(first_word_ms):.1f}" x2="{x(first_word_ms):.1f}" y1="{ASSISTANT_Y - 4}"'
+            f' y2="{ASSISTANT_Y}" stroke="{LATENCY}">'
+            f"<title>first word at {first_word_ms:.0f} ms</title></line>"
+        )
+    out.append(
+        f'<line class="playhead" x1="{X0}" x2="{X0}" y1="{CALLER_Y - 4}" y2="{AXIS_Y}" style="display:none"/>'
+    )
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _barge_in_marks(t: Mapping[str, Any], x: Callable[[float], float]) -> list[str]:
+    """A dashed line at the barge-in onset and a bar for how long the assistant kept talking."""
+    bi = t.get("barge_in")
+    if not bi:
+        return []
+    at, stop = float(bi["at_ms"]), bi.get("stop_latency_ms")
+    if not bi.get("active"):
+        title, label, col = (
+            f"barge-in at {at / 1000:.2f} s: the assistant was already silent",
+            "barge-in –",
+            LATENCY,
+        )
+    else:
+        stop_text = "never stopped" if stop is None else f"stopped {stop:.0f} ms later"
+        ok = "success" if bi.get("success") else "failure"
+        title, label = (
+            f"barge-in at {at / 1000:.2f} s: {stop_text} ({ok})",
+            f"barge-in {'✓' if bi.get('success') else '✗'}",
+        )
+        col = BARGE
+    out = [
+        f'<line x1="{x(at):.1f}" x2="{x(at):.1f}" y1="{CALLER_Y - 2}" y2="{ASSISTANT_Y + LANE_H + 2}"'
+        f' stroke="{col}" stroke-dasharray="4 3" stroke-width="1.5"><title>{title}</title></line>',
+        f'<text x="{x(at) + 3:.1f}" y="{ASSISTANT_Y - 3}" class="mark" fill="{col}">'
+        f"{label}<title>{title}</title></text>",
+    ]
+    if bi.get("active") and stop is not None and stop > 0:
+        out.append(
+            f'<rect x="{x(at):.1f}" y="{ASSISTANT_Y + LANE_H + 2}" width="{x(at + stop) - x(at):.1f}"'
+            f' height="4" fill="{BARGE}"><title>{title}</title></rect>'
+        )
+    return out

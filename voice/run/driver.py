@@ -1,0 +1,122 @@
+"""Asyncio glue: one clock, one line, one call core.  The only place where a call meets real time.
+
+Frames are paced on an absolute schedule (frame ``k`` is sent at ``t0 + (k+1) * 20 ms``), so pacing never
+drifts and is never faster than real time; how late each wake-up was is kept as a pacing statistic. Everything
+the line delivers is stamped with the clock on arrival and handed to the core.
+
+Many calls in one event loop should share a :class:`voice.core.clock.FrameTicker` as their clock (one timer
+for all of them instead of one spinning waiter per call) and run inside
+:func:`voice.run.gcpause.short_gc_pauses` (see ``scripts/bench_capacity``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from voice.core.audio import FRAME_SAMPLES, SAMPLE_RATE, Pcm, ns_to_samples, samples_to_ns
+from voice.core.call import CallCore, CallEvent, CallOutcome, LineClosed
+from voice.core.clock import Clock
+from voice.errors import LineError
+from voice.lines.base import CallStart, Line
+
+FRAME_NS = samples_to_ns(FRAME_SAMPLES)
+TRACK_START_SAMPLES = 60 * SAMPLE_RATE  # first allocation of a recorded channel (grows by doubling)
+
+
+@dataclass(frozen=True)
+class CallTrace:
+    """Everything a finished call produced, before it is written to disk."""
+
+    caller: Pcm
+    heard: Pcm
+    events: list[CallEvent]
+    outcome: CallOutcome
+    pacing_late_ms: tuple[float, float, float]  # p50, p99, max lateness of frame wake-ups
+    # Every frame's lateness (ns), so percentiles can be taken over many calls at once (benchmarks).
+    pacing_late_ns: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+
+
+class _Track:
+    """One recorded channel, written frame by frame into a preallocated buffer (grown by doubling).
+
+    Keeping one small array per frame and concatenating them at hang-up cost ~3 ms (up to 12 ms) per
+    call: a stall of every other call sharing the loop.  Writing in place spreads that work over the
+    call, and the result is a view of the written part, not a copy.  Untouched capacity is never paged in.
+    """
+
+    def __init__(self, capacity: int = TRACK_START_SAMPLES) -> None:
+        self._buf = np.empty(max(1, capacity), dtype=np.int16)
+        self._n = 0
+
+    def append(self, pcm: Pcm) -> None:
+        end = self._n + len(pcm)
+        if end > len(self._buf):
+            grown = np.empty(max(end, 2 * len(self._buf)), dtype=np.int16)
+            grown[: self._n] = self._buf[: self._n]
+            self._buf = grown
+        self._buf[self._n : end] = pcm
+        self._n = end
+
+    def pcm(self) -> Pcm:
+        return self._buf[: self._n]
+
+
+async def run_call(
+    core: CallCore, line: Line, clock: Clock, start: CallStart, *, connect_timeout_s: float = 15.0
+) -> CallTrace:
+    """Play one call to the end.  A line that cannot be opened raises :class:`LineError`."""
+    try:
+        await asyncio.wait_for(line.open(start), connect_timeout_s)
+    except TimeoutError as exc:
+        raise LineError(f"the assistant did not answer within {connect_timeout_s:.0f} s") from exc
+    t0 = clock.now_ns()
+    reader = asyncio.create_task(_read(core, line, clock, t0))
+    caller, heard = _Track(), _Track()
+    late: list[int] = []
+    try:
+        k = 0
+        while True:
+            deadline = t0 + (k + 1) * FRAME_NS
+            await clock.sleep_until(deadline)
+            late.append(clock.now_ns() - deadline)
+            tick = core.tick()
+            caller.append(tick.caller)
+            heard.append(tick.heard)
+            await line.send(tick.caller)
+            if tick.hangup is not None:
+                await line.hangup(tick.hangup)
+            if tick.done:
+                break
+            k += 1
+    finally:
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+        await line.close()
+    assert core.outcome is not None
+    late_ns = np.asarray(late, dtype=np.int64)
+    pacing: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    if len(late_ns):
+        p50, p99 = np.percentile(late_ns, [50, 99]) / 1e6
+        pacing = (float(p50), float(p99), float(late_ns.max()) / 1e6)
+    return CallTrace(
+        caller=caller.pcm(),
+        heard=heard.pcm(),
+        events=list(core.events),
+        outcome=core.outcome,
+        pacing_late_ms=pacing,
+        pacing_late_ns=late_ns,
+    )
+
+
+async def _read(core: CallCore, line: Line, clock: Clock, t0: int) -> None:
+    while not core.done:
+        item = await line.recv()
+        core.receive(item, ns_to_samples(clock.now_ns() - t0))
+        if isinstance(item, LineClosed):
+            return

