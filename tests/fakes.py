@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from voice.core.audio import FRAME_SAMPLES, Pcm, active_bounds, ms_to_samples
-from voice.core.call import AssistantAudio, AssistantControl, CallCore, CallEvent, LineInput
+from voice.core.call import AssistantAudio, AssistantControl, CallCore, LineInput
 from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn
+from voice.core.events import CallerSpoke
 from voice.lines.base import CallStart
 
 
@@ -164,10 +165,10 @@ class MemoryBot:
         return [x for _, x in self.bot.due(now, now + FRAME_SAMPLES)]
 
 
-def caller_turn_event(i: int, cs_ms: float, ce_ms: float, mode: str = "after_reply", pause=None) -> CallEvent:
+def caller_turn_event(
+    i: int, cs_ms: float, ce_ms: float, mode: str = "after_reply", pause=None
+) -> CallerSpoke:
     """A ``caller_turn`` event as the call core logs it, from times in ms (``pause``: (start, end) in ms)."""
-    data: dict[str, object] = {"turn": i, "mode": mode, "speech_start": ms_to_samples(cs_ms),
-                               "speech_end": ms_to_samples(ce_ms)}  # fmt: skip
-    if pause:
-        data["pause"] = [ms_to_samples(pause[0]), ms_to_samples(pause[1])]
-    return CallEvent(ms_to_samples(cs_ms), "caller_turn", data)
+    cs, ce = ms_to_samples(cs_ms), ms_to_samples(ce_ms)
+    p = (ms_to_samples(pause[0]), ms_to_samples(pause[1])) if pause else None
+    return CallerSpoke(cs, i, mode, audio_start=cs, speech_start=cs, speech_end=ce, pause=p)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tests.fakes import plan, turn
 from voice.benchmarks.capacity import split
 from voice.benchmarks.plans import estimated_secs, join_turns, pack_plans
-from voice.benchmarks.sysstats import MachineCpu, fmt, machine_busy_fraction, percentiles, table
+from voice.benchmarks.sysstats import MachineCpu, fmt, machine_busy_fraction, table
 from voice.core.caller import CallerTiming
 
 
@@ -35,9 +35,7 @@ def test_calls_are_split_evenly_over_processes():
     assert sum(split(250, 2)) == 250
 
 
-def test_percentiles_tables_and_cpu_fractions():
-    assert percentiles([1, 2, 3, 4], (50,)) == [2.5]
-    assert percentiles([], (50, 90)) == [None, None]
+def test_tables_and_cpu_fractions():
     assert fmt(None) == "-" and fmt(1.234, ".2f") == "1.23"
     text = table(["name", "n"], [["a", "1"], ["bb", "10"]])
     assert text.splitlines() == ["name   n", "a      1", "bb    10"]

@@ -10,12 +10,12 @@ import pytest
 from voice.benchmarks.stages import decompose, format_report, summarize
 from voice.benchmarks.tts_cache import PassResult, cache_files
 from voice.benchmarks.tts_cache import format_report as cache_report
-from voice.core.call import CallEvent
+from voice.core import events as ev
 from voice.metrics.measure import CallMetrics, TurnMetrics
 
 
-def log(t: int, **payload: Any) -> CallEvent:
-    return CallEvent(t, "control", {"event": "log", "payload": payload})
+def log(t: int, **payload: Any) -> ev.ControlReceived:
+    return ev.ControlReceived(t, "log", payload)
 
 
 def turn(i: int, start: float, end: float, onset: float | None) -> TurnMetrics:
@@ -46,7 +46,7 @@ def test_a_turn_is_split_into_stages_on_the_callers_timeline_with_the_remainder_
         log(66_000, kind="speaking", at_ms=4150.0),
         # turn 1: the assistant ended "its" turn inside the caller's speech (a pause): not decomposable
         log(120_000, kind="caller", text="x", turn_end_at_ms=7000.0, asr_wait_ms=0.0, policy_ms=0.1),
-        CallEvent(130_000, "rx", {"samples": 320}),
+        ev.AudioReceived(130_000, samples=320, arrival=130_000, start=130_000),
     ]
     (row,) = decompose("c", events, metrics)
     assert (row.turn, row.latency, row.endpointing, row.asr) == (0, 1500.0, 420.0, 300.0)

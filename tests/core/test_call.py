@@ -1,18 +1,23 @@
 """The I/O-free call core on virtual time, against a ground-truth scripted assistant."""
 
+from typing import TypeVar
+
 import numpy as np
 
 from tests.fakes import ScriptedAssistant, plan, run_core, tone, turn
+from voice.core import events as ev
 from voice.core.audio import ms_to_samples, rms_dbfs
 from voice.core.call import AssistantAudio, AssistantControl, CallCore, EnergyDetector, LineClosed
+
+E = TypeVar("E", bound=ev.Event)
 
 
 def kinds(core: CallCore) -> list[str]:
     return [e.kind for e in core.events]
 
 
-def first(core: CallCore, kind: str) -> dict:
-    return next(dict(e.data) for e in core.events if e.kind == kind)
+def first(core: CallCore, kind: type[E]) -> E:
+    return next(e for e in core.events if isinstance(e, kind))
 
 
 def test_a_normal_call_completes_and_logs_every_decision():
@@ -23,15 +28,14 @@ def test_a_normal_call_completes_and_logs_every_decision():
     assert k[0] == "call_start" and k.count("turn_plan") == 2
     assert k.count("caller_turn") == 2 and k.count("reply_onset") == 3  # greeting + two replies
     assert k[-1] == "call_end"
-    t0 = first(core, "caller_turn")
-    assert t0["mode"] == "after_reply"
+    assert first(core, ev.CallerSpoke).mode == "after_reply"
 
 
 def test_the_caller_waits_its_think_time_after_the_reply_ends():
     core = CallCore(plan(turn(0, think_ms=900), end_of_reply_ms=700))
     run_core(core, ScriptedAssistant(greeting_ms=300, reply_len_ms=1000))
     greeting_end = ms_to_samples(1300)
-    start = first(core, "caller_turn")["audio_start"]
+    start = first(core, ev.CallerSpoke).audio_start
     assert start == greeting_end + ms_to_samples(900)
 
 
@@ -45,9 +49,9 @@ def test_silent_assistant_ends_the_call_as_a_failure_without_hanging():
 def test_barge_in_starts_exactly_at_the_offset_into_the_reply():
     core = CallCore(plan(turn(0), turn(1, barge_in_ms=800)))
     run_core(core, ScriptedAssistant(reply_len_ms=4000, stop_ms=250))
-    b = first(core, "barge_in")
-    assert b["offset"] == ms_to_samples(800)
-    assert b["at"] == b["reply_onset"] + ms_to_samples(800)
+    b = first(core, ev.BargedIn)
+    assert b.offset == ms_to_samples(800)
+    assert b.at == b.reply_onset + ms_to_samples(800)
     assert "clear" in kinds(core)
 
 
@@ -55,15 +59,15 @@ def test_barge_in_is_skipped_when_the_reply_ends_first():
     core = CallCore(plan(turn(0), turn(1, barge_in_ms=5000)))
     run_core(core, ScriptedAssistant(reply_len_ms=1000))
     assert "barge_in" not in kinds(core)
-    assert first(core, "barge_in_skipped")["turn"] == 1
+    assert first(core, ev.BargeInSkipped).turn == 1
 
 
 def test_backchannel_is_played_while_the_assistant_talks():
     core = CallCore(plan(turn(0), turn(1, backchannel_at_ms=600)))
     heard = run_core(core, ScriptedAssistant(reply_len_ms=3000, stop_ms=None))
-    bc = first(core, "backchannel")
-    onset = next(e.data["at"] for e in core.events if e.kind == "reply_onset" and e.data["turn"] == 0)
-    assert bc["start"] - onset < ms_to_samples(600) + ms_to_samples(40)
+    bc = first(core, ev.BackchannelSaid)
+    onset = next(e.at for e in core.events if isinstance(e, ev.ReplyStarted) and e.turn == 0)
+    assert bc.start - onset < ms_to_samples(600) + ms_to_samples(40)
     assert len(heard) > 0
 
 
@@ -71,8 +75,7 @@ def test_assistant_hangup_drains_buffered_audio_then_ends():
     core = CallCore(plan(turn(0), turn(1), turn(2)))
     run_core(core, ScriptedAssistant(hangup_after_turns=1))
     assert core.outcome is not None and core.outcome.reason == "assistant_hangup" and not core.outcome.failed
-    end = first(core, "call_end")
-    assert end["caller_turns_started"] == 2
+    assert first(core, ev.CallEnded).caller_turns_started == 2
 
 
 def test_line_closed_mid_call_is_a_recorded_failure():
@@ -97,8 +100,8 @@ def test_late_audio_is_never_placed_in_the_past():
     for _ in range(5):
         core.tick()
     core.receive(AssistantAudio(tone(100)), at=10)  # stamped long ago
-    rx = [e for e in core.events if e.kind == "rx"][-1]
-    assert rx.data["start"] == 5 * 320 and rx.data["arrival"] == 10
+    rx = [e for e in core.events if isinstance(e, ev.AudioReceived)][-1]
+    assert rx.start == 5 * 320 and rx.arrival == 10
     assert np.abs(core.tick().heard).max() > 0
 
 

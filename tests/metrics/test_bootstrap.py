@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from voice.metrics.bootstrap import bootstrap_difference, reduce_pooled
+from voice.metrics.bootstrap import bootstrap_difference
 
 
 def calls(rng, n_calls, mean, spread=200.0, call_sd=150.0):
@@ -58,11 +58,3 @@ def test_same_seed_same_interval_and_paired_needs_the_same_calls():
     assert bootstrap_difference(a, b, "p90", seed=9) == bootstrap_difference(a, b, "p90", seed=9)
     with pytest.raises(ValueError):
         bootstrap_difference(a, b[:5], "mean", paired=True)
-
-
-def test_reductions():
-    v = np.array([1.0, 2.0, 3.0, 4.0])
-    assert reduce_pooled(v, "mean") == 2.5 and reduce_pooled(v, "p50") == 2.5
-    assert reduce_pooled(np.zeros(0), "p90") is None
-    with pytest.raises(ValueError):
-        reduce_pooled(v, "median")

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from tests.fakes import ScriptedAssistant, caller_turn_event, plan, run_core, tone, turn
+from voice.core import events as ev
 from voice.core.audio import ms_to_samples
-from voice.core.call import AssistantAudio, CallCore, CallEvent
+from voice.core.call import AssistantAudio, CallCore
 from voice.core.caller import CallerTiming, plan_call
 from voice.dialogues import parse_dialogue
 from voice.metrics.measure import measure
@@ -20,11 +21,12 @@ def synthetic(length_ms, assistant_ms, turns, extra=(), greeting=True):
     audio = np.zeros(S(length_ms), np.int16)
     for a, b in assistant_ms:
         audio[S(a) : S(b)] = tone(b - a)[: S(b) - S(a)]
-    events = [CallEvent(0, "turn_plan", {"turn": i, "text": "x"}) for i in range(len(turns))]
+    events: list[ev.CallEvent] = [ev.CallStarted(0, "x", len(turns), greeting)]
+    events += [ev.TurnPlanned(0, i, "x") for i in range(len(turns))]
     events += [caller_turn_event(i, cs, ce, **more) for i, (cs, ce, more) in enumerate(turns)]
     events += list(extra)
-    events.append(CallEvent(len(audio), "call_end", {"reason": "completed", "failed": False}))
-    return Recording("x", np.zeros_like(audio), audio, events, {"expects_greeting": greeting})
+    events.append(ev.CallEnded(len(audio), "completed", False))
+    return Recording("x", np.zeros_like(audio), audio, events)
 
 
 def test_a_reply_that_starts_before_the_caller_ends_is_negative_talk_over():
@@ -42,7 +44,7 @@ def test_no_reply_scores_one_and_has_no_latency():
 
 def test_a_barge_in_during_a_long_silence_is_not_counted_as_a_barge_in():
     # the assistant paused 800 ms mid-reply; the caller cut in 500 ms into that silence
-    barge = CallEvent(S(3300), "barge_in", {"turn": 0, "at": S(3300)})
+    barge = ev.BargedIn(S(3300), 0, S(3300), reply_onset=0, offset=0)
     rec = synthetic(
         8000, [(500, 2800), (3600, 4000), (5200, 6000)], [(3300, 4500, {"mode": "barge_in"})], extra=[barge]
     )
@@ -53,20 +55,20 @@ def test_a_barge_in_during_a_long_silence_is_not_counted_as_a_barge_in():
 
 
 def test_a_barge_in_in_a_short_gap_counts_and_stop_is_the_end_of_the_run():
-    barge = CallEvent(S(2900), "barge_in", {"turn": 0, "at": S(2900)})
+    barge = ev.BargedIn(S(2900), 0, S(2900), reply_onset=0, offset=0)
     rec = synthetic(8000, [(500, 2800), (3000, 3400)], [(2900, 4500, {"mode": "barge_in"})], extra=[barge])
     b = measure(rec).turns[0].barge_in
     assert b is not None and b.active and b.stop_latency_ms == pytest.approx(500, abs=1) and b.success
 
 
 def test_a_backchannel_overlapping_the_reply_end_says_nothing():
-    bc = CallEvent(S(2700), "backchannel", {"turn": 0, "start": S(2700), "end": S(2900)})
+    bc = ev.BackchannelSaid(S(2700), 0, "嗯", S(2700), S(2900))
     rec = synthetic(8000, [(500, 2800), (5000, 6000)], [(4000, 4600, {})], extra=[bc])
     assert measure(rec).turns[0].backchannel_carried_on is None
 
 
 def test_stopping_and_answering_a_backchannel_is_not_carrying_on():
-    bc = CallEvent(S(1500), "backchannel", {"turn": 0, "start": S(1500), "end": S(1700)})
+    bc = ev.BackchannelSaid(S(1500), 0, "嗯", S(1500), S(1700))
     # the reply stops at 1800 and the assistant speaks again at 2600, before the caller's turn at 4000
     rec = synthetic(8000, [(500, 1800), (2600, 3000), (5000, 6000)], [(4000, 4600, {})], extra=[bc])
     t = measure(rec).turns[0]
@@ -74,15 +76,15 @@ def test_stopping_and_answering_a_backchannel_is_not_carrying_on():
 
 
 def test_carrying_on_through_a_backchannel():
-    bc = CallEvent(S(1000), "backchannel", {"turn": 0, "start": S(1000), "end": S(1200)})
+    bc = ev.BackchannelSaid(S(1000), 0, "嗯", S(1000), S(1200))
     rec = synthetic(8000, [(500, 3000), (5000, 6000)], [(4000, 4600, {})], extra=[bc])
     assert measure(rec).turns[0].backchannel_carried_on is True
 
 
 def test_the_answer_owed_to_an_ignored_barge_in_is_not_a_reaction_to_a_later_backchannel():
     # turn 0 barges in at 1500 but the reply talks on to 3000; 嗯 at 2900; then the answer to turn 0 at 3400
-    barge = CallEvent(S(1500), "barge_in", {"turn": 0, "at": S(1500)})
-    bc = CallEvent(S(2900), "backchannel", {"turn": 1, "start": S(2900), "end": S(3100)})
+    barge = ev.BargedIn(S(1500), 0, S(1500), reply_onset=0, offset=0)
+    bc = ev.BackchannelSaid(S(2900), 1, "嗯", S(2900), S(3100))
     turns = [(1500, 2500, {"mode": "barge_in"}), (6000, 6600, {})]
     rec = synthetic(9000, [(500, 3000), (3400, 5000)], turns, extra=[barge, bc])
     m = measure(rec)
@@ -91,7 +93,7 @@ def test_the_answer_owed_to_an_ignored_barge_in_is_not_a_reaction_to_a_later_bac
 
 
 def test_speaking_again_after_a_backchannel_counts_once_the_previous_turn_was_answered():
-    bc = CallEvent(S(2900), "backchannel", {"turn": 1, "start": S(2900), "end": S(3100)})
+    bc = ev.BackchannelSaid(S(2900), 1, "嗯", S(2900), S(3100))
     turns = [(0, 400, {}), (6000, 6600, {})]
     rec = synthetic(9000, [(500, 3000), (3400, 5000)], turns, extra=[bc])
     assert measure(rec).turns[1].backchannel_carried_on is False  # 嗯 took the floor from the reply
@@ -124,9 +126,7 @@ def test_audio_that_arrives_in_one_burst_is_heard_in_real_time():
         if not sent and bot._speech_end is not None and core.now >= bot._speech_end + S(700):
             core.receive(AssistantAudio(tone(2000)), at=core.now + 37)  # the whole reply at once
             sent, burst_at = True, core.now + 37
-    rec = Recording(
-        "b", np.concatenate(caller), np.concatenate(heard), core.events, {"expects_greeting": False}
-    )
+    rec = Recording("b", np.concatenate(caller), np.concatenate(heard), core.events)
     t = measure(rec).turns[0]
     assert t.reply_onset_ms == pytest.approx(burst_at / 16, abs=1)
     # heard for exactly its own duration from its arrival, not squeezed into the arrival frame
@@ -147,13 +147,13 @@ def test_measure_credits_a_clear_that_arrives_as_the_assistant_falls_silent(late
     audio = np.zeros(S(4000), np.int16)
     audio[S(300) : S(1300)] = tone(1000)
     events = [
-        CallEvent(0, "turn_plan", {"turn": 0, "text": "x"}),
-        CallEvent(S(1000), "backchannel", {"turn": 0, "start": S(1000), "end": S(1200)}),
-        CallEvent(S(1300) + late_samples, "clear", {"dropped": 1000}),
+        ev.TurnPlanned(0, 0, "x"),
+        ev.BackchannelSaid(S(1000), 0, "嗯", S(1000), S(1200)),
+        ev.PlayoutCleared(S(1300) + late_samples, 1000),
         caller_turn_event(0, 2600, 3600),
-        CallEvent(S(4000), "call_end", {"reason": "completed", "failed": False}),
+        ev.CallEnded(S(4000), "completed", False),
     ]
-    rec = Recording("x", np.zeros_like(audio), audio, events, {"expects_greeting": True})
+    rec = Recording("x", np.zeros_like(audio), audio, events)
     assert measure(rec).turns[0].backchannel_carried_on is False
 
 
@@ -167,9 +167,7 @@ def test_measure_counts_stop_latency_from_the_callers_speech_onset():
     dialogue = parse_dialogue({**DIALOGUE_HEAD, "turns": turns})
     core = CallCore(plan_call(dialogue, MemoryTTS(), CallerTiming(seed=0)))
     heard = run_core(core, ScriptedAssistant(reply_ms=400, stop_ms=200, reply_len_ms=3000))
-    rec = Recording(
-        "x", np.zeros(1, np.int16), np.concatenate(heard), core.events, {"expects_greeting": True}
-    )
+    rec = Recording("x", np.zeros(1, np.int16), np.concatenate(heard), core.events)
     barge = next(t for t in measure(rec).turns if t.barge_in is not None)
     assert barge.barge_in is not None
     assert barge.barge_in.stop_latency_ms == pytest.approx(200, abs=1)

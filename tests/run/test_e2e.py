@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from tests.records import takeout_call
+from voice.core import events as ev
 from voice.core.audio import ms_to_samples
 from voice.core.caller import CallerTiming
 from voice.dialogues import parse_dialogue
@@ -69,10 +70,10 @@ def test_measured_latency_agrees_with_the_event_log(call_dir):
     out, m = call_dir
     rec = load_recording(out / "e2e-takeout.wav")
     events = rec.events
-    turns = [e.data for e in events if e.kind == "caller_turn"]
-    rx = [(e.data["start"], e.data["start"] + e.data["samples"]) for e in events if e.kind == "rx"]
+    turns = [e for e in events if isinstance(e, ev.CallerSpoke)]
+    rx = [(e.start, e.start + e.samples) for e in events if isinstance(e, ev.AudioReceived)]
     first = m.turns[0]
-    end = turns[0]["speech_end"]
+    end = turns[0].speech_end
     onset = ms_to_samples(first.reply_onset_ms)
     assert first.latency_ms == pytest.approx((onset - end) / 16, abs=0.1)
     # the onset heard lies inside audio that had arrived: a received chunk plays at that sample
@@ -80,7 +81,7 @@ def test_measured_latency_agrees_with_the_event_log(call_dir):
     # and no reply audio played between the caller's end and the measured onset
     assert not np.abs(rec.assistant[end : onset - 16]).max(initial=0) > 2000
     # the call core's own online detection saw the reply start within one frame of the measurement
-    online = next(e.data["at"] for e in events if e.kind == "reply_onset" and e.data["turn"] == 0)
+    online = next(e.at for e in events if isinstance(e, ev.ReplyStarted) and e.turn == 0)
     assert abs(online - onset) <= 320
 
 

@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pytest
 
-from voice.core.call import CallEvent
+from voice.core import events as ev
 from voice.errors import RecordingError
 from voice.run.recording import Recording, load_recording, save_recording
 
@@ -13,28 +13,49 @@ def test_save_and_load_round_trip(tmp_path):
         "call-1",
         np.arange(640, dtype=np.int16),
         -np.arange(640, dtype=np.int16),
-        [CallEvent(0, "call_start", {"dialogue": "d"}), CallEvent(320, "caller_turn", {"turn": 0})],
-        {"dialogue_id": "d", "references": ["你好"]},
+        [ev.CallStarted(0, "d", 1, True, "您好"), ev.CallerSpoke(320, 0, "first", 320, 330, 600)],
+        {"dialogue_id": "d", "scenario": "takeout"},
     )
     wav, log = save_recording(tmp_path, rec)
     assert wav.name == "call-1.wav" and log.name == "call-1.events.jsonl"
     lines = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()]
-    assert lines[1] == {"t": 320, "ms": 20.0, "kind": "caller_turn", "turn": 0}
+    assert lines[1] == {"t": 320, "ms": 20.0, "kind": "caller_turn", "turn": 0, "mode": "first",
+                        "audio_start": 320, "speech_start": 330, "speech_end": 600}  # fmt: skip
     assert lines[-1]["kind"] == "meta"
     for p in (wav, log, tmp_path / "call-1"):
         back = load_recording(p)
         assert np.array_equal(back.caller, rec.caller) and np.array_equal(back.assistant, rec.assistant)
-        assert back.events == rec.events and back.meta["references"] == ["你好"]
+        assert back.events == rec.events and back.meta["scenario"] == "takeout"
+
+
+def test_recordings_made_before_typed_events_load_with_their_references_in_the_plan(tmp_path):
+    """0.1 kept references in ``meta``; they now belong to the plan events, where ``measure`` reads them."""
+    (tmp_path / "old.events.jsonl").write_text(
+        '{"t": 0, "ms": 0.0, "kind": "call_start", "dialogue": "d", "turns": 1, "greeting": true}\n'
+        '{"t": 0, "ms": 0.0, "kind": "turn_plan", "turn": 0, "dialogue_turn": 1, "text": "喂", "think": 10,'
+        ' "backchannel": {"text": "嗯", "at": 8000}}\n'
+        '{"kind": "meta", "call_id": "old", "references": ["好的"], "greeting_reference": "您好"}\n',
+        encoding="utf-8",
+    )
+    save_recording(tmp_path, Recording("tmp", np.zeros(4, np.int16), np.zeros(4, np.int16), []))
+    (tmp_path / "tmp.wav").rename(tmp_path / "old.wav")
+    start, plan = load_recording(tmp_path / "old").events
+    assert isinstance(start, ev.CallStarted) and start.greeting_reference == "您好"
+    assert isinstance(plan, ev.TurnPlanned) and plan.reference == "好的"
+    assert plan.backchannel == ev.BackchannelCue("嗯", 8000)
 
 
 def test_incomplete_recordings_are_refused_with_the_file_named(tmp_path):
     rec = Recording("x", np.zeros(10, np.int16), np.zeros(10, np.int16), [], {})
     wav, log = save_recording(tmp_path, rec)
-    log.write_text('{"t": 0, "kind": "call_start"}\n', encoding="utf-8")  # meta line missing
+    log.write_text('{"t": 0, "kind": "line_closed", "reason": "x"}\n', encoding="utf-8")  # meta line missing
     with pytest.raises(RecordingError, match="incomplete"):
         load_recording(wav)
     log.write_text("{oops\n", encoding="utf-8")
     with pytest.raises(RecordingError, match=r"x.events.jsonl:1"):
+        load_recording(wav)
+    log.write_text('{"kind": "meta"}\n{"t": 5, "kind": "rx", "samples": "320"}\n', encoding="utf-8")
+    with pytest.raises(RecordingError, match=r"x.events.jsonl:2: .*rx: field 'samples'"):
         load_recording(wav)
     log.unlink()
     with pytest.raises(RecordingError, match="needs both"):

@@ -117,7 +117,7 @@ async def calls_on(tmp_path, jobs, targets=("a",), concurrency=2, lines=None, tt
         )
         for t in targets
     ]
-    return await run_calls(
+    done = await run_calls(
         runs,
         jobs,
         tts or MemoryTTS(),
@@ -126,6 +126,7 @@ async def calls_on(tmp_path, jobs, targets=("a",), concurrency=2, lines=None, tt
         new_clock=VirtualClock,
         on_status=(events.append if events is not None else lambda _: None),
     )
+    return [target.calls for target in done]
 
 
 async def test_concurrent_calls_on_two_targets_match_sequential_ones(tmp_path):

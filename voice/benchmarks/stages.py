@@ -40,16 +40,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from voice.benchmarks.sysstats import fmt, percentiles, table
-from voice.core.call import CallCore, CallEvent
+from voice.benchmarks.sysstats import fmt, table
 from voice.core.caller import CallerTiming, plan_call
 from voice.core.clock import MonotonicClock
+from voice.core.events import CallEvent, assistant_log
 from voice.dialogues import Dialogue, bundled_dialogues_path, load_dialogues
 from voice.lines.base import CallStart
 from voice.lines.pcm import PcmWebsocketLine
 from voice.metrics.measure import CallMetrics, measure
-from voice.run.driver import run_call
-from voice.run.recording import Recording
+from voice.metrics.reduce import percentiles
+from voice.run.driver import record_call
 from voice.speech.tts import make_tts
 from voice.speech.tts.base import cache_root
 
@@ -87,12 +87,7 @@ class TurnStages:
 
 def _logs(events: Sequence[CallEvent]) -> list[dict[str, Any]]:
     """The assistant's ``log`` payloads, in arrival order."""
-    out = []
-    for e in events:
-        payload = e.data.get("payload")
-        if e.kind == "control" and e.data.get("event") == "log" and isinstance(payload, Mapping):
-            out.append(dict(payload))
-    return out
+    return [dict(log) for e in events if (log := assistant_log(e)) is not None]
 
 
 def _num(value: Any) -> float | None:
@@ -238,18 +233,11 @@ async def _run_calls(args: argparse.Namespace) -> list[TurnStages]:
         for d in dialogues:
             plan = await loop.run_in_executor(None, plan_call, d, tts, timing)
             _say(args, f"{d.id}: calling the built-in assistant")
-            trace = await run_call(
-                CallCore(plan), PcmWebsocketLine(url), MonotonicClock(), CallStart(d.id, d.assistant_view())
-            )
-            meta = {
-                "dialogue_id": d.id,
-                "references": list(plan.references),
-                "expects_greeting": plan.expects_greeting,
-                "greeting_reference": plan.greeting_reference,
-            }
-            rec = Recording(d.id, trace.caller, trace.heard, trace.events, meta)
+            start = CallStart(d.id, d.assistant_view())
+            line = PcmWebsocketLine(url)
+            rec, _ = await record_call(plan, line, MonotonicClock(), start, {"dialogue_id": d.id})
             metrics = await loop.run_in_executor(None, measure, rec)
-            rows += decompose(d.id, trace.events, metrics)
+            rows += decompose(d.id, rec.events, metrics)
     return rows
 
 

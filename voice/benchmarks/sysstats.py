@@ -1,4 +1,4 @@
-"""Helpers shared by the benchmarks: percentiles, CPU time of processes and of the machine, tables.
+"""Helpers shared by the benchmarks: CPU time of processes and of the machine, and tables.
 
 CPU figures come from ``/proc`` (Linux) so a benchmark can account for processes it did not start in
 Python (the echo assistant) and for the whole machine; elsewhere they are reported as unavailable.
@@ -10,18 +10,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-import numpy.typing as npt
-
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def percentiles(values: npt.ArrayLike, qs: Sequence[float] = (50, 90)) -> list[float | None]:
-    """Linear-interpolation percentiles (as ``voice.metrics.results`` uses); ``None`` for an empty sample."""
-    arr = np.asarray(values, dtype=np.float64)
-    if arr.size == 0:
-        return [None for _ in qs]
-    return [float(v) for v in np.percentile(arr, list(qs))]
 
 
 def process_cpu_s(pid: int) -> float | None:

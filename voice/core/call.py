@@ -12,6 +12,7 @@ place its own speech at any sample of the current or a later frame, so barge-ins
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,19 +20,11 @@ from typing import Protocol
 
 import numpy as np
 
+from voice.core import events as ev
 from voice.core.audio import FRAME_SAMPLES, Pcm, active_bounds, ms_to_samples, shared_silence
 from voice.core.caller import CallerPlan, PlannedTurn
+from voice.core.events import CallEvent
 from voice.core.playout import PlayoutBuffer
-
-
-@dataclass(frozen=True)
-class CallEvent:
-    """One entry of the call's event log; ``t`` is the sample at which the core learned of it."""
-
-    t: int
-    kind: str
-    data: Mapping[str, object] = field(default_factory=dict)
-
 
 # --- what the line delivers ---------------------------------------------------------------------------
 
@@ -142,10 +135,12 @@ class CallCore:
         self._drain_since = 0
         self._backchannel_done = False
         self._log(
-            0, "call_start", dialogue=plan.dialogue_id, turns=len(plan.turns), greeting=plan.expects_greeting
+            ev.CallStarted(
+                0, plan.dialogue_id, len(plan.turns), plan.expects_greeting, plan.greeting_reference
+            )
         )
         for turn in plan.turns:
-            self._log(0, "turn_plan", **turn.describe())
+            self._log(turn.planned(plan.references[turn.index]))
         if not plan.expects_greeting:
             first = plan.turns[0]
             self._start_turn(first, first.think, mode="first")
@@ -168,18 +163,18 @@ class CallCore:
         arrival = max(at, self.now)
         if isinstance(item, AssistantAudio):
             start = self._ear.schedule(item.pcm, arrival)
-            self._log(arrival, "rx", samples=len(item.pcm), arrival=at, start=start)
+            self._log(ev.AudioReceived(arrival, len(item.pcm), at, start))
         elif isinstance(item, AssistantControl):
-            self._log(arrival, "control", event=item.event, payload=dict(item.payload))
+            self._log(ev.ControlReceived(arrival, item.event, dict(item.payload)))
             if item.event == "clear":
-                self._log(arrival, "clear", dropped=self._ear.clear(arrival))
+                self._log(ev.PlayoutCleared(arrival, self._ear.clear(arrival)))
             elif item.event == "hangup":
-                self._log(arrival, "hangup", by="assistant", reason=str(item.payload.get("reason", "")))
+                self._log(ev.HungUp(arrival, "assistant", str(item.payload.get("reason", ""))))
                 self._state, self._drain_since = _State.DRAINING, arrival
             elif item.event == "error":
                 self._finish(arrival, "assistant_error", True, str(item.payload.get("message", "")))
         else:
-            self._log(arrival, "line_closed", reason=item.reason)
+            self._log(ev.LineDropped(arrival, item.reason))
             if item.reason.startswith("protocol_error"):
                 self._finish(arrival, "protocol_error", True, item.reason)
             elif self._state is not _State.DRAINING:
@@ -221,7 +216,7 @@ class CallCore:
                 self._missed = 0
                 self._state = _State.IN_REPLY
                 self._backchannel_done = False
-                self._log(e, "reply_onset", turn=self._next_turn - 1, at=self._reply_onset)
+                self._log(ev.ReplyStarted(e, self._next_turn - 1, self._reply_onset))
             elif e - self._wait_since >= self._response_timeout:
                 self._missed_reply(e)
         elif st is _State.IN_REPLY:
@@ -232,7 +227,7 @@ class CallCore:
                 self._state = _State.AWAIT_REPLY
         elif st is _State.CLOSING:
             if e >= self._close_at:
-                self._log(e, "hangup", by="caller", reason="completed")
+                self._log(ev.HungUp(e, "caller", "completed"))
                 self._finish(e, "completed", False)
         elif st is _State.DRAINING and (self._ear.pending(e) == 0 or e - self._drain_since >= self._drain):
             if self._closed_reason is None:
@@ -248,14 +243,7 @@ class CallCore:
             if at < e:
                 start = max(at, self.now)
                 onset = start + turn.speech_start
-                self._log(
-                    e,
-                    "barge_in",
-                    turn=turn.index,
-                    at=onset,
-                    reply_onset=self._reply_onset,
-                    offset=onset - self._reply_onset,
-                )
+                self._log(ev.BargedIn(e, turn.index, onset, self._reply_onset, onset - self._reply_onset))
                 self._start_turn(turn, 0, mode="barge_in", at=start)
                 return
         if (
@@ -271,42 +259,33 @@ class CallCore:
                 start = max(at, self.now)
                 if self._last_speech >= self.now - self._end_of_reply // 2:
                     begin = self._mouth.schedule(turn.backchannel_audio, start)
+                    text = turn.backchannel_text or ""
                     self._log(
-                        e,
-                        "backchannel",
-                        turn=turn.index,
-                        text=turn.backchannel_text,
-                        start=begin + b[0],
-                        end=begin + b[1],
-                        reply_onset=self._reply_onset,
+                        ev.BackchannelSaid(e, turn.index, text, begin + b[0], begin + b[1], self._reply_onset)
                     )
                 else:
-                    self._log(e, "backchannel_skipped", turn=turn.index, reason="reply already ended")
+                    self._log(ev.BackchannelSkipped(e, turn.index, "reply already ended"))
         if bounds is None and e - self._last_speech >= self._end_of_reply:
             reply_end = self._last_speech
-            self._log(e, "reply_end", turn=self._next_turn - 1, at=reply_end)
+            self._log(ev.ReplyEnded(e, self._next_turn - 1, reply_end))
             if turn is None:
                 self._state, self._close_at = _State.CLOSING, max(reply_end + self._hangup_after, e)
                 return
             if turn.barge_in is not None:
-                self._log(
-                    e, "barge_in_skipped", turn=turn.index, reason="reply ended before the barge-in point"
-                )
+                self._log(ev.BargeInSkipped(e, turn.index, "reply ended before the barge-in point"))
             self._start_turn(
                 turn, turn.think, mode="after_reply", at=max(reply_end + turn.think, e), after=reply_end
             )
 
     def _missed_reply(self, e: int) -> None:
         self._missed += 1
-        self._log(
-            e, "no_response", turn=self._next_turn - 1, waited=e - self._wait_since, missed=self._missed
-        )
+        self._log(ev.ReplyMissed(e, self._next_turn - 1, e - self._wait_since, self._missed))
         if self._missed >= self.plan.timing.max_missed_replies:
             self._finish(e, "assistant_silent", True, f"{self._missed} replies in a row never came")
             return
         turn = self._upcoming()
         if turn is None:
-            self._log(e, "hangup", by="caller", reason="no final reply")
+            self._log(ev.HungUp(e, "caller", "no final reply"))
             self._finish(e, "completed", False, "the last reply never came")
             return
         self._start_turn(turn, 0, mode="after_timeout", at=e)
@@ -321,18 +300,13 @@ class CallCore:
         start = self._mouth.schedule(turn.audio, at if at is not None else think)
         self._speaking_until = start + len(turn.audio)
         self._speech_end = start + turn.speech_end
-        data: dict[str, object] = {
-            "turn": turn.index,
-            "mode": mode,
-            "audio_start": start,
-            "speech_start": start + turn.speech_start,
-            "speech_end": self._speech_end,
-        }
-        if turn.pause is not None:
-            data["pause"] = [start + turn.pause[0], start + turn.pause[1]]
+        pause = (start + turn.pause[0], start + turn.pause[1]) if turn.pause is not None else None
+        spoke = ev.CallerSpoke(
+            start, turn.index, mode, start, start + turn.speech_start, self._speech_end, pause
+        )
         if after is not None:  # the think time actually taken: more than planned if the reply ended late
-            data["reply_end"], data["think"], data["gap"] = after, think, start - after
-        self._log(start, "caller_turn", **data)
+            spoke = dataclasses.replace(spoke, reply_end=after, think=think, gap=start - after)
+        self._log(spoke)
         self._next_turn = turn.index + 1
         self._state = _State.SPEAKING
 
@@ -340,16 +314,8 @@ class CallCore:
         if self.done:
             return
         self.outcome = CallOutcome(reason, failed, detail)
-        self._log(
-            at,
-            "call_end",
-            reason=reason,
-            failed=failed,
-            detail=detail,
-            caller_turns_started=self._next_turn,
-            caller_turns=len(self.plan.turns),
-        )
+        self._log(ev.CallEnded(at, reason, failed, detail, self._next_turn, len(self.plan.turns)))
         self._state = _State.DONE
 
-    def _log(self, t: int, kind: str, **data: object) -> None:
-        self.events.append(CallEvent(t, kind, data))
+    def _log(self, event: CallEvent) -> None:
+        self.events.append(event)

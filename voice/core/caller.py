@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from voice.core.audio import SAMPLE_RATE, Pcm, active_bounds, ms_to_samples, silence
+from voice.core.events import BackchannelCue, TurnPlanned
 from voice.dialogues import AssistantTurn, CallerTurn, Dialogue
 from voice.errors import ConfigError, EngineError
 from voice.speech.tts.base import TTSEngine
@@ -72,25 +73,26 @@ class PlannedTurn:
     backchannel_audio: Pcm | None = None
     backchannel_at: int | None = None  # samples after the reply's onset
 
-    def describe(self) -> dict[str, object]:
-        """The turn's timing decisions, for the event log."""
-        d: dict[str, object] = {
-            "turn": self.index,
-            "dialogue_turn": self.turn_index,
-            "text": self.text,
-            "audio_samples": len(self.audio),
-            "speech_start": self.speech_start,
-            "speech_end": self.speech_end,
-            "think": self.think,
-            "think_source": self.think_source,
-        }
-        if self.pause is not None:
-            d["pause"] = list(self.pause)
-        if self.barge_in is not None:
-            d["barge_in"] = self.barge_in
+    def planned(self, reference: str | None) -> TurnPlanned:
+        """The turn's timing decisions, for the event log (``reference``: the assistant line after it)."""
+        cue = None
         if self.backchannel_at is not None:
-            d["backchannel"] = {"text": self.backchannel_text, "at": self.backchannel_at}
-        return d
+            cue = BackchannelCue(self.backchannel_text or "", self.backchannel_at)
+        return TurnPlanned(
+            0,
+            self.index,
+            self.text,
+            dialogue_turn=self.turn_index,
+            audio_samples=len(self.audio),
+            speech_start=self.speech_start,
+            speech_end=self.speech_end,
+            think=self.think,
+            think_source=self.think_source,
+            pause=self.pause,
+            barge_in=self.barge_in,
+            backchannel=cue,
+            reference=reference,
+        )
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from voice.metrics.reduce import reduce
+
 Units = Sequence[Sequence[float]]  # one list of values per call
 
 DEFAULT_RESAMPLES = 2000
@@ -42,17 +44,6 @@ class Difference:
         return self.lo is not None and self.hi is not None and (self.lo > 0 or self.hi < 0)
 
 
-def reduce_pooled(values: npt.NDArray[np.float64], how: str) -> float | None:
-    """``mean`` or ``p50``/``p90``/``p99`` (linear interpolation) of pooled values."""
-    if values.size == 0:
-        return None
-    if how == "mean":
-        return float(values.mean())
-    if not how.startswith("p"):
-        raise ValueError(f"unknown reduction {how!r} (mean or pNN)")
-    return float(np.percentile(values, float(how[1:])))
-
-
 def _resampled(units: Units, idx: npt.NDArray[np.int64], how: str) -> npt.NDArray[np.float64]:
     """The statistic for every row of call indices ``idx`` (shape: resamples × calls); NaN if no values."""
     arrays = [np.asarray(u, dtype=np.float64) for u in units]
@@ -65,7 +56,7 @@ def _resampled(units: Units, idx: npt.NDArray[np.int64], how: str) -> npt.NDArra
     out = np.full(idx.shape[0], np.nan)
     for r, row in enumerate(idx):
         pooled = np.concatenate([arrays[i] for i in row]) if len(row) else np.zeros(0)
-        value = reduce_pooled(pooled, how)
+        value = reduce(pooled, how)
         if value is not None:
             out[r] = value
     return out
@@ -89,8 +80,8 @@ def bootstrap_difference(
     """
     if paired and len(a) != len(b):
         raise ValueError("a paired bootstrap needs the same calls on both sides")
-    va = reduce_pooled(np.asarray([x for u in a for x in u], dtype=np.float64), how)
-    vb = reduce_pooled(np.asarray([x for u in b for x in u], dtype=np.float64), how)
+    va = reduce(np.asarray([x for u in a for x in u], dtype=np.float64), how)
+    vb = reduce(np.asarray([x for u in b for x in u], dtype=np.float64), how)
     n_a, n_b = sum(1 for u in a if len(u)), sum(1 for u in b if len(u))
     if va is None or vb is None:
         return Difference(va, vb, None, None, None, n_a, n_b, paired)

@@ -13,8 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
+from voice.core import events as ev
 from voice.core.audio import Pcm, ms_to_samples, samples_to_ms
 from voice.metrics.rhythm import score_turn
 from voice.run.recording import Recording
@@ -72,6 +71,8 @@ class CallMetrics:
     greeting_text: str | None = None
     overlap_ms: float = 0.0  # both sides speaking at once, whole call
     longest_silence_ms: float | None = None  # neither side speaking, between the first and last speech
+    # the assistant's speech as heard, [start, end) ms: detected once, reused by transcripts and reports
+    assistant_speech_ms: list[tuple[float, float]] = field(default_factory=list)
 
     @property
     def rhythm(self) -> float | None:
@@ -123,40 +124,37 @@ def _ms(samples: int, rate: int) -> float:
 
 
 def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMetrics:
-    """Compute every metric of one call from its recording."""
+    """Compute every metric of one call from its recording.
+
+    ``segments`` are the assistant's speech as heard (:func:`assistant_segments`), when the caller already
+    has them: voice detection runs once per call.
+    """
     rate = rec.sample_rate
     segs = list(segments) if segments is not None else assistant_segments(rec.assistant)
     runs = merge_segments(segs, ms_to_samples(YIELD_SILENCE_MS, rate))
     events = rec.events
-    turns_ev = [e for e in events if e.kind == "caller_turn"]
-    barge = {int(_num(e.data["turn"])): int(_num(e.data["at"])) for e in events if e.kind == "barge_in"}
-    backch = {
-        int(_num(e.data["turn"])): (int(_num(e.data["start"])), int(_num(e.data["end"])))
-        for e in events
-        if e.kind == "backchannel"
-    }
-    plans = {int(_num(e.data["turn"])): e.data for e in events if e.kind == "turn_plan"}
-    end = next((e for e in events if e.kind == "call_end"), None)
-    clears = [e.t for e in events if e.kind == "clear"]
+    start = next((e for e in events if isinstance(e, ev.CallStarted)), None)
+    turns_ev = [e for e in events if isinstance(e, ev.CallerSpoke)]
+    barge = {e.turn: e.at for e in events if isinstance(e, ev.BargedIn)}
+    backch = {e.turn: (e.start, e.end) for e in events if isinstance(e, ev.BackchannelSaid)}
+    plans = {e.turn: e for e in events if isinstance(e, ev.TurnPlanned)}
+    end = next((e for e in events if isinstance(e, ev.CallEnded)), None)
+    clears = [e.t for e in events if isinstance(e, ev.PlayoutCleared)]
     n = len(rec.assistant)
-    refs: list[Any] = list(rec.meta.get("references", []))
     turns: list[TurnMetrics] = []
     caller_speech: list[Segment] = list(backch.values())
     prev_onset: int | None = None  # the previous turn's reply onset (samples), None before any reply
-    for i, ev in enumerate(turns_ev):
-        d = ev.data
-        idx = int(_num(d["turn"]))
-        cs, ce = int(_num(d["speech_start"])), int(_num(d["speech_end"]))
-        nxt = int(_num(turns_ev[i + 1].data["speech_start"])) if i + 1 < len(turns_ev) else n
-        pause = d.get("pause")
-        p0, p1 = (int(_num(pause[0])), int(_num(pause[1]))) if isinstance(pause, list) else (cs, cs)
-        window_lo = p1 if isinstance(pause, list) else cs
+    for i, d in enumerate(turns_ev):
+        idx, cs, ce, pause = d.turn, d.speech_start, d.speech_end, d.pause
+        nxt = turns_ev[i + 1].speech_start if i + 1 < len(turns_ev) else n
+        p0, p1 = pause if pause is not None else (cs, cs)
+        window_lo = p1 if pause is not None else cs
         onset = first_onset(segs, window_lo, nxt)
         if onset is not None and idx in barge:
             # after a barge-in, the reply is what starts after the assistant yielded, not its old speech
             onset = first_onset(segs, max(window_lo, _stop_point(runs, barge[idx]) or window_lo), nxt)
         takeover = None
-        if isinstance(pause, list):
+        if pause is not None:
             min_len = ms_to_samples(TAKEOVER_MIN_MS, rate)
             takeover = any(p0 <= s < p1 and e - s >= min_len for s, e in segs)
         bi = _barge_in(runs, barge[idx], n, rate) if idx in barge else None
@@ -168,11 +166,12 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
             carry = ms_to_samples(BACKCHANNEL_CARRY_MS, rate)
             carried = _carried_on(runs, bs, be, cs, clears, carry, count_resumed=not owed)
         prev_onset = onset
+        plan = plans.get(idx)
         turns.append(
             _scored(
                 turn=idx,
-                mode=str(d.get("mode", "")),
-                text=str(plans.get(idx, {}).get("text", "")),
+                mode=d.mode,
+                text=plan.text if plan else "",
                 caller_start_ms=_ms(cs, rate),
                 caller_end_ms=_ms(ce, rate),
                 reply_onset_ms=_ms(onset, rate) if onset is not None else None,
@@ -181,24 +180,26 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
                 barge_in=bi,
                 pause_takeover=takeover,
                 backchannel_carried_on=carried,
-                reference=refs[idx] if idx < len(refs) else None,
+                reference=plan.reference if plan else None,
             )
         )
-        caller_speech += [(cs, p0), (p1, ce)] if isinstance(pause, list) else [(cs, ce)]
-    first_caller = int(_num(turns_ev[0].data["speech_start"])) if turns_ev else n
-    greeting = first_onset(segs, 0, first_caller) if rec.meta.get("expects_greeting", True) else None
+        caller_speech += [(cs, p0), (p1, ce)] if pause is not None else [(cs, ce)]
+    first_caller = turns_ev[0].speech_start if turns_ev else n
+    expects_greeting = start.greeting if start is not None else True
+    greeting = first_onset(segs, 0, first_caller) if expects_greeting else None
     return CallMetrics(
         call_id=rec.call_id,
-        dialogue_id=str(rec.meta.get("dialogue_id", rec.call_id)),
-        outcome=str(end.data.get("reason", "unknown")) if end else "unknown",
-        failed=bool(end.data.get("failed", True)) if end else True,
+        dialogue_id=start.dialogue if start is not None else rec.call_id,
+        outcome=end.reason if end else "unknown",
+        failed=end.failed if end else True,
         duration_ms=_ms(n, rate),
         first_word_ms=_ms(greeting, rate) if greeting is not None else None,
         turns=turns,
         caller_turns_planned=len(plans),
-        greeting_text=rec.meta.get("greeting_reference"),
+        greeting_text=start.greeting_reference if start is not None else None,
         overlap_ms=_ms(sum(overlap(segs, s, e) for s, e in caller_speech), rate),
         longest_silence_ms=_longest_gap(sorted(caller_speech + segs), rate),
+        assistant_speech_ms=[(_ms(s, rate), _ms(e, rate)) for s, e in segs],
     )
 
 
@@ -218,12 +219,6 @@ def _longest_gap(intervals: Sequence[Segment], rate: int) -> float | None:
         longest = max(longest, s - reach)
         reach = max(reach, e)
     return _ms(longest, rate)
-
-
-def _num(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"expected a number, got {value!r}")
-    return float(value)
 
 
 def _stop_point(runs: Sequence[Segment], at: int) -> int | None:
@@ -275,8 +270,3 @@ def _carried_on(
     cleared = any(start <= c <= run[1] + carry for c in clears)
     resumed = count_resumed and any(run[1] < s < next_turn for s, _ in runs)
     return False if cleared or resumed else None
-
-
-def percentile(values: Sequence[float], q: float) -> float | None:
-    """The ``q``-th percentile (linear interpolation), or None for no values."""
-    return float(np.percentile(np.asarray(values, dtype=np.float64), q)) if values else None

@@ -16,7 +16,8 @@ from typing import Any
 
 from voice.errors import RecordingError
 from voice.files import atomic_write_bytes
-from voice.metrics.measure import CallMetrics, percentile
+from voice.metrics.measure import CallMetrics
+from voice.metrics.reduce import percentile, reduce
 
 # Per-call labels a run is broken down by (stored in every call's JSON next to its metrics).
 BREAKDOWNS: tuple[tuple[str, str], ...] = (
@@ -65,15 +66,6 @@ def unit_values(c: CallMetrics) -> dict[str, list[float]]:
     }
 
 
-def reduce_values(values: Sequence[float], how: str) -> float | None:
-    """``mean`` or a percentile (``p50``...) of pooled values; None for no values."""
-    if not values:
-        return None
-    if how == "mean":
-        return sum(values) / len(values)
-    return percentile(values, float(how[1:]))
-
-
 def pooled(calls: Sequence[CallMetrics], key: str) -> list[float]:
     return [x for c in calls for x in unit_values(c)[key]]
 
@@ -86,7 +78,7 @@ def figures(calls: Sequence[CallMetrics]) -> dict[str, Any]:
         "turns": sum(c.caller_turns_planned for c in calls),
     }
     for f in FIGURES:
-        row[f.key] = reduce_values(pooled(calls, f.values), f.reduce)
+        row[f.key] = reduce(pooled(calls, f.values), f.reduce)
     return row
 
 
@@ -118,22 +110,22 @@ def summarize(calls: Sequence[CallMetrics]) -> dict[str, Any]:
         "turns_completed": sum(c.turns_completed for c in calls),
         "latency_ms": {
             "n": len(lat),
-            "p50": reduce_values(lat, "p50"),
-            "p90": reduce_values(lat, "p90"),
-            "p99": reduce_values(lat, "p99"),
-            "mean": reduce_values(lat, "mean"),
+            "p50": reduce(lat, "p50"),
+            "p90": reduce(lat, "p90"),
+            "p99": reduce(lat, "p99"),
+            "mean": reduce(lat, "mean"),
         },
         "barge_in": {
             "n": len(barge),
             "successes": sum(1 for b in barge if b.success),
-            "success_rate": reduce_values(pooled(calls, "barge_in_success"), "mean"),
+            "success_rate": reduce(pooled(calls, "barge_in_success"), "mean"),
             "stop_latency_p50_ms": percentile(stops, 50),
             "stop_latency_p90_ms": percentile(stops, 90),
         },
-        "pause_takeover_rate": reduce_values(pooled(calls, "pause_takeover"), "mean"),
-        "backchannel_carry_on_rate": reduce_values(pooled(calls, "backchannel_carry_on"), "mean"),
+        "pause_takeover_rate": reduce(pooled(calls, "pause_takeover"), "mean"),
+        "backchannel_carry_on_rate": reduce(pooled(calls, "backchannel_carry_on"), "mean"),
         "first_word_p50_ms": percentile(firsts, 50),
-        "rhythm_mean": reduce_values(rhythm, "mean"),
+        "rhythm_mean": reduce(rhythm, "mean"),
         "rhythm_histogram": {str(k): rhythm.count(k) for k in range(1, 6)},
         "overlap_ms_total": sum(c.overlap_ms for c in calls),
         "longest_silence_ms_max": max(silences) if silences else None,

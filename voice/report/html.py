@@ -254,7 +254,11 @@ def _call_section(t: TargetView, ti: int, c: Mapping[str, Any], audio: str, open
         rec = load_recording(t.folder / call_id)
         channels = (rec.caller, rec.assistant, rec.sample_rate)
         body.append(
-            timeline_svg(timeline_from_recording(rec), c["turns"], first_word_ms=c.get("first_word_ms"))
+            timeline_svg(
+                timeline_from_recording(rec, c.get("assistant_speech_ms")),
+                c["turns"],
+                first_word_ms=c.get("first_word_ms"),
+            )
         )
     except RecordingError:
         body.append('<p class="meta">no recording (the call never connected)</p>')

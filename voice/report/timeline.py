@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
+from voice.core import events as ev
 from voice.core.audio import samples_to_ms
 from voice.metrics.measure import assistant_segments
 from voice.run.recording import Recording
@@ -43,30 +44,33 @@ class Timeline:
     assistant: list[tuple[float, float]]
 
 
-def timeline_from_recording(rec: Recording) -> Timeline:
+def timeline_from_recording(
+    rec: Recording, assistant_ms: Sequence[Sequence[float]] | None = None
+) -> Timeline:
+    """The call's lanes; ``assistant_ms`` is the assistant's speech as measured (else detected again)."""
     rate = rec.sample_rate
 
-    def ms(x: object) -> float:
-        return round(samples_to_ms(float(x), rate), 1)  # type: ignore[arg-type]
+    def ms(x: float) -> float:
+        return round(samples_to_ms(x, rate), 1)
 
     caller: list[tuple[float, float, int]] = []
     pauses: list[tuple[float, float, int]] = []
     backchannels: list[tuple[float, float, int, str]] = []
     for e in rec.events:
-        d = e.data
-        if e.kind == "caller_turn":
-            turn = int(d["turn"])  # type: ignore[call-overload]
-            s, end = ms(d["speech_start"]), ms(d["speech_end"])
-            pause = d.get("pause")
-            if isinstance(pause, list):
-                p0, p1 = ms(pause[0]), ms(pause[1])
-                caller += [(s, p0, turn), (p1, end, turn)]
-                pauses.append((p0, p1, turn))
+        if isinstance(e, ev.CallerSpoke):
+            s, end = ms(e.speech_start), ms(e.speech_end)
+            if e.pause is not None:
+                p0, p1 = ms(e.pause[0]), ms(e.pause[1])
+                caller += [(s, p0, e.turn), (p1, end, e.turn)]
+                pauses.append((p0, p1, e.turn))
             else:
-                caller.append((s, end, turn))
-        elif e.kind == "backchannel":
-            backchannels.append((ms(d["start"]), ms(d["end"]), int(d["turn"]), str(d.get("text", ""))))  # type: ignore[call-overload]
-    assistant = [(ms(s), ms(e)) for s, e in assistant_segments(rec.assistant)]
+                caller.append((s, end, e.turn))
+        elif isinstance(e, ev.BackchannelSaid):
+            backchannels.append((ms(e.start), ms(e.end), e.turn, e.text))
+    if assistant_ms is None:
+        assistant = [(ms(s), ms(e)) for s, e in assistant_segments(rec.assistant)]
+    else:
+        assistant = [(round(s, 1), round(e, 1)) for s, e in assistant_ms]
     return Timeline(ms(len(rec.assistant)), caller, backchannels, pauses, assistant)
 
 

@@ -12,7 +12,6 @@ import contextlib
 import dataclasses
 import fcntl
 import hashlib
-import json
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -214,7 +213,6 @@ async def run_bench(
             results = await run_calls(
                 runs, jobs, tts, asr, concurrency=concurrency, new_clock=new_clock, on_status=on_status
             )
-        summaries = [json.loads((r.settings.out_dir / "results.json").read_text("utf-8")) for r in runs]
         run_doc: dict[str, Any] = {
             "kind": "run",
             "dialogues": config.source,
@@ -224,9 +222,9 @@ async def run_bench(
             "concurrency": concurrency,
             "tts": config.tts,
             "targets": [
-                {"target": str(t), "folder": s, "summary": doc["summary"]}
-                for t, s, doc in zip(targets, slugs, summaries, strict=True)
+                {"target": str(t), "folder": s, "summary": r.summary}
+                for t, s, r in zip(targets, slugs, results, strict=True)
             ],
         }
         write_json(config.out / "results.json", run_doc)
-    return [TargetResult(str(t), s, r) for t, s, r in zip(targets, slugs, results, strict=True)]
+    return [TargetResult(str(t), s, r.calls) for t, s, r in zip(targets, slugs, results, strict=True)]

@@ -13,16 +13,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from voice.core.audio import FRAME_SAMPLES, SAMPLE_RATE, Pcm, ns_to_samples, samples_to_ns
-from voice.core.call import CallCore, CallEvent, CallOutcome, LineClosed
+from voice.core.call import CallCore, CallOutcome, LineClosed
+from voice.core.caller import CallerPlan
 from voice.core.clock import Clock
+from voice.core.events import CallEvent
 from voice.errors import LineError
 from voice.lines.base import CallStart, Line
+from voice.metrics.reduce import percentiles
+from voice.run.recording import Recording
 
 FRAME_NS = samples_to_ns(FRAME_SAMPLES)
 TRACK_START_SAMPLES = 60 * SAMPLE_RATE  # first allocation of a recorded channel (grows by doubling)
@@ -39,6 +45,15 @@ class CallTrace:
     pacing_late_ms: tuple[float, float, float]  # p50, p99, max lateness of frame wake-ups
     # Every frame's lateness (ns), so percentiles can be taken over many calls at once (benchmarks).
     pacing_late_ns: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    line_stats: Mapping[str, Any] | None = None  # what a line with effects did (losses, delays, levels)
+
+    def recording(self, call_id: str, labels: Mapping[str, Any]) -> Recording:
+        """The call as a recording (not yet saved): its events, plus ``labels`` and how it ran as meta."""
+        p50, p99, late_max = self.pacing_late_ms
+        meta: dict[str, Any] = {**labels, "pacing_late_ms": {"p50": p50, "p99": p99, "max": late_max}}
+        if self.line_stats is not None:
+            meta["line_stats"] = dict(self.line_stats)
+        return Recording(call_id, self.caller, self.heard, self.events, meta)
 
 
 class _Track:
@@ -64,6 +79,14 @@ class _Track:
 
     def pcm(self) -> Pcm:
         return self._buf[: self._n]
+
+
+async def record_call(
+    plan: CallerPlan, line: Line, clock: Clock, start: CallStart, labels: Mapping[str, Any]
+) -> tuple[Recording, CallTrace]:
+    """Play ``plan`` as one call on ``line``: the one path from a caller plan to a recording (not saved)."""
+    trace = await run_call(CallCore(plan), line, clock, start)
+    return trace.recording(start.call_id, labels), trace
 
 
 async def run_call(
@@ -102,8 +125,8 @@ async def run_call(
     late_ns = np.asarray(late, dtype=np.int64)
     pacing: tuple[float, float, float] = (0.0, 0.0, 0.0)
     if len(late_ns):
-        p50, p99 = np.percentile(late_ns, [50, 99]) / 1e6
-        pacing = (float(p50), float(p99), float(late_ns.max()) / 1e6)
+        p50, p99, late_max = (v / 1e6 for v in percentiles(late_ns, (50, 99, 100)) if v is not None)
+        pacing = (p50, p99, late_max)
     return CallTrace(
         caller=caller.pcm(),
         heard=heard.pcm(),
@@ -111,7 +134,14 @@ async def run_call(
         outcome=core.outcome,
         pacing_late_ms=pacing,
         pacing_late_ns=late_ns,
+        line_stats=_line_stats(line),
     )
+
+
+def _line_stats(line: Line) -> Mapping[str, Any] | None:
+    """What a line with effects did during the call (it has ``describe()``), for the recording's meta."""
+    describe = getattr(line, "describe", None)
+    return describe() if callable(describe) else None
 
 
 async def _read(core: CallCore, line: Line, clock: Clock, t0: int) -> None:

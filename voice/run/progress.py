@@ -12,7 +12,7 @@ import sys
 from typing import TextIO
 
 from voice.core.clock import Clock, MonotonicClock
-from voice.metrics.measure import percentile
+from voice.metrics.reduce import percentile
 from voice.run.runner import CallStatus
 
 BAR_WIDTH = 24

@@ -1,18 +1,22 @@
 """A call on disk: a stereo WAV (caller left, assistant as heard right) and a JSONL event log.
 
 Both are written atomically, so a killed run never leaves a half-written recording that looks complete.
-Every metric can be recomputed from these two files (``callsim measure``).
+Every metric can be recomputed from these two files (``callsim measure``): the event log holds every fact
+of the call (:mod:`voice.core.events`); the last line, ``meta``, holds labels only (scenario, target, seed,
+what the line did, pacing), never a fact that measurement needs.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from voice.core.audio import SAMPLE_RATE, Pcm, samples_to_ms
-from voice.core.call import CallEvent
+from voice.core.audio import SAMPLE_RATE, Pcm
+from voice.core.events import CallEvent, CallStarted, TurnPlanned, event_from_json, event_to_json
 from voice.errors import RecordingError
 from voice.files import atomic_write_bytes, read_wav, write_wav
 
@@ -23,17 +27,13 @@ class Recording:
     caller: Pcm
     assistant: Pcm
     events: list[CallEvent]
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)  # labels only
     sample_rate: int = SAMPLE_RATE
 
 
 def recording_paths(folder: Path, call_id: str) -> tuple[Path, Path]:
     """Where a call's WAV and event log live."""
     return folder / f"{call_id}.wav", folder / f"{call_id}.events.jsonl"
-
-
-def event_to_json(event: CallEvent, rate: int = SAMPLE_RATE) -> dict[str, Any]:
-    return {"t": event.t, "ms": round(samples_to_ms(event.t, rate), 3), "kind": event.kind, **event.data}
 
 
 def save_recording(folder: Path, rec: Recording) -> tuple[Path, Path]:
@@ -69,15 +69,31 @@ def load_recording(path: Path) -> Recording:
             continue
         try:
             obj = json.loads(line)
-            kind = obj.pop("kind")
-            if kind == "meta":
-                meta = obj
+            if not isinstance(obj, dict):
+                raise RecordingError("not a JSON object")
+            if obj.get("kind") == "meta":
+                meta = {k: v for k, v in obj.items() if k != "kind"}
                 continue
-            t = int(obj.pop("t"))
-            obj.pop("ms", None)
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            events.append(event_from_json(obj))
+        except (json.JSONDecodeError, RecordingError) as exc:
             raise RecordingError(f"{log}:{lineno}: malformed event: {exc}") from exc
-        events.append(CallEvent(t, kind, obj))
     if not meta:
         raise RecordingError(f"{log}: no meta line; the recording is incomplete")
-    return Recording(name, channels[0], channels[1], events, meta, rate)
+    return Recording(name, channels[0], channels[1], _from_old_meta(events, meta), meta, rate)
+
+
+def _from_old_meta(events: Sequence[CallEvent], meta: Mapping[str, Any]) -> list[CallEvent]:
+    """Recordings made before 0.2 kept the references in ``meta``: move them into the plan events."""
+    refs, greeting = meta.get("references"), meta.get("greeting_reference")
+    if not isinstance(refs, list) and not isinstance(greeting, str):
+        return list(events)
+    refs = refs if isinstance(refs, list) else []
+    out: list[CallEvent] = []
+    for e in events:
+        if isinstance(e, TurnPlanned) and e.reference is None and 0 <= e.turn < len(refs):
+            ref = refs[e.turn]
+            e = dataclasses.replace(e, reference=ref if isinstance(ref, str) else None)
+        elif isinstance(e, CallStarted) and e.greeting_reference is None and isinstance(greeting, str):
+            e = dataclasses.replace(e, greeting_reference=greeting)
+        out.append(e)
+    return out

@@ -23,15 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from voice.core.audio import ms_to_samples
-from voice.core.call import CallCore
 from voice.core.caller import CallerPlan, CallerTiming, plan_call
 from voice.core.clock import Clock, MonotonicClock
 from voice.dialogues import Dialogue
 from voice.errors import ConfigError, LineError
 from voice.lines.base import CallStart, Line
-from voice.metrics.measure import BargeIn, CallMetrics, TurnMetrics, assistant_segments, measure
+from voice.metrics.measure import BargeIn, CallMetrics, TurnMetrics, measure
 from voice.metrics.results import call_to_json, summarize_run, write_json
-from voice.run.driver import CallTrace, run_call
+from voice.run.driver import CallTrace, record_call
 from voice.run.recording import Recording, save_recording
 from voice.speech.asr import ASREngine
 from voice.speech.tts.base import TTSEngine
@@ -177,17 +176,17 @@ def metrics_from_json(d: dict[str, Any]) -> CallMetrics:
             t["rhythm_reasons"] = tuple(t["rhythm_reasons"])
         turns.append(TurnMetrics(**t))
     fields = {f.name for f in dataclasses.fields(CallMetrics)}
-    return CallMetrics(**{**{k: v for k, v in d.items() if k in fields}, "turns": turns})
+    speech = [(float(s), float(e)) for s, e in d.get("assistant_speech_ms", [])]
+    kept = {k: v for k, v in d.items() if k in fields}
+    return CallMetrics(**{**kept, "turns": turns, "assistant_speech_ms": speech})
 
 
 async def call_once(
     job: CallJob, plan: CallerPlan, line: Line, clock: Clock, settings: RunSettings
 ) -> tuple[Recording, CallTrace]:
-    """Run one call and wrap it as a recording (not yet saved)."""
+    """Run one call and wrap it as a recording (not yet saved); its meta holds labels only."""
     dialogue = job.dialogue
-    core = CallCore(plan)
-    trace = await run_call(core, line, clock, CallStart(job.call_id, dialogue.assistant_view()))
-    meta = {
+    labels = {
         "dialogue_id": dialogue.id,
         "scenario": dialogue.scenario,
         "preset_type": dialogue.preset.type,
@@ -198,30 +197,19 @@ async def call_once(
         "base_seed": settings.timing.seed,
         "repeat": job.repeat,
         **({"line": settings.extra["line"]} if "line" in settings.extra else {}),
-        **_line_stats(line),
-        "expects_greeting": plan.expects_greeting,
-        "greeting_reference": plan.greeting_reference,
-        "references": list(plan.references),
-        "pacing_late_ms": {
-            "p50": trace.pacing_late_ms[0],
-            "p99": trace.pacing_late_ms[1],
-            "max": trace.pacing_late_ms[2],
-        },
     }
-    return Recording(job.call_id, trace.caller, trace.heard, trace.events, meta), trace
-
-
-def _line_stats(line: Line) -> dict[str, Any]:
-    """What a line with effects did during the call (losses, delays, levels), for the recording's meta."""
-    describe = getattr(line, "describe", None)
-    return {"line_stats": describe()} if callable(describe) else {}
+    return await record_call(plan, line, clock, CallStart(job.call_id, dialogue.assistant_view()), labels)
 
 
 def transcribe_replies(rec: Recording, metrics: CallMetrics, asr: ASREngine) -> CallMetrics:
-    """Attach what the assistant said after each caller turn (its heard audio, transcribed)."""
+    """Attach what the assistant said after each caller turn (its heard audio, transcribed).
+
+    A reply runs from its onset to the end of the last speech segment that starts before the next caller
+    turn, on the segments ``measure`` found (:attr:`CallMetrics.assistant_speech_ms`).
+    """
     rate = rec.sample_rate
     n = len(rec.assistant)
-    segs = assistant_segments(rec.assistant)
+    segs = [(ms_to_samples(s, rate), ms_to_samples(e, rate)) for s, e in metrics.assistant_speech_ms]
     turns = []
     for i, t in enumerate(metrics.turns):
         if t.reply_onset_ms is None:
@@ -321,19 +309,29 @@ def _kept(run: TargetRun, job: CallJob) -> dict[str, Any] | None:
     return done
 
 
-def write_target_results(run: TargetRun, jobs: Sequence[CallJob], calls: Sequence[CallMetrics]) -> None:
+@dataclass(frozen=True)
+class TargetCalls:
+    """One target's calls of a run (in job order) and the summary written to its ``results.json``."""
+
+    calls: list[CallMetrics]
+    summary: dict[str, Any]
+
+
+def write_target_results(run: TargetRun, jobs: Sequence[CallJob], calls: list[CallMetrics]) -> TargetCalls:
     """``results.json`` of one target folder: settings, summary with breakdowns, every call."""
     labels = [{**j.labels(), "target": run.settings.target} for j in jobs]
+    summary = summarize_run(calls, labels)
     write_json(
         run.settings.out_dir / "results.json",
         {
             "kind": "target",
             "target": run.settings.target,
             "settings": run.settings.fingerprint(),
-            "summary": summarize_run(calls, labels),
+            "summary": summary,
             "calls": [call_to_json(m, lab) for m, lab in zip(calls, labels, strict=True)],
         },
     )
+    return TargetCalls(calls, summary)
 
 
 async def run_calls(
@@ -345,7 +343,7 @@ async def run_calls(
     concurrency: int = 1,
     new_clock: Callable[[], Clock] = MonotonicClock,
     on_status: Callable[[CallStatus], None] = lambda _: None,
-) -> list[list[CallMetrics]]:
+) -> list[TargetCalls]:
     """Make every job's call on every target, at most ``concurrency`` at once; per target, in job order.
 
     Finished calls found on disk are reused (resume).  Targets are interleaved job by job, so a run cut
@@ -379,9 +377,7 @@ async def run_calls(
         raise
     for (r, j, _), metrics in zip(pending, finished, strict=True):
         results[r][j] = metrics
-    for run, calls in zip(runs, results, strict=True):
-        write_target_results(run, jobs, calls)
-    return results
+    return [write_target_results(run, jobs, calls) for run, calls in zip(runs, results, strict=True)]
 
 
 async def run_dialogues(
@@ -404,4 +400,4 @@ async def run_dialogues(
     shared: Clock = clock or MonotonicClock()  # one call at a time: one clock is enough
     jobs = plan_jobs(dialogues, 1, settings.timing.seed)
     runs = [TargetRun(settings, make_line)]
-    return (await run_calls(runs, jobs, tts, asr, new_clock=lambda: shared, on_status=say))[0]
+    return (await run_calls(runs, jobs, tts, asr, new_clock=lambda: shared, on_status=say))[0].calls

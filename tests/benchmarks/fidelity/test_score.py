@@ -14,8 +14,9 @@ from voice.benchmarks.fidelity.score import (
     format_summary,
     summarize,
 )
+from voice.core import events as ev
 from voice.core.audio import ms_to_samples
-from voice.core.call import CallEvent
+from voice.core.events import CallEvent
 from voice.run.recording import Recording
 
 S = ms_to_samples
@@ -25,14 +26,9 @@ CASE = Case(BEHAVIOUR, 0, 0)
 
 def reply(arrival_ms: float, heard_at_ms: float) -> list[CallEvent]:
     """A reply's first chunk arriving, then the reference's report of when it was to be heard."""
-    log = {
-        "event": "log",
-        "payload": {"ref": "reply", "heard_at": S(heard_at_ms), "chunk_at": S(heard_at_ms)},
-    }
-    return [
-        CallEvent(S(arrival_ms), "rx", {"arrival": S(arrival_ms)}),
-        CallEvent(S(arrival_ms), "control", log),
-    ]
+    log = {"ref": "reply", "heard_at": S(heard_at_ms), "chunk_at": S(heard_at_ms)}
+    at = S(arrival_ms)
+    return [ev.AudioReceived(at, samples=320, arrival=at, start=at), ev.ControlReceived(at, "log", log)]
 
 
 def call(*extra: CallEvent, outcome: str = "completed", failed: bool = False) -> CallResult:
@@ -42,10 +38,9 @@ def call(*extra: CallEvent, outcome: str = "completed", failed: bool = False) ->
     voice = reply_voice(BEHAVIOUR.reply_len_ms)
     heard[S(300) : S(300) + len(voice)] = voice
     heard[S(3602) : S(3602) + len(voice)] = voice
-    turn = {"turn": 0, "mode": "after_reply", "speech_start": S(2000), "speech_end": S(3000)}
-    events = [*reply(300, 300), CallEvent(S(2000), "caller_turn", turn), *reply(3602, 3600), *extra,
-              CallEvent(S(6000), "call_end", {"reason": outcome, "failed": failed})]  # fmt: skip
-    rec = Recording("x", np.zeros_like(heard), heard, events, {"expects_greeting": True})
+    turn = ev.CallerSpoke(S(2000), 0, "after_reply", S(2000), speech_start=S(2000), speech_end=S(3000))
+    events = [*reply(300, 300), turn, *reply(3602, 3600), *extra, ev.CallEnded(S(6000), outcome, failed)]
+    rec = Recording("x", np.zeros_like(heard), heard, events)
     return CallResult(CASE, rec, outcome, failed, 1.5)
 
 
@@ -69,10 +64,9 @@ def test_a_late_arrival_is_the_deliverys_error_and_measure_alone_has_none():
 
 
 def test_a_clear_is_compared_with_when_it_was_due_and_a_held_reply_not_with_the_spec():
-    held = {"event": "log", "payload": {"ref": "stop", "why": "caller_resumed", "at": S(5000)}}
-    cleared = {"event": "log", "payload": {"ref": "clear", "at": S(5000)}}
-    extra = [CallEvent(S(4990), "control", held), *reply(5000, 5000), CallEvent(S(5003), "clear", {}),
-             CallEvent(S(5003), "control", cleared)]  # fmt: skip
+    held = ev.ControlReceived(S(4990), "log", {"ref": "stop", "why": "caller_resumed", "at": S(5000)})
+    cleared = ev.ControlReceived(S(5003), "log", {"ref": "clear", "at": S(5000)})
+    extra = [held, *reply(5000, 5000), ev.PlayoutCleared(S(5003)), cleared]
     delivery = [r for r in rows(compare(call(*extra))) if r[0] in DELIVERY]
     assert delivery == [
         ("reply arrival - due", None, 300.0, 300.0),

@@ -6,8 +6,8 @@ import pytest
 from tests.fakes import caller_turn_event as turn
 from voice.benchmarks.fidelity.behaviour import REPLY_GAP_MS, ReferenceBehaviour
 from voice.benchmarks.fidelity.truth import truth, truth_spans
+from voice.core import events as ev
 from voice.core.audio import ms_to_samples
-from voice.core.call import CallEvent
 
 S = ms_to_samples
 
@@ -54,7 +54,7 @@ def test_truth_of_a_stop_counts_from_the_callers_speech_onset():
 )
 def test_truth_of_a_backchannel_is_true_false_or_tells_nothing(stop_ms, bc_ms, carried):
     b = ReferenceBehaviour(300, stop_ms, True, True, greeting_ms=300, reply_len_ms=3000)
-    bc = CallEvent(S(bc_ms[0]), "backchannel", {"turn": 0, "start": S(bc_ms[0]), "end": S(bc_ms[1])})
+    bc = ev.BackchannelSaid(S(bc_ms[0]), 0, "嗯", S(bc_ms[0]), S(bc_ms[1]))
     events = [bc, turn(0, 5000, 6500)]
     assert truth(b, events, S(3000), S(20000))["turns"][0]["carried_on"] is carried
 

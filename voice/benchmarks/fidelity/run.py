@@ -34,15 +34,15 @@ import numpy as np
 from voice.benchmarks.fidelity.behaviour import ReferenceBehaviour
 from voice.benchmarks.fidelity.score import CallResult, Case, Summary, format_summary, summarize
 from voice.core.audio import ACTIVE_THRESHOLD, samples_to_ms
-from voice.core.call import CallCore
 from voice.core.caller import CallerPlan, CallerTiming, plan_call
 from voice.core.clock import MonotonicClock
+from voice.core.events import CallEnded
 from voice.dialogues import Dialogue, parse_dialogue
 from voice.lines.base import CallStart
 from voice.lines.pcm import PcmWebsocketLine
-from voice.run.driver import run_call
+from voice.run.driver import record_call
 from voice.run.gcpause import freeze_long_lived
-from voice.run.recording import Recording, load_recording, save_recording
+from voice.run.recording import load_recording, save_recording
 from voice.speech.tts import make_tts
 from voice.speech.tts.base import TTSEngine
 
@@ -164,15 +164,11 @@ async def run_cases(cases: Sequence[Case], tts: TTSEngine, *, concurrency: int =
         async with sem:
             await asyncio.sleep(0.005 * (i % concurrency))  # calls tick at staggered instants
             view = {**dialogue.assistant_view(), "reference": case.behaviour.to_json()}
-            trace = await run_call(
-                CallCore(plan), PcmWebsocketLine(url), MonotonicClock(), CallStart(dialogue.id, view)
-            )
+            labels = {"dialogue_id": dialogue.id, "case": case.name, "behaviour": case.behaviour.to_json()}
+            start = CallStart(dialogue.id, view)
+            rec, trace = await record_call(plan, PcmWebsocketLine(url), MonotonicClock(), start, labels)
             gc.freeze()
         late = trace.pacing_late_ms[2]
-        meta = {"dialogue_id": dialogue.id, "case": case.name, "expects_greeting": plan.expects_greeting,
-                "references": list(plan.references), "behaviour": case.behaviour.to_json(),
-                "pacing_max_ms": late}  # fmt: skip
-        rec = Recording(dialogue.id, trace.caller, trace.heard, trace.events, meta)
         return CallResult(case, rec, trace.outcome.reason, trace.outcome.failed, late)
 
     async with reference_url() as url:
@@ -184,11 +180,12 @@ def load_results(folder: Path) -> list[CallResult]:
     out = []
     for path in sorted(folder.glob("*.events.jsonl")):
         rec = load_recording(path)
-        m, end = rec.meta, next((e.data for e in rec.events if e.kind == "call_end"), {})
+        m, end = rec.meta, next((e for e in rec.events if isinstance(e, CallEnded)), None)
         pause, seed = re.findall(r"-p(\d+)-r(\d+)$", m["case"])[0]  # see Case.name
         case = Case(ReferenceBehaviour.from_json(m["behaviour"]), int(pause), int(seed))
-        failed = bool(end.get("failed", True))
-        out.append(CallResult(case, rec, str(end.get("reason")), failed, float(m.get("pacing_max_ms", 0))))
+        late = m.get("pacing_late_ms", {}).get("max", m.get("pacing_max_ms", 0))  # the latter: before 0.2
+        reason, failed = (end.reason, end.failed) if end else ("unknown", True)
+        out.append(CallResult(case, rec, reason, failed, float(late)))
     return out
 
 

@@ -20,9 +20,11 @@ import numpy as np
 
 import voice.metrics.measure as vm
 from voice.benchmarks.fidelity.behaviour import ReferenceBehaviour, reply_voice
-from voice.benchmarks.fidelity.truth import _num, truth, truth_spans
+from voice.benchmarks.fidelity.truth import truth, truth_spans
+from voice.core import events as ev
 from voice.core.audio import active_bounds, ms_to_samples, samples_to_ms
-from voice.core.call import CallEvent
+from voice.core.events import CallEvent, assistant_log
+from voice.metrics.reduce import percentiles
 from voice.run.recording import Recording
 
 
@@ -109,28 +111,28 @@ def _delivery(
     except for a reply held when the caller went on less than a frame before it (the spec drops it; the
     reference learns of the caller a frame late, sends its first chunk, then clears it)."""
     out: list[Pair] = []
-    last: dict[str, CallEvent] = {}
+    rx: ev.AudioReceived | None = None
+    clear: ev.PlayoutCleared | None = None
     arrived: dict[int, int] = {}
-    logs = [
-        e.data.get("payload") if e.kind == "control" and e.data.get("event") == "log" else None
-        for e in events
-    ]
-    held = {int(x["at"]) for x in logs if isinstance(x, dict) and x.get("why") == "caller_resumed"}
+    logs = [assistant_log(e) for e in events]
+    held = {int(x["at"]) for x in logs if x is not None and x.get("why") == "caller_resumed"}
 
     def pair(metric: str, measured: int, due: int) -> Pair:
         return Pair(metric, name, None, samples_to_ms(measured), samples_to_ms(due))
 
     for e, log in zip(events, logs, strict=True):
-        if e.kind in ("rx", "clear"):
-            last[e.kind] = e
-        elif isinstance(log, dict) and log.get("ref") == "reply" and "rx" in last:
-            heard, due, at = int(log["heard_at"]), int(log["chunk_at"]), _num(last["rx"].data, "arrival")
+        if isinstance(e, ev.AudioReceived):
+            rx = e
+        elif isinstance(e, ev.PlayoutCleared):
+            clear = e
+        elif log is not None and log.get("ref") == "reply" and rx is not None:
+            heard, due, at = int(log["heard_at"]), int(log["chunk_at"]), rx.arrival
             near = min((sp[0] for sp in spans), key=lambda s: abs(s - heard), default=heard)
             out.append(pair("reply arrival - due", at, due))
             out += [] if heard in held else [pair("reference schedule - spec", heard, near)]
             arrived[heard] = at + heard - due
-        elif isinstance(log, dict) and log.get("ref") == "clear" and "clear" in last:
-            out.append(pair("clear arrival - due", last["clear"].t, int(log["at"])))
+        elif log is not None and log.get("ref") == "clear" and clear is not None:
+            out.append(pair("clear arrival - due", clear.t, int(log["at"])))
     return out, arrived
 
 
@@ -147,9 +149,7 @@ class Summary:
         """|measured - truth| p50, p99, max; bias: median signed error; one_sided_none: one of them None."""
         ps = [p for p in self.pairs if p.metric == metric and (p.measured, p.truth) != (None, None)]
         signed = np.asarray([p.measured - p.truth for p in ps if None not in (p.measured, p.truth)], float)
-        q = [
-            round(float(np.percentile(np.abs(signed), x)), 3) if len(signed) else None for x in (50, 99, 100)
-        ]
+        q = [None if v is None else round(v, 3) for v in percentiles(np.abs(signed), (50, 99, 100))]
         bias = round(float(np.median(signed)), 3) if len(signed) else None
         n = len(signed)
         return {"n": n, "p50": q[0], "p99": q[1], "max": q[2], "bias": bias, "one_sided_none": len(ps) - n}

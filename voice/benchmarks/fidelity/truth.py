@@ -11,23 +11,20 @@ from typing import Any
 
 import voice.metrics.measure as vm
 from voice.benchmarks.fidelity.behaviour import REPLY_GAP_MS, ReferenceBehaviour
+from voice.core import events as ev
 from voice.core.audio import ms_to_samples, samples_to_ms
-from voice.core.call import CallEvent
-
-
-def _num(data: Any, key: str) -> int:
-    return int(data[key])
+from voice.core.events import CallEvent
 
 
 def caller_bursts(events: Sequence[CallEvent]) -> list[tuple[int, int]]:
     """The caller's utterances, exact to the sample: turns (split at a scripted pause) and backchannels."""
     out: list[tuple[int, int]] = []
     for e in events:
-        if e.kind == "caller_turn":
-            cs, ce, pause = _num(e.data, "speech_start"), _num(e.data, "speech_end"), e.data.get("pause")
-            out += [(cs, int(pause[0])), (int(pause[1]), ce)] if isinstance(pause, list) else [(cs, ce)]
-        elif e.kind == "backchannel":
-            out.append((_num(e.data, "start"), _num(e.data, "end")))
+        if isinstance(e, ev.CallerSpoke):
+            cs, ce, pause = e.speech_start, e.speech_end, e.pause
+            out += [(cs, pause[0]), (pause[1], ce)] if pause is not None else [(cs, ce)]
+        elif isinstance(e, ev.BackchannelSaid):
+            out.append((e.start, e.end))
     return sorted(out)
 
 
@@ -77,20 +74,16 @@ def truth(b: ReferenceBehaviour, events: Sequence[CallEvent], audible: int, leng
     simply ended within 500 ms of it (None).  What would come after the caller hung up is never heard."""
     ms = ms_to_samples
     spans = [(s, min(e, length), by) for s, e, by in truth_spans(b, events, audible) if s < length]
-    turns = [e.data for e in events if e.kind == "caller_turn"]
-    bcs = {
-        _num(e.data, "turn"): (_num(e.data, "start"), _num(e.data, "end"))
-        for e in events
-        if e.kind == "backchannel"
-    }
+    turns = [e for e in events if isinstance(e, ev.CallerSpoke)]
+    bcs = {e.turn: (e.start, e.end) for e in events if isinstance(e, ev.BackchannelSaid)}
     per_turn: dict[int, dict[str, Any]] = {}
     for i, d in enumerate(turns):
-        idx, cs, ce, pause = _num(d, "turn"), _num(d, "speech_start"), _num(d, "speech_end"), d.get("pause")
-        lo = int(pause[1]) if isinstance(pause, list) else cs
-        hi = _num(turns[i + 1], "speech_start") if i + 1 < len(turns) else 10**12
+        idx, cs, ce, pause = d.turn, d.speech_start, d.speech_end, d.pause
+        lo = pause[1] if pause is not None else cs
+        hi = turns[i + 1].speech_start if i + 1 < len(turns) else 10**12
         onset = next((s for s, _, _ in spans if lo <= s < hi), None)
         t: dict[str, Any] = {"latency": samples_to_ms(onset - ce) if onset is not None else None}
-        if d.get("mode") == "barge_in":
+        if d.mode == "barge_in":
             covering = next(((s, e) for s, e, _ in spans if s <= cs < e), None)
             stop = samples_to_ms(covering[1] - cs) if covering else 0.0
             active = any(s <= cs < e + ms(vm.YIELD_SILENCE_MS) for s, e, _ in spans)
@@ -98,8 +91,8 @@ def truth(b: ReferenceBehaviour, events: Sequence[CallEvent], audible: int, leng
                 active and stop <= vm.BARGE_IN_SUCCESS_MS and (not covering or covering[1] < length)
             )
             t["stop_latency"] = None if covering and covering[1] >= length else stop
-        if isinstance(pause, list):
-            p0, p1 = int(pause[0]), int(pause[1])
+        if pause is not None:
+            p0, p1 = pause
             t["takeover"] = any(p0 <= s < p1 and e - s >= ms(vm.TAKEOVER_MIN_MS) for s, e, _ in spans)
         if idx in bcs:
             bs, be = bcs[idx]

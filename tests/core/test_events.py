@@ -1,0 +1,110 @@
+"""The event log's schema and JSON codec: every kind round-trips; bad lines name what is wrong."""
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from voice.core import events as ev
+from voice.errors import RecordingError
+
+EXAMPLES: list[ev.CallEvent] = [
+    ev.CallStarted(0, "d-1", 2, True, "您好"),
+    ev.TurnPlanned(
+        0,
+        0,
+        "喂",
+        dialogue_turn=1,
+        audio_samples=9000,
+        speech_start=480,
+        speech_end=8500,
+        think=6400,
+        think_source="random",
+        pause=(4000, 8000),
+        barge_in=9600,
+        backchannel=ev.BackchannelCue("嗯", 8000),
+        reference="好的",
+    ),
+    ev.CallEnded(99_000, "completed", False, "", 2, 2),
+    ev.AudioReceived(1000, 320, 990, 1000),
+    ev.ControlReceived(1000, "log", {"kind": "reply", "text": "好的", "nested": {"a": [1, 2]}}),
+    ev.PlayoutCleared(2000, 640),
+    ev.HungUp(3000, "assistant", "scam"),
+    ev.LineDropped(3000, "closed by assistant (code 1000)"),
+    ev.ReplyStarted(3200, 0, 3100),
+    ev.ReplyEnded(9000, 0, 8000),
+    ev.ReplyMissed(20_000, 1, 128_000, 1),
+    ev.CallerSpoke(4000, 1, "after_reply", 4000, 4480, 9000, (6000, 7000), 3000, 1000, 1000),
+    ev.BargedIn(5000, 1, 4900, 3100, 1800),
+    ev.BargeInSkipped(5000, 1, "reply ended before the barge-in point"),
+    ev.BackchannelSaid(5000, 1, "嗯", 4900, 5200, 3100),
+    ev.BackchannelSkipped(5000, 1, "reply already ended"),
+]
+
+
+def test_every_kind_has_an_example():
+    assert {type(e) for e in EXAMPLES} == set(ev.EVENT_TYPES.values())
+
+
+@pytest.mark.parametrize("event", EXAMPLES, ids=lambda e: e.kind)
+def test_every_kind_round_trips_through_json(event):
+    line = json.loads(json.dumps(ev.event_to_json(event, 16000), ensure_ascii=False))
+    assert line["kind"] == event.kind and line["t"] == event.t and line["ms"] == event.t / 16
+    assert ev.event_from_json(line) == event
+
+
+def test_absent_optional_fields_are_left_out_and_read_back_as_none():
+    line = ev.event_to_json(ev.CallerSpoke(0, 0, "first", 0, 10, 20), 16000)
+    assert "pause" not in line and "gap" not in line
+    assert ev.event_from_json(line) == ev.CallerSpoke(0, 0, "first", 0, 10, 20)
+
+
+def test_fields_unknown_to_this_version_are_ignored():
+    assert ev.event_from_json({"t": 1, "kind": "clear", "dropped": 2, "later": "x"}) == ev.PlayoutCleared(
+        1, 2
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ({"t": 0, "kind": "teleport"}, "unknown event kind 'teleport'"),
+        ({"t": 0, "kind": "line_closed"}, "line_closed: missing field 'reason'"),
+        ({"t": "0", "kind": "clear"}, "clear: field 't'"),
+        ({"t": 0.5, "kind": "clear"}, "whole number"),
+        ({"t": True, "kind": "clear"}, "whole number"),
+        ({"t": 0, "kind": "call_end", "reason": "x", "failed": 0}, "true/false"),
+        (
+            {
+                "t": 0,
+                "kind": "caller_turn",
+                "turn": 0,
+                "mode": "x",
+                "audio_start": 0,
+                "speech_start": 0,
+                "speech_end": 1,
+                "pause": [1],
+            },
+            "list of 2",
+        ),
+        ({"t": 0, "kind": "control", "event": "log", "payload": [1]}, "an object"),
+        ({"t": 0, "kind": "turn_plan", "turn": 0, "text": "x", "backchannel": "嗯"}, "an object"),
+    ],
+)
+def test_malformed_lines_name_the_kind_and_field(line, message):
+    with pytest.raises(RecordingError, match=message):
+        ev.event_from_json(line)
+
+
+def test_events_are_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        EXAMPLES[0].t = 5  # type: ignore[misc]
+
+
+def test_the_schema_page_names_every_kind_and_field():
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "events.md").read_text(encoding="utf-8")
+    for kind, cls in ev.EVENT_TYPES.items():
+        assert f"`{kind}` (`{cls.__name__}`)" in doc, kind
+        for f in dataclasses.fields(cls):
+            assert f"`{f.name}`" in doc, (kind, f.name)
