@@ -110,15 +110,17 @@ async def test_bad_bots_end_their_own_calls_and_the_run_goes_on(tmp_path: Path) 
         assert why in str(end.data["detail"])
     closed = by_id["closes-early"]
     assert closed.outcome == "line_closed" and closed.failed
-    # The good call's event log shows the bot's mark and when CallSim answered it: at the end of the reply.
+    # The good call's event log shows the bot's mark and when it played: with the reply's last sample.
     events = load_recording(tmp_path / "good.wav").events
-    controls = [e for e in events if e.kind == "control"]
-    mark = next(e for e in controls if e.data["event"] == "mark")
-    played = next(e for e in controls if e.data["event"] == "mark_played")
     reply = [e for e in events if e.kind == "rx"]
     reply_end = reply[-1].data["start"] + reply[-1].data["samples"]
-    assert mark.data["payload"] == {"name": "reply-end"} and played.data["payload"]["name"] == "reply-end"
-    assert reply_end - 320 <= played.t <= reply_end + 2 * 320  # within a frame or so of the last sample
+    (mark,) = [e for e in events if e.kind == "mark"]
+    (played,) = [e for e in events if e.kind == "mark_played"]
+    assert mark.data == {"name": "reply-end", "due": reply_end}
+    assert played.data == {"name": "reply-end", "at": reply_end}
+    assert reply_end <= played.t < reply_end + 320  # reported in the frame that played that sample
+    for bad in ("malformed", "bad-payload", "flood"):  # a protocol error ends the call before its mark
+        assert not any(e.kind.startswith("mark") for e in load_recording(tmp_path / f"{bad}.wav").events)
     unknown = load_recording(tmp_path / "unknown-events.wav").events
     assert any(e.kind == "control" and e.data["event"] == "unknown" for e in unknown)
 
@@ -143,7 +145,7 @@ async def test_a_call_through_network_effects(tmp_path: Path) -> None:
     assert m.outcome == "completed" and m.turns[0].latency_ms is not None
     rec = load_recording(tmp_path / "good.wav")
     assert np.abs(rec.assistant).max() > 1000
-    assert any(e.kind == "control" and e.data["event"] == "mark_played" for e in rec.events)
+    assert any(e.kind == "mark_played" and e.data["name"] == "reply-end" for e in rec.events)
 
 
 async def test_nobody_answering_is_a_connect_failure_and_the_run_goes_on(tmp_path: Path) -> None:
