@@ -109,7 +109,7 @@ async def test_a_message_over_max_size_closes_with_1009():
     async def handler(ws):
         await ws.recv()
         await ws.send(b"x" * 2000)
-        await asyncio.sleep(1)
+        await ws.wait_closed()  # the client fails the connection: the closing handshake ends it
 
     server, url = await _server(handler)
     async with server:
@@ -175,7 +175,7 @@ async def test_invalid_utf8_text_fails_the_connection_with_1007():
         # a text frame whose bytes are not UTF-8, written below the library's checks
         ws.protocol.send_frame(Frame(Opcode.TEXT, b"\xff\xfe"))
         ws.send_data()
-        await asyncio.sleep(1)
+        await ws.wait_closed()
 
     server, url = await _server(handler)
     async with server:
