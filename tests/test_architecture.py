@@ -92,8 +92,9 @@ def _aliases(tree: ast.Module) -> dict[str, str]:
     names: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names |= {(a.asname or a.name.split(".")[0]): (a.name if a.asname else a.name.split(".")[0])
-                      for a in node.names}  # fmt: skip
+            for a in node.names:
+                top = a.name.split(".")[0]  # ``import os.path`` binds ``os``
+                names[a.asname or top] = a.name if a.asname else top
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names |= {(a.asname or a.name): f"{node.module}.{a.name}" for a in node.names}
     return names
@@ -155,11 +156,12 @@ def server_launches(source: str) -> list[int]:
     """Lines of ``source`` that start ``python -m server…`` in a child process (subprocess, asyncio, os)."""
     tree = ast.parse(source)
     aliases = _aliases(tree)
+    module_scope = _assignments(tree)
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     lines = []
     for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_process_call(n, aliases)):
-        # names resolve in the enclosing functions, innermost last, then in the module
-        scope = _assignments(tree)
+        # a name means what the innermost enclosing function assigns to it, else the module
+        scope = dict(module_scope)
         node: ast.AST = call
         enclosing = []
         while node in parents:
