@@ -8,7 +8,6 @@ at the edge where they occur (``raise X from exc``), so nothing above the edge d
     ├── EngineError            a speech engine (TTS, ASR, VAD) failed
     │   └── EngineUnavailable  an engine cannot run here (no network for edge-tts, missing weights, no binary)
     ├── LineError              the line to an assistant failed (connect, protocol, closed mid-call)
-    ├── CallFailed             a call ended abnormally (dead or silent assistant); carries a reason code
     ├── RecordingError         a recording or result file is unreadable or inconsistent
     └── ConfigError            bad settings or command-line values
 """
@@ -53,15 +52,6 @@ class EngineUnavailable(EngineError):
 
 class LineError(CallSimError):
     """The line to the assistant failed: could not connect, protocol violation, or closed mid-call."""
-
-
-class CallFailed(CallSimError):
-    """A call ended abnormally; ``reason`` is a short machine-readable code (e.g. ``no_response``)."""
-
-    def __init__(self, reason: str, detail: str = "") -> None:
-        self.reason = reason
-        self.detail = detail
-        super().__init__(f"{reason}: {detail}" if detail else reason)
 
 
 class RecordingError(CallSimError):

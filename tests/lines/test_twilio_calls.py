@@ -15,6 +15,7 @@ import pytest
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
+from voice.core import events as ev
 from voice.core.audio import resample, rms_dbfs
 from voice.core.caller import CallerTiming
 from voice.dialogues import parse_dialogue
@@ -106,21 +107,23 @@ async def test_bad_bots_end_their_own_calls_and_the_run_goes_on(tmp_path: Path) 
         m = by_id[bad]
         assert (m.outcome, m.failed) == ("protocol_error", True)
         events = load_recording(tmp_path / f"{bad}.wav").events
-        end = next(e for e in events if e.kind == "call_end")
-        assert why in str(end.data["detail"])
+        end = next(e for e in events if isinstance(e, ev.CallEnded))
+        assert why in end.detail
     closed = by_id["closes-early"]
     assert closed.outcome == "line_closed" and closed.failed
-    # The good call's event log shows the bot's mark and when CallSim answered it: at the end of the reply.
+    # The good call's event log shows the bot's mark and when it played: with the reply's last sample.
     events = load_recording(tmp_path / "good.wav").events
-    controls = [e for e in events if e.kind == "control"]
-    mark = next(e for e in controls if e.data["event"] == "mark")
-    played = next(e for e in controls if e.data["event"] == "mark_played")
-    reply = [e for e in events if e.kind == "rx"]
-    reply_end = reply[-1].data["start"] + reply[-1].data["samples"]
-    assert mark.data["payload"] == {"name": "reply-end"} and played.data["payload"]["name"] == "reply-end"
-    assert reply_end - 320 <= played.t <= reply_end + 2 * 320  # within a frame or so of the last sample
+    reply = [e for e in events if isinstance(e, ev.AudioReceived)]
+    reply_end = reply[-1].start + reply[-1].samples
+    (mark,) = [e for e in events if isinstance(e, ev.MarkReceived)]
+    (played,) = [e for e in events if isinstance(e, ev.MarkPlayed)]
+    assert (mark.name, mark.due) == ("reply-end", reply_end)
+    assert (played.name, played.at) == ("reply-end", reply_end)
+    assert reply_end <= played.t < reply_end + 320  # reported in the frame that played that sample
+    for bad in ("malformed", "bad-payload", "flood"):  # a protocol error ends the call before its mark
+        assert not any(e.kind.startswith("mark") for e in load_recording(tmp_path / f"{bad}.wav").events)
     unknown = load_recording(tmp_path / "unknown-events.wav").events
-    assert any(e.kind == "control" and e.data["event"] == "unknown" for e in unknown)
+    assert any(isinstance(e, ev.ControlReceived) and e.event == "unknown" for e in unknown)
 
 
 @pytest.mark.timeout(60)
@@ -143,7 +146,7 @@ async def test_a_call_through_network_effects(tmp_path: Path) -> None:
     assert m.outcome == "completed" and m.turns[0].latency_ms is not None
     rec = load_recording(tmp_path / "good.wav")
     assert np.abs(rec.assistant).max() > 1000
-    assert any(e.kind == "control" and e.data["event"] == "mark_played" for e in rec.events)
+    assert any(isinstance(e, ev.MarkPlayed) and e.name == "reply-end" for e in rec.events)
 
 
 async def test_nobody_answering_is_a_connect_failure_and_the_run_goes_on(tmp_path: Path) -> None:

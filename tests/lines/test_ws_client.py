@@ -6,12 +6,12 @@ import socket
 import pytest
 from websockets.asyncio.server import serve
 from websockets.datastructures import Headers
-from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI
-from websockets.frames import Frame, Opcode
+from websockets.exceptions import ConnectionClosed, ConnectionClosedError, InvalidStatus, InvalidURI
+from websockets.frames import Close, Frame, Opcode
 from websockets.http11 import Response
 
 from voice.lines import ws_client
-from voice.lines.ws_client import binary_frame, connect
+from voice.lines.ws_client import binary_frame, closed_reason, connect
 
 
 async def _server(handler, **kw):
@@ -109,7 +109,7 @@ async def test_a_message_over_max_size_closes_with_1009():
     async def handler(ws):
         await ws.recv()
         await ws.send(b"x" * 2000)
-        await asyncio.sleep(1)
+        await ws.wait_closed()  # the client fails the connection: the closing handshake ends it
 
     server, url = await _server(handler)
     async with server:
@@ -175,7 +175,7 @@ async def test_invalid_utf8_text_fails_the_connection_with_1007():
         # a text frame whose bytes are not UTF-8, written below the library's checks
         ws.protocol.send_frame(Frame(Opcode.TEXT, b"\xff\xfe"))
         ws.send_data()
-        await asyncio.sleep(1)
+        await ws.wait_closed()
 
     server, url = await _server(handler)
     async with server:
@@ -224,3 +224,13 @@ async def test_a_peer_that_stops_reading_is_failed_with_1008_instead_of_bufferin
         idle.set()
         sent = info.value.sent
         assert sent is not None and sent.code == 1008 and sent.reason.startswith("stopped reading")
+
+
+def test_closed_reason_blames_the_bot_only_when_callsim_failed_the_connection():
+    ours = ConnectionClosedError(None, Close(1008, "stopped reading (2048 KiB unsent)"))
+    assert closed_reason(ours) == "protocol_error: stopped reading (2048 KiB unsent)"
+    too_big = ConnectionClosedError(Close(1009, ""), Close(1009, ""), rcvd_then_sent=False)
+    assert closed_reason(too_big).startswith("protocol_error: message larger than")
+    echoed = ConnectionClosedError(Close(1002, "bad"), Close(1002, "bad"), rcvd_then_sent=True)
+    assert closed_reason(echoed) == "closed by assistant (code 1002: bad)"  # the bot closed first
+    assert closed_reason(ConnectionClosedError(None, None)) == "connection lost (no close frame)"

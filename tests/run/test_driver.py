@@ -5,9 +5,10 @@ import asyncio
 import numpy as np
 import pytest
 
-from tests.fakes import MemoryBot, ScriptedAssistant, plan, turn
+from tests.fakes import MemoryBot, ScriptedAssistant, plan, tone, turn
+from voice.core import events as ev
 from voice.core.audio import FRAME_SAMPLES
-from voice.core.call import CallCore, LineInput
+from voice.core.call import AssistantAudio, CallCore, LineInput, PlayoutMark
 from voice.core.clock import FrameTicker, VirtualClock
 from voice.errors import LineError
 from voice.lines.base import CallStart
@@ -34,6 +35,7 @@ class _NeverAnswers:
 
     async def send(self, pcm) -> None: ...
     async def recv(self) -> LineInput: ...  # type: ignore[empty-body]
+    async def played(self, marks: tuple[str, ...]) -> None: ...
     async def hangup(self, reason: str) -> None: ...
     async def close(self) -> None: ...
 
@@ -78,3 +80,33 @@ async def test_recorded_channels_grow_past_their_first_allocation():
         track.append(np.full(320, k, dtype=np.int16))
     pcm = track.pcm()
     assert len(pcm) == 1280 and list(pcm[::320]) == [0, 1, 2, 3]
+
+
+class _GreetsWithAMark:
+    def on_start(self, start: CallStart) -> list[LineInput]:
+        return [AssistantAudio(tone(1000)), PlayoutMark("greeted")]
+
+    def on_frame(self, pcm) -> list[LineInput]:
+        return []
+
+
+class _MarkLine(MemoryLine):
+    """Notes how many caller frames had been sent when each mark was reported played."""
+
+    def __init__(self) -> None:
+        super().__init__(_GreetsWithAMark())
+        self.played_after: list[tuple[int, tuple[str, ...]]] = []
+
+    async def played(self, marks: tuple[str, ...]) -> None:
+        self.played_after.append((len(self.sent), marks))
+
+
+async def test_played_marks_are_handed_to_the_line_before_the_frame_that_follows_their_audio():
+    line = _MarkLine()
+    core = CallCore(plan(turn(0), response_timeout_ms=500, max_missed_replies=1))
+    trace = await run_call(core, line, VirtualClock(), CallStart("c"))
+    rx = next(e for e in trace.events if isinstance(e, ev.AudioReceived))
+    assert rx.start == 320  # taken at the first wake-up: it plays during frames 1..50
+    assert line.played_after == [(50, ("greeted",))]  # answered before frame 50 goes out
+    played = [e for e in trace.events if isinstance(e, ev.MarkPlayed)]
+    assert played == [ev.MarkPlayed(16320, "greeted", at=16320)]

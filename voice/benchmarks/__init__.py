@@ -1,7 +1,8 @@
 """Performance benchmarks behind ``scripts/bench_*``: they print figures, they assert nothing.
 
 ``capacity`` (simultaneous real-time calls against an echo assistant), ``stages`` (the built-in
-assistant's per-stage latency next to the caller-side latency) and ``tts_cache`` (cold vs warm caller
-audio preparation).  Shared helpers (CPU accounting, tables) live in ``sysstats``; percentiles in
-:mod:`voice.metrics.reduce`.
+assistant's per-stage latency next to the caller-side latency), ``tts_cache`` (cold vs warm caller
+audio preparation) and ``fidelity/`` (CallSim's figures against reference assistants that behave exactly as
+told).  Shared helpers: ``plans`` (caller plans packed into long calls) and ``sysstats`` (CPU accounting,
+tables); percentiles come from :mod:`voice.metrics.reduce`.
 """

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -21,7 +22,7 @@ from typing import Protocol
 import numpy as np
 
 from voice.core import events as ev
-from voice.core.audio import FRAME_SAMPLES, Pcm, active_bounds, ms_to_samples, shared_silence
+from voice.core.audio import FRAME_SAMPLES, SAMPLE_RATE, Pcm, active_bounds, ms_to_samples, shared_silence
 from voice.core.caller import CallerPlan, PlannedTurn
 from voice.core.events import CallEvent
 from voice.core.playout import PlayoutBuffer
@@ -43,11 +44,24 @@ class AssistantControl:
 
 
 @dataclass(frozen=True)
+class PlayoutMark:
+    """The assistant asks to be told when the audio it sent before this has played (Twilio's ``mark``).
+
+    The core reports ``name`` in :attr:`Tick.marks` of the frame in which that audio ends, or in which a
+    ``clear`` drops it (answered at once, as Twilio does), and logs ``mark_played``.
+    """
+
+    name: str
+
+
+@dataclass(frozen=True)
 class LineClosed:
     reason: str
 
 
-LineInput = AssistantAudio | AssistantControl | LineClosed
+LineInput = AssistantAudio | AssistantControl | PlayoutMark | LineClosed
+
+MAX_QUEUED_S = 60  # assistant audio queued ahead of playout beyond this is a flood (a protocol error)
 
 
 @dataclass(frozen=True)
@@ -59,6 +73,7 @@ class Tick:
     heard: Pcm  # what the caller heard during the same 20 ms
     hangup: str | None = None  # the caller hangs up after sending this frame (reason)
     done: bool = False  # the call is over; no more ticks
+    marks: tuple[str, ...] = ()  # names of the PlayoutMarks played out by the end of this frame, in order
 
 
 @dataclass(frozen=True)
@@ -120,6 +135,7 @@ class CallCore:
         self._frame = 0
         self._ear = PlayoutBuffer()  # assistant audio as the caller hears it
         self._mouth = PlayoutBuffer()  # the caller's own scheduled speech
+        self._marks: deque[tuple[int, str]] = deque()  # (sample where it has played, name), in that order
         self._next_turn = 0
         self._missed = 0
         self._state = _State.AWAIT_REPLY if plan.expects_greeting else _State.SPEAKING
@@ -162,12 +178,25 @@ class CallCore:
             return
         arrival = max(at, self.now)
         if isinstance(item, AssistantAudio):
+            queued = max(arrival, self._ear.end) + len(item.pcm) - arrival
+            if queued > MAX_QUEUED_S * SAMPLE_RATE:
+                why = (
+                    f"{queued / SAMPLE_RATE:.1f} s of audio queued ahead of playout (cap {MAX_QUEUED_S:g} s)"
+                )
+                self._finish(arrival, "protocol_error", True, f"protocol_error: flood: {why}")
+                return
             start = self._ear.schedule(item.pcm, arrival)
             self._log(ev.AudioReceived(arrival, len(item.pcm), at, start))
+        elif isinstance(item, PlayoutMark):
+            due = max(arrival, self._ear.end)
+            self._marks.append((due, item.name))
+            self._log(ev.MarkReceived(arrival, item.name, due))
         elif isinstance(item, AssistantControl):
             self._log(ev.ControlReceived(arrival, item.event, dict(item.payload)))
             if item.event == "clear":
                 self._log(ev.PlayoutCleared(arrival, self._ear.clear(arrival)))
+                # the marks of the dropped audio are answered at once, as Twilio does
+                self._marks = deque((arrival, name) for _, name in self._marks)
             elif item.event == "hangup":
                 self._log(ev.HungUp(arrival, "assistant", str(item.payload.get("reason", ""))))
                 self._state, self._drain_since = _State.DRAINING, arrival
@@ -206,7 +235,16 @@ class CallCore:
             self._hangup_reported = True
             if self.outcome.reason != "line_closed":
                 hangup = self.outcome.reason
-        return Tick(frame=k, caller=caller, heard=heard, hangup=hangup, done=self.done)
+        marks = self._played_marks(e) if self._marks else ()
+        return Tick(frame=k, caller=caller, heard=heard, hangup=hangup, done=self.done, marks=marks)
+
+    def _played_marks(self, e: int) -> tuple[str, ...]:
+        played: list[str] = []
+        while self._marks and self._marks[0][0] <= e:
+            due, name = self._marks.popleft()
+            self._log(ev.MarkPlayed(e, name, due))
+            played.append(name)
+        return tuple(played)
 
     def _advance(self, s: int, e: int, bounds: tuple[int, int] | None) -> None:
         st = self._state

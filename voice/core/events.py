@@ -113,6 +113,24 @@ class PlayoutCleared(Event):
 
 
 @dataclass(frozen=True)
+class MarkReceived(Event):
+    """A playout mark (Twilio's ``mark``): answered once the audio queued before it has played."""
+
+    kind: ClassVar[str] = "mark"
+    name: str
+    due: int  # where it plays: the end of what was queued when it arrived
+
+
+@dataclass(frozen=True)
+class MarkPlayed(Event):
+    """The caller's playout reached a mark (or a ``clear`` dropped the audio before it): it is answered."""
+
+    kind: ClassVar[str] = "mark_played"
+    name: str
+    at: int  # where it was due
+
+
+@dataclass(frozen=True)
 class HungUp(Event):
     kind: ClassVar[str] = "hangup"
     by: str  # "caller" or "assistant"
@@ -218,6 +236,8 @@ CallEvent: TypeAlias = (
     | AudioReceived
     | ControlReceived
     | PlayoutCleared
+    | MarkReceived
+    | MarkPlayed
     | HungUp
     | LineDropped
     | ReplyStarted

@@ -32,6 +32,14 @@ class Line(Protocol):
 
     async def recv(self) -> LineInput: ...
 
+    async def played(self, marks: tuple[str, ...]) -> None:
+        """These marks (:class:`~voice.core.call.PlayoutMark` names) from this line have now played out.
+
+        The driver calls it (only with at least one mark) just before sending the frame that follows them.
+        A line whose far side never asks for marks never delivers any, so it can ignore this.
+        """
+        ...
+
     async def hangup(self, reason: str) -> None: ...
 
     async def close(self) -> None: ...

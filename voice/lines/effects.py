@@ -11,6 +11,8 @@ jitter.  Assistant → caller: the 8 kHz mu-law channel, loss, jitter.
 * Jitter delays each packet (caller) or message (assistant) by a uniform random 0..``jitter_ms`` but
   never reorders: a packet is never delivered before the one sent ahead of it.  Delayed assistant audio
   still goes through the call core's playout buffer, so it is heard late or with gaps, as on a phone.
+  Playout marks travel in order with the audio both ways: a bot's mark behind its delayed audio, the
+  answer (:meth:`EffectLine.played`) behind the caller packets already in flight, with no delay of its own.
 * The band limit is the real codec path: 16 kHz → 8 kHz (anti-aliased) → mu-law → 16 kHz.  A Twilio
   line is that codec already; :mod:`voice.lines.factory` then does not apply it a second time.
 """
@@ -20,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -34,7 +35,6 @@ from voice.core.clock import Clock, MonotonicClock
 from voice.errors import ConfigError
 from voice.lines.base import CallStart, Line
 from voice.lines.codec import mulaw_decode, mulaw_encode
-from voice.lines.wsutil import ReportsDelivery
 
 NOMINAL_SPEECH_DBFS = -26.0  # active speech level assumed until the caller has spoken (ITU-T P.56 typical)
 ACTIVE_DBFS = -45.0  # caller frames above this RMS count towards the caller's speech level
@@ -215,11 +215,8 @@ class EffectLine:
         self._down_channel = MulawChannel() if effects.mulaw_band_limit else None
         self._rng_up = self._rng_down = np.random.default_rng(seed)
         self._noise: NoiseSource | None = None
-        self._delivered: Callable[[LineInput], None] | None = None
-        if isinstance(inner, ReportsDelivery):
-            self._delivered = inner.report_delivery_externally()
         self._jitter_ns = round(effects.jitter_ms * 1e6)
-        self._outbox: asyncio.Queue[tuple[int, Pcm]] = asyncio.Queue()
+        self._outbox: asyncio.Queue[tuple[int, Pcm | tuple[str, ...]]] = asyncio.Queue()
         self._inbox: asyncio.Queue[tuple[int, LineInput]] = asyncio.Queue()
         self._last_up_due = self._last_down_due = 0
         self._tasks: list[asyncio.Task[None]] = []
@@ -273,11 +270,22 @@ class EffectLine:
         self._last_up_due = due
         self._outbox.put_nowait((due, x))
 
+    async def played(self, marks: tuple[str, ...]) -> None:
+        """Answer marks behind the caller packets still in flight (no random delay: the rng stays as is)."""
+        if not self._jitter_ns:
+            await self.inner.played(marks)
+            return
+        self._last_up_due = max(self._last_up_due, self._clock.now_ns())
+        self._outbox.put_nowait((self._last_up_due, marks))
+
     async def _sender(self) -> None:
         while True:
-            due, pcm = await self._outbox.get()
+            due, item = await self._outbox.get()
             await self._clock.sleep_until(due)
-            await self.inner.send(pcm)
+            if isinstance(item, tuple):
+                await self.inner.played(item)
+            else:
+                await self.inner.send(item)
             self._outbox.task_done()
 
     def _delay_ns(self, rng: np.random.Generator) -> int:
@@ -314,8 +322,6 @@ class EffectLine:
         else:
             due, item = await self._inbox.get()
             await self._clock.sleep_until(due)
-        if self._delivered is not None:
-            self._delivered(item)
         return item
 
     # --- the end -------------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ def make_line_factory(
 
     ``seed`` seeds the network effects; each call mixes in its call id
     (:func:`~voice.lines.effects.call_seed`), so every call hears its own but reproducible network.
-    ``clock`` times jitter and Twilio's marks (real time by default; pass the driver's clock in tests).
+    ``clock`` times the network's jitter (real time by default; pass the driver's clock in tests).
     """
     if target.protocol == BUILTIN:
         raise ConfigError("the built-in target must be resolved to its URL first (Target.resolve_builtin)")
@@ -61,14 +61,14 @@ def make_line_factory(
         url = target.url
 
         def bare() -> Line:
-            return PcmWebsocketLine(url, clock=clock)
+            return PcmWebsocketLine(url)
 
         applied = resolved
     elif target.protocol == TWILIO:
         url = target.url
 
         def bare() -> Line:
-            return TwilioLine(url, clock=clock)
+            return TwilioLine(url)
 
         applied = dataclasses.replace(resolved, mulaw_band_limit=False)  # the line's own codec does it
     else:

@@ -25,6 +25,7 @@ class MemoryLine:
         self.assistant = assistant
         self.sent: list[Pcm] = []
         self.hangup_reason: str | None = None
+        self.played_marks: list[str] = []  # what the driver reported played, in order
         self._queue: asyncio.Queue[LineInput] = asyncio.Queue()
 
     async def open(self, start: CallStart) -> None:
@@ -38,6 +39,9 @@ class MemoryLine:
 
     async def recv(self) -> LineInput:
         return await self._queue.get()
+
+    async def played(self, marks: tuple[str, ...]) -> None:
+        self.played_marks.extend(marks)
 
     async def hangup(self, reason: str) -> None:
         self.hangup_reason = reason

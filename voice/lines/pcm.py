@@ -10,11 +10,9 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from voice.core.audio import SAMPLE_RATE, Pcm, from_bytes, to_bytes
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput
-from voice.core.clock import Clock, MonotonicClock
 from voice.errors import LineError
 from voice.lines.base import CallStart
-from voice.lines.ws_client import WebsocketClient, connect
-from voice.lines.wsutil import MAX_MESSAGE_BYTES, FloodGuard, closed_reason
+from voice.lines.ws_client import MAX_MESSAGE_BYTES, WebsocketClient, closed_reason, connect
 
 __all__ = ["MAX_MESSAGE_BYTES", "PcmWebsocketLine", "parse_pcm_message"]
 
@@ -44,15 +42,17 @@ def _violation(why: str) -> LineClosed:
 
 
 class PcmWebsocketLine:
-    """CallSim's side of a raw PCM websocket call."""
+    """CallSim's side of a raw PCM websocket call.
 
-    def __init__(self, url: str, *, open_timeout_s: float = 10.0, clock: Clock | None = None) -> None:
+    A flood of audio (more than a minute queued ahead of playout) is refused by the call core, which owns
+    the playout; this line only parses.
+    """
+
+    def __init__(self, url: str, *, open_timeout_s: float = 10.0) -> None:
         self.url = url
         self.open_timeout_s = open_timeout_s
         self._ws: WebsocketClient | None = None
         self._closed_reason: str | None = None
-        self._clock = clock or MonotonicClock()
-        self._flood = FloodGuard()
 
     async def open(self, start: CallStart) -> None:
         try:
@@ -90,16 +90,12 @@ class PcmWebsocketLine:
             self._closed_reason = closed_reason(exc)
             return LineClosed(self._closed_reason)
         item = parse_pcm_message(message)
-        now = self._clock.now_ns()
-        if isinstance(item, AssistantAudio):
-            flood = self._flood.audio(len(item.pcm), now)
-            if flood is not None:
-                item = LineClosed(flood)
-        elif isinstance(item, AssistantControl) and item.event == "clear":
-            self._flood.clear(now)
         if isinstance(item, LineClosed):
             self._closed_reason = item.reason
         return item
+
+    async def played(self, marks: tuple[str, ...]) -> None:
+        return None  # the raw protocol has no marks
 
     async def hangup(self, reason: str) -> None:
         await self._send(json.dumps({"event": "stop", "reason": reason}))

@@ -7,19 +7,19 @@ CallSim connects to the bot's URL and speaks Twilio's bidirectional Media Stream
 (mu-law 8 kHz, any size), ``clear`` (drop unplayed audio) and ``mark``.
 
 Marks: Twilio answers a bot's ``mark`` when the audio sent before it has been *played*, and at once for
-marks whose audio a ``clear`` dropped.  The call core plays the audio but is I/O-free, so this line keeps a
-:class:`~voice.lines.wsutil.PlayoutMirror` of the core's playout queue, fed with the items the core gets at
-the moment it gets them (through :class:`~voice.lines.wsutil.ReportsDelivery` when a wrapper such as the
-network effects delays them).  Due echoes go out with the next caller frame, so they are at most one frame
-(20 ms) late, as with Twilio's own packetized playout.  Each echo is also returned by :meth:`recv` as
-``AssistantControl("mark_played", {"name": ..., "by": "callsim"})`` so the event log shows when it played.
+marks whose audio a ``clear`` dropped.  The call core owns the playout, so a ``mark`` goes to it as a
+:class:`~voice.core.call.PlayoutMark`, in order with the audio; the core reports it played in the
+:class:`~voice.core.call.Tick` of the frame in which its audio ends (or a ``clear`` drops it), logs
+``mark_played``, and the driver hands it back to :meth:`TwilioLine.played`, which answers it just before
+that frame's caller audio: at most one frame (20 ms) late, as with Twilio's own packetized playout.
+A flood of audio (more than a minute queued ahead of playout) is refused by the core for the same reason.
 
 A bot hangs up by closing the websocket (Twilio has no hang-up message; real bots may also call Twilio's
 REST API): a normal close (1000/1001) is returned as ``AssistantControl("hangup")`` before the
 :class:`~voice.core.call.LineClosed`, so the caller hears what is still queued and the call ends as an
-assistant hang-up, as with the raw protocol's ``hangup`` event.  Everything the bot gets wrong (malformed
-JSON, wrong encodings, floods, an abnormal close mid-call) comes back from :meth:`recv` as
-:class:`~voice.core.call.LineClosed` with a reason; :meth:`recv` never raises.
+assistant hang-up, as with the raw protocol's ``hangup`` event.  Everything else the bot gets wrong
+(malformed JSON, wrong encodings, floods of marks or messages, an abnormal close mid-call) comes back from
+:meth:`recv` as :class:`~voice.core.call.LineClosed` with a reason; :meth:`recv` never raises.
 """
 
 from __future__ import annotations
@@ -30,29 +30,20 @@ import binascii
 import contextlib
 import hashlib
 import json
-from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from voice.core.audio import FRAME_MS, Pcm
-from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput
-from voice.core.clock import Clock, MonotonicClock
+from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput, PlayoutMark
 from voice.errors import LineError
 from voice.lines.base import CallStart
 from voice.lines.effects import MulawChannel
-from voice.lines.ws_client import WebsocketClient, connect
-from voice.lines.wsutil import (
-    FLOOD_BACKLOG,
-    MAX_MESSAGE_BYTES,
-    FloodGuard,
-    PlayoutMirror,
-    closed_reason,
-)
+from voice.lines.ws_client import MAX_MESSAGE_BYTES, WebsocketClient, closed_reason, connect
 
 TWILIO_RATE = 8000
+FLOOD_BACKLOG = 5000  # messages read from the socket but not yet taken by the driver
 MAX_PENDING_MARKS = 1000  # marks waiting for their audio to play
 MAX_UNKNOWN_EVENTS = 1000  # recorded and ignored, up to this many per call
 _SHOWN = 200  # characters of a bad message kept in a reason
@@ -168,10 +159,9 @@ def custom_parameters(start: CallStart) -> dict[str, str]:
 class TwilioLine:
     """CallSim's side of a Twilio Media Streams call.  Implements the Line protocol."""
 
-    def __init__(self, url: str, *, open_timeout_s: float = 10.0, clock: Clock | None = None) -> None:
+    def __init__(self, url: str, *, open_timeout_s: float = 10.0) -> None:
         self.url = url
         self.open_timeout_s = open_timeout_s
-        self._clock = clock or MonotonicClock()
         self._ws: WebsocketClient | None = None
         self._ids: StreamIds | None = None
         self._closed_reason: str | None = None
@@ -181,12 +171,8 @@ class TwilioLine:
         self._down = MulawChannel()  # bot → caller
         self._inbox: asyncio.Queue[LineInput] = asyncio.Queue()
         self._reader: asyncio.Task[None] | None = None
-        self._flood = FloodGuard()
-        self._played = PlayoutMirror()  # the core's playout queue, by delivery
-        self._marks: deque[tuple[int, str]] = deque()  # (when it plays, name), in playout order
         self._unknown = 0
         self._marks_received = 0
-        self._external_delivery = False
         self.marks_echoed: list[str] = []  # names, in the order they were answered
         self.stream_sid: str | None = None
 
@@ -218,10 +204,7 @@ class TwilioLine:
         self._reader = asyncio.create_task(self._read())
 
     async def send(self, pcm: Pcm) -> None:
-        """Send one 20 ms caller frame as ``media``; first answer the marks whose audio has played."""
-        now = self._clock.now_ns()
-        while self._marks and self._marks[0][0] <= now:
-            await self._echo(self._marks.popleft()[1])
+        """Send one 20 ms caller frame as ``media``."""
         if self._ids is None:
             return
         self._chunk += 1
@@ -244,10 +227,12 @@ class TwilioLine:
             return LineClosed("never connected")
         if self._inbox.empty() and self._closed_reason is not None:
             return LineClosed(self._closed_reason)
-        item = await self._inbox.get()
-        if not self._external_delivery:
-            self._on_delivered(item)
-        return item
+        return await self._inbox.get()
+
+    async def played(self, marks: tuple[str, ...]) -> None:
+        """Answer the bot's marks whose audio the caller has now heard (or a ``clear`` dropped), in order."""
+        for name in marks:
+            await self._echo(name)
 
     async def hangup(self, reason: str) -> None:
         """Twilio's hang-up: ``stop``, then the socket closes (Twilio gives no reason on the wire)."""
@@ -273,11 +258,6 @@ class TwilioLine:
             with contextlib.suppress(ConnectionClosed, OSError):
                 await self._ws.close()
             self._end("closed by caller")
-
-    def report_delivery_externally(self) -> Callable[[LineInput], None]:
-        """See :class:`~voice.lines.wsutil.ReportsDelivery`: a wrapper reports when items reach the core."""
-        self._external_delivery = True
-        return self._on_delivered
 
     # --- inside ------------------------------------------------------------------------------------------
 
@@ -305,7 +285,6 @@ class TwilioLine:
             }
         )
         self.marks_echoed.append(name)
-        self._inbox.put_nowait(AssistantControl("mark_played", {"name": name, "by": "callsim"}))
 
     def _end(self, reason: str) -> None:
         """The line is over: later ``recv`` calls return ``LineClosed(reason)`` once the inbox is empty."""
@@ -337,25 +316,20 @@ class TwilioLine:
                 return
 
     def _receive(self, message: str | bytes) -> LineInput | None:
-        """A message from the bot → what the core gets (None: nothing), checking for floods on the way."""
+        """A message from the bot → what the core gets (None: nothing), counting marks and unknown events."""
         parsed = parse_twilio_message(message, self.stream_sid)
-        now = self._clock.now_ns()
         if isinstance(parsed, Violation):
             return LineClosed(parsed.reason)
         if isinstance(parsed, BotMedia):
             if not parsed.payload:
                 return None
-            flood = self._flood.audio(len(parsed.payload) * 2, now)  # 8 kHz bytes → 16 kHz samples
-            if flood is not None:
-                return LineClosed(flood)
             return AssistantAudio(self._down.decode(parsed.payload))
         if isinstance(parsed, BotMark):
             self._marks_received += 1
             if self._marks_received - len(self.marks_echoed) > MAX_PENDING_MARKS:
                 return LineClosed(f"protocol_error: flood: over {MAX_PENDING_MARKS} marks pending")
-            return AssistantControl("mark", {"name": parsed.name})
+            return PlayoutMark(parsed.name)
         if isinstance(parsed, BotClear):
-            self._flood.clear(now)
             return AssistantControl("clear")
         if parsed.event == "log":
             return AssistantControl("log", parsed.fields)
@@ -363,14 +337,3 @@ class TwilioLine:
         if self._unknown > MAX_UNKNOWN_EVENTS:
             return LineClosed(f"protocol_error: flood: over {MAX_UNKNOWN_EVENTS} unknown events")
         return AssistantControl("unknown", {"event": parsed.event[:_SHOWN], **parsed.fields})
-
-    def _on_delivered(self, item: LineInput) -> None:
-        """``item`` reached the call core now: follow its playout queue and schedule mark echoes."""
-        now = self._clock.now_ns()
-        if isinstance(item, AssistantAudio):
-            self._played.add(len(item.pcm), now)
-        elif isinstance(item, AssistantControl) and item.event == "clear":
-            self._played.clear(now)
-            self._marks = deque((now, name) for _, name in self._marks)  # Twilio answers them at once
-        elif isinstance(item, AssistantControl) and item.event == "mark":
-            self._marks.append((self._played.end_ns(now), str(item.payload.get("name", ""))))

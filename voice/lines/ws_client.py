@@ -14,6 +14,8 @@ describes.  Two things are its own:
   audio cannot wait for it; without this the buffer would grow for the rest of the call);
 - received messages are reassembled from fragments here, and text is checked to be UTF-8 (close 1007).
 
+:func:`closed_reason` turns the ``ConnectionClosed`` a line gets into the reason a call records.
+
 No extension is offered (a media stream is not compressed; permessage-deflate would cost CPU on both
 sides for audio that does not compress).  The interface is the part of websockets' asyncio client that
 CallSim's lines use: :func:`connect`, ``send``, ``recv``, ``close``, raising the same exceptions
@@ -39,8 +41,26 @@ from websockets.uri import parse_uri
 CLOSE_TIMEOUT_S = 2.0  # after the closing handshake, how long the server gets to close TCP
 MASK_POOL_BYTES = 1024  # masks for 256 frames per os.urandom call
 MAX_UNSENT_BYTES = 1 << 20  # ~30 s of caller audio the peer has not read: it has stopped reading
+MAX_MESSAGE_BYTES = 1 << 20  # one received message; far beyond any sane audio chunk (close 1009)
 HIGH_WATER = 1024  # received messages not yet taken by recv(): stop reading from the socket ...
 LOW_WATER = 256  # ... until recv() has brought them down to this
+
+
+def closed_reason(exc: ConnectionClosed) -> str:
+    """A short, recordable reason for a closed websocket.
+
+    When CallSim failed the connection for something the bot did (a malformed frame 1002, text that is not
+    UTF-8 1007, no longer reading 1008, a too-big message 1009) that is the bot's protocol error.
+    """
+    sent, rcvd = exc.sent, exc.rcvd
+    ours = rcvd is None or exc.rcvd_then_sent is False  # CallSim closed first (not an echo of the bot's)
+    if sent is not None and ours and sent.code == 1009:
+        return f"protocol_error: message larger than {MAX_MESSAGE_BYTES} bytes"
+    if sent is not None and ours and sent.code in (1002, 1007, 1008):
+        return f"protocol_error: {sent.reason or f'websocket close code {sent.code}'}"
+    if rcvd is None:
+        return "connection lost (no close frame)"
+    return f"closed by assistant (code {rcvd.code}{': ' + rcvd.reason if rcvd.reason else ''})"
 
 
 def binary_frame(payload: bytes, mask: bytes) -> bytes:
@@ -230,7 +250,9 @@ class WebsocketClient:
         return self._masks[self._mask_at - 4 : self._mask_at]
 
 
-async def connect(url: str, *, open_timeout: float = 10.0, max_size: int | None = 1 << 20) -> WebsocketClient:
+async def connect(
+    url: str, *, open_timeout: float = 10.0, max_size: int | None = MAX_MESSAGE_BYTES
+) -> WebsocketClient:
     """Open a websocket to ``url`` (``ws://`` or ``wss://``) within ``open_timeout`` seconds."""
     uri = parse_uri(url)  # raises InvalidURI
     protocol = ClientProtocol(uri, max_size=max_size)
@@ -264,4 +286,11 @@ async def connect(url: str, *, open_timeout: float = 10.0, max_size: int | None 
     return client
 
 
-__all__ = ["ConnectionClosed", "WebsocketClient", "binary_frame", "connect"]
+__all__ = [
+    "MAX_MESSAGE_BYTES",
+    "ConnectionClosed",
+    "WebsocketClient",
+    "binary_frame",
+    "closed_reason",
+    "connect",
+]

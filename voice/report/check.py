@@ -1,7 +1,7 @@
 """Render a report in headless Chromium and check the screenshot is not blank.
 
 A report can be valid HTML and still show nothing (a broken style, an SVG that fails to parse, a script
-error hiding content); only a real browser tells.  ``scripts/check_report`` and ``tests/report/test_build.py``
+error hiding content); only a real browser tells.  ``scripts/check_report`` and ``tests/report/test_check.py``
 use this.  Chromium runs without network, sandbox or profile, on a throwaway user-data directory.
 
 "Not blank" means: enough pixels differ from the background (the most common colour), and they are not

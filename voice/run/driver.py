@@ -110,6 +110,8 @@ async def run_call(
             tick = core.tick()
             caller.append(tick.caller)
             heard.append(tick.heard)
+            if tick.marks:  # answered before the frame that follows their audio, as Twilio does
+                await line.played(tick.marks)
             await line.send(tick.caller)
             if tick.hangup is not None:
                 await line.hangup(tick.hangup)

@@ -55,11 +55,6 @@ class Transcription:
     audio_s: float
     elapsed_s: float
 
-    @property
-    def real_time_factor(self) -> float:
-        """Processing time per second of audio (below 1 is faster than real time)."""
-        return self.elapsed_s / self.audio_s if self.audio_s > 0 else 0.0
-
 
 def pcm_key(pcm: Pcm) -> str:
     """A content fingerprint of audio, for :class:`MemoryASR` mappings."""

@@ -12,10 +12,6 @@ energy floor, so quiet speakers are not clipped and line noise below -55 dBFS ne
 
 from __future__ import annotations
 
-from collections import deque
-from dataclasses import dataclass
-from typing import Literal
-
 import numpy as np
 import numpy.typing as npt
 
@@ -43,7 +39,6 @@ _FULL_SCALE = 32768.0
 _FLOOR_AMPLITUDE = int(np.ceil(_FULL_SCALE * 10.0 ** (ENERGY_FLOOR_DBFS / 20.0)))
 _FLOOR_MEAN_SQUARE = (_FULL_SCALE * 10.0 ** (ENERGY_FLOOR_DBFS / 20.0)) ** 2
 _REFINE_SAMPLES = 5 * FRAME_SAMPLES  # a refined boundary moves at most 100 ms outward from webrtcvad's
-_HANGOVER_FRAMES = 8  # more than webrtcvad's longest hangover at 20 ms frames
 _MAX_GAP_SAMPLES = FRAME_SAMPLES  # louder-than-threshold samples closer than 20 ms belong to one sound
 
 _AbsArray = npt.NDArray[np.int32]
@@ -176,128 +171,9 @@ def speech_bounds(pcm: Pcm, *, aggressiveness: int = DEFAULT_AGGRESSIVENESS) -> 
     return (segments[0][0], segments[-1][1]) if segments else None
 
 
-@dataclass(frozen=True)
-class VadEvent:
-    """A speech boundary found by :class:`EndpointDetector`.
-
-    ``sample`` is where the boundary is (refined onset, or one past the last sounding sample);
-    ``decided_at`` is the sample count at which the detector knew it, i.e. the end of the frame that
-    triggered the decision.  ``decided_at - sample`` is the detector's own reaction time.
-    """
-
-    kind: Literal["speech_start", "speech_end"]
-    sample: int
-    decided_at: int
-
-
-class EndpointDetector:
-    """Streaming speech start/end detection over consecutive 20 ms frames.
-
-    Speech starts after ``start_ms`` of consecutive speech frames and ends after ``min_silence_ms`` of
-    consecutive non-speech frames; both are converted to frame counts once, here.  Sample indices count
-    from the first frame fed (or the last :meth:`reset`).
-    """
-
-    def __init__(
-        self,
-        *,
-        aggressiveness: int = DEFAULT_AGGRESSIVENESS,
-        start_ms: float = 60,
-        min_silence_ms: float = 200,
-        refine: bool = True,
-    ) -> None:
-        self._aggressiveness = aggressiveness
-        self._start_frames = ms_to_frames(start_ms)
-        self._end_frames = ms_to_frames(min_silence_ms)
-        self._refine = refine
-        # Enough history to look back from a decision to the boundary, past webrtcvad's own hangover
-        # (at most 5 frames at 20 ms), plus the refinement window.
-        self._history_frames = (
-            max(self._start_frames, self._end_frames)
-            + _HANGOVER_FRAMES
-            + _REFINE_SAMPLES // FRAME_SAMPLES
-            + 1
-        )
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget all state and restart sample counting at zero."""
-        self._vad = FrameVAD(self._aggressiveness)
-        self._history: deque[Pcm] = deque(maxlen=self._history_frames)
-        self._fed = 0
-        self._in_speech = False
-        self._run = 0  # consecutive speech frames (while silent) or non-speech frames (while speaking)
-        self._last_speech_end = 0  # end of the last speech frame, in samples
-        self._onset = 0
-        self._last_offset = 0
-        self._peak = 0
-
-    @property
-    def in_speech(self) -> bool:
-        """True between a speech_start and its speech_end."""
-        return self._in_speech
-
-    @property
-    def samples_fed(self) -> int:
-        """Samples consumed so far."""
-        return self._fed
-
-    def feed(self, frame: Pcm) -> list[VadEvent]:
-        """Consume one 320-sample frame; return the events it completed (usually none)."""
-        speech = self._vad.is_speech(frame)
-        frame = np.asarray(frame, dtype=np.int16)
-        self._history.append(frame)
-        frame_start = self._fed
-        self._fed += FRAME_SAMPLES
-        if speech:
-            self._peak = max(self._peak, int(np.max(np.abs(frame.astype(np.int32)))))
-            self._last_speech_end = self._fed
-        if not self._in_speech:
-            self._run = self._run + 1 if speech else 0
-            if not speech:
-                self._peak = 0
-            if self._run < self._start_frames:
-                return []
-            self._in_speech, self._run = True, 0
-            self._onset = self._start_onset(frame_start - (self._start_frames - 1) * FRAME_SAMPLES)
-            return [VadEvent("speech_start", self._onset, self._fed)]
-        self._run = 0 if speech else self._run + 1
-        if self._run < self._end_frames:
-            return []
-        offset = self._end_offset()
-        self._in_speech, self._run, self._peak = False, 0, 0
-        self._last_offset = offset
-        return [VadEvent("speech_end", offset, self._fed)]
-
-    def _buffer(self) -> tuple[_AbsArray, int]:
-        """The remembered frames as one |x| array and the absolute sample index of its first sample."""
-        absx = _abs(np.concatenate(list(self._history)))
-        return absx, self._fed - len(absx)
-
-    def _start_onset(self, run_start: int) -> int:
-        if not self._refine:
-            return run_start
-        absx, base = self._buffer()
-        lo = max(0, self._last_offset - base)
-        onset = _refine_onset(absx, run_start - base, len(absx), lo, amplitude_threshold(self._peak))
-        return base + onset
-
-    def _end_offset(self) -> int:
-        if not self._refine:
-            return self._last_speech_end
-        absx, base = self._buffer()
-        start = max(0, self._onset - base)
-        end = self._last_speech_end - base
-        if end <= start:
-            return self._last_speech_end
-        return base + _refine_offset(absx, start, end, len(absx), amplitude_threshold(self._peak))
-
-
 __all__ = [
     "DEFAULT_AGGRESSIVENESS",
-    "EndpointDetector",
     "FrameVAD",
-    "VadEvent",
     "amplitude_threshold",
     "ms_to_frames",
     "speech_bounds",

