@@ -36,7 +36,8 @@ ENERGY_FLOOR_DBFS = -55.0
 
 ONSET_PEAK_FRACTION = 0.03
 """Sound starts where |x| first reaches ``voice.core.audio.ACTIVE_THRESHOLD`` (1% of full scale, the
-caller-side rule) or 3% of the segment peak (-30 dB) if that is lower, so quiet speech keeps its soft onsets."""
+caller-side rule) or 3% of the segment peak (-30 dB) if that is lower, so quiet speech keeps its soft
+onsets."""
 
 _FULL_SCALE = 32768.0
 _FLOOR_AMPLITUDE = int(np.ceil(_FULL_SCALE * 10.0 ** (ENERGY_FLOOR_DBFS / 20.0)))

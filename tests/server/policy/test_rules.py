@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from server.policy.rules import GREETING, MAX_TURNS, POLICY_NAME, UNCLEAR, PolicyReply, RulePolicy
 from server.policy import keywords as kw
 from server.policy import rules as pol
+from server.policy.rules import GREETING, MAX_TURNS, POLICY_NAME, UNCLEAR, PolicyReply, RulePolicy
 from voice.dialogues import Dialogue, bundled_dialogues_path, load_dialogues
 
 DIALOGUES = load_dialogues(bundled_dialogues_path())
