@@ -31,9 +31,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.asyncio.server import Server, ServerConnection
 from websockets.exceptions import ConnectionClosed
 
+from server.assistants.serving import run_until_signalled, serve_pcm
 from voice.benchmarks.fidelity.behaviour import REPLY_GAP_MS, ReferenceBehaviour, reply_voice
 from voice.core.audio import (
     FRAME_SAMPLES,
@@ -317,15 +318,11 @@ async def serve_reference(
 ) -> tuple[Server, str]:
     """Start a reference assistant server; returns it (``async with`` it, or ``close()``) and its URL."""
     reply_voice((behaviour or ReferenceBehaviour(600, None, True, False)).reply_len_ms)  # warm, off the clock
-    server = await serve(
-        functools.partial(_handle, default=behaviour), host, port, ping_interval=None, max_size=1 << 20
-    )
-    bound = server.sockets[0].getsockname()[1]
-    return server, f"ws://{host}:{bound}/pcm"
+    return await serve_pcm(functools.partial(_handle, default=behaviour), host, port)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m server.assistants.reference [--port P] [--behaviour JSON]``: serve until killed.
+    """``python -m server.assistants.reference [--port P] [--behaviour JSON]``: serve until signalled.
 
     Prints the URL it listens on.
     """
@@ -337,16 +334,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--behaviour", type=json.loads, default=None, help="default behaviour as JSON")
     args = ap.parse_args(argv)
     default = ReferenceBehaviour.from_json(args.behaviour) if args.behaviour is not None else None
-
-    async def run() -> None:
-        server, url = await serve_reference(args.host, args.port, default)
-        freeze_long_lived()  # a full collection would walk every imported object with the loop standing still
-        print(url, flush=True)
-        async with server:
-            await server.serve_forever()
-
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run())
+    # A full collection would walk every imported object with the loop standing still: freeze them first.
+    run_until_signalled(lambda: serve_reference(args.host, args.port, default), "{url}", freeze_long_lived)
 
 
 if __name__ == "__main__":
