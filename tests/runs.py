@@ -1,6 +1,6 @@
-"""A small bench run on virtual time, in memory: two scripted assistants, one quick and one slow."""
+"""A small bench run on virtual time, in memory: two reference assistants, one quick and one slow."""
 
-from tests.fakes import MemoryBot, ScriptedAssistant
+from tests.fakes import reference
 from voice.core.clock import VirtualClock
 from voice.dialogues import Dialogue, parse_dialogue
 from voice.lines.memory import MemoryLine
@@ -45,7 +45,8 @@ def mini(
 
 
 def memory_lines(reply_ms):
-    return lambda: MemoryLine(MemoryBot(ScriptedAssistant(reply_ms=reply_ms, reply_len_ms=900)))
+    # 250 ms of silence ends a turn, so that even the quick one can answer 300 ms after the caller's speech
+    return lambda: MemoryLine(reference(reply_ms=reply_ms, reply_len_ms=900, endpoint_ms=250))
 
 
 async def bench(tmp_path, dialogues, **kw) -> list[TargetResult]:

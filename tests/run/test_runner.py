@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.fakes import MemoryBot, ScriptedAssistant
+from tests.fakes import reference
 from tests.records import short_delivery
 from voice.core.caller import CallerTiming
 from voice.core.clock import VirtualClock
@@ -43,7 +43,7 @@ class Lines:
         self.made += 1
         if self.made == self.fail_on:
             raise LineError("assistant unreachable")
-        return MemoryLine(MemoryBot(ScriptedAssistant(reply_len_ms=600, greeting_ms=200)))
+        return MemoryLine(reference(reply_len_ms=600, greeting_ms=200))
 
 
 def settings(tmp_path, **kw):
@@ -210,7 +210,7 @@ async def test_a_line_with_effects_reports_what_it_did_in_the_recording_meta(tmp
     from voice.run.recording import load_recording
 
     def lines():
-        inner = MemoryLine(MemoryBot(ScriptedAssistant(reply_len_ms=600, greeting_ms=200)))
+        inner = MemoryLine(reference(reply_len_ms=600, greeting_ms=200))
         return EffectLine(inner, LineEffects(loss_rate=0.2), seed=5, clock=VirtualClock())
 
     await run(tmp_path, lines, [dialogue(1)])
