@@ -1,15 +1,21 @@
 """Edge cases of the metrics, on hand-built recordings: every boundary is placed exactly."""
 
+import asyncio
+
 import numpy as np
 import pytest
 
 from tests.fakes import caller_turn_event, plan, reference, run_core, tone, turn
 from voice.core import events as ev
 from voice.core.audio import ms_to_samples
-from voice.core.call import AssistantAudio, CallCore
+from voice.core.call import AssistantAudio, AssistantControl, CallCore, LineInput
 from voice.core.caller import CallerTiming, plan_call
+from voice.core.clock import VirtualClock
 from voice.dialogues import parse_dialogue
+from voice.lines.base import CallStart
+from voice.lines.memory import MemoryLine
 from voice.metrics.measure import measure
+from voice.run.driver import run_call
 from voice.run.recording import Recording
 from voice.speech.tts.memory import MemoryTTS
 
@@ -172,3 +178,94 @@ def test_measure_counts_stop_latency_from_the_callers_speech_onset():
     barge = next(t for t in measure(rec).turns if t.barge_in is not None)
     assert barge.barge_in is not None
     assert barge.barge_in.stop_latency_ms == pytest.approx(200, abs=1)
+
+
+# --- edge cases found in the field, each a whole call on virtual time (README "Edge cases") -------------
+
+
+class TapeBot:
+    """An assistant that plays a fixed tape: audio or control messages at set times (ms after pick-up).
+
+    It is deaf on purpose: each case places the assistant's speech exactly where the field reproduction
+    had it, relative to the caller's plan (whose timing is known to the sample on virtual time).  What is
+    due goes out with the next caller frame, so it is heard up to 20 ms (plus a tone's soft onset) late.
+    """
+
+    def __init__(self, *tape: tuple[float, str, float]) -> None:
+        self.tape = sorted(tape)  # (at_ms, "speak" | "hangup", length_ms)
+        self.frames = 0
+
+    def on_start(self, start: CallStart) -> list[LineInput]:
+        return self._due(0.0)
+
+    def on_frame(self, pcm) -> list[LineInput]:
+        self.frames += 1
+        return self._due(self.frames * 20.0)
+
+    def _due(self, now_ms: float) -> list[LineInput]:
+        out: list[LineInput] = []
+        while self.tape and self.tape[0][0] <= now_ms:
+            _, what, length = self.tape.pop(0)
+            out.append(AssistantAudio(tone(length, f0=300.0)) if what == "speak" else AssistantControl(what))
+        return out
+
+
+def call(core_plan, *tape: tuple[float, str, float]) -> Recording:
+    trace = asyncio.run(
+        run_call(CallCore(core_plan), MemoryLine(TapeBot(*tape)), VirtualClock(), CallStart("c"))
+    )
+    return trace.recording("c", {})
+
+
+def test_a_caller_who_starts_during_an_unexpected_greeting_barges_in_and_the_reply_is_what_follows():
+    # no opening assistant turn: the caller speaks 450 ms after pick-up, but the assistant greets anyway
+    # (0-1150 ms); its real reply comes 1300 ms after the caller's end (1450 ms)
+    rec = call(plan(turn(0, think_ms=450), greeting=False), (0, "speak", 1150), (2750, "speak", 800))
+    m = measure(rec)
+    (t,) = m.turns
+    assert t.barge_in is not None and not t.barge_in.scripted and t.barge_in.active
+    assert t.barge_in.stop_latency_ms == pytest.approx(700, abs=40)
+    assert t.latency_ms == pytest.approx(1300, abs=40)  # not -1450: the greeting is not the reply
+    assert t.rhythm == 3 and m.first_word_ms is None
+
+
+def test_a_false_start_in_a_pause_is_counted_and_the_reply_is_what_goes_on_past_the_callers_end():
+    # caller speaks 300-800 ms, pauses to 2000, resumes to 2500; the assistant blips 250 ms inside the pause
+    # (too short to be a takeover) and again 150 ms after the caller resumed; the real reply at 4000
+    p = plan(turn(0, 1000, think_ms=300, pause=(500, 1200)), greeting=False)
+    rec = call(p, (1000, "speak", 250), (2100, "speak", 150), (4000, "speak", 800))
+    (t,) = measure(rec).turns
+    assert t.false_starts == 2 and t.pause_takeover is False
+    assert t.latency_ms == pytest.approx(1500, abs=40)  # positive: the blips are not the reply
+    assert t.rhythm == 2 and any("false start" in r for r in t.rhythm_reasons)
+
+
+def test_speech_that_starts_before_the_callers_end_and_goes_on_is_talk_over_not_a_false_start():
+    rec = call(plan(turn(0, 1000, think_ms=300), greeting=False), (1000, "speak", 1500))
+    (t,) = measure(rec).turns
+    assert t.false_starts == 0 and t.latency_ms == pytest.approx(-300, abs=40)
+
+
+def test_turns_after_a_proper_hang_up_are_not_turns_of_the_call():
+    # greeting 0-1000; turn 0 at 1720-2720 (700 ms to notice the greeting ended); reply 3120-4120; turn 1
+    # from 4840; the assistant hangs up at 5200, while turn 1 is under way
+    p = plan(turn(0), turn(1), turn(2))
+    rec = call(p, (0, "speak", 1000), (3120, "speak", 1000), (5200, "hangup", 0))
+    m = measure(rec)
+    assert m.outcome == "assistant_hangup" and not m.failed
+    assert [t.turn for t in m.turns] == [0] and m.turns[0].rhythm == 5
+    assert m.caller_turns_cut == 2 and m.turns_of_call == 1 and m.served
+    assert m.hangup_ms == pytest.approx(5200, abs=40)
+
+
+def test_an_assistant_that_hangs_up_at_once_ran_a_call_but_did_not_serve_the_caller():
+    rec = call(plan(turn(0), turn(1)), (0, "speak", 500), (1000, "hangup", 0))
+    m = measure(rec)
+    assert m.outcome == "assistant_hangup" and not m.failed  # the call ran
+    assert m.turns == [] and m.turns_of_call == 0 and not m.served  # the assistant did not do its job
+
+
+def test_turns_a_failed_call_never_reached_are_still_owed():
+    rec = call(plan(turn(0), turn(1), response_timeout_ms=1000, max_missed_replies=1), (0, "speak", 500))
+    m = measure(rec)
+    assert m.failed and m.turns_of_call == 2 and not m.served

@@ -7,6 +7,7 @@ import pytest
 from tests.runs import bench, mini
 from voice.cli import main
 from voice.errors import ConfigError
+from voice.metrics.results import FIGURES
 from voice.report.compare import compare_sides, format_comparison, pick_sides
 
 
@@ -48,5 +49,5 @@ async def test_the_command_prints_a_table_and_writes_json(run_dir, capsys):
     printed = capsys.readouterr().out
     assert "B − A" in printed and "95% CI" in printed
     doc = json.loads(out.read_text())
-    assert doc["resamples"] == 300 and len(doc["overall"]["figures"]) == 9
+    assert doc["resamples"] == 300 and len(doc["overall"]["figures"]) == len(FIGURES)
     assert main(["compare", str(run_dir / "nowhere")]) == 2

@@ -33,6 +33,7 @@ class BargeIn:
     active: bool  # the assistant was speaking (within YIELD_SILENCE_MS) when the caller cut in
     stop_latency_ms: float | None  # barge-in onset → assistant silent; None if it never stopped
     success: bool
+    scripted: bool = True  # a cue of the dialogue; False: the caller's turn began while the assistant spoke
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class TurnMetrics:
     latency_ms: float | None  # reply onset − caller speech end; negative = started before the caller ended
     overlap_ms: float  # assistant speech during the caller's speech
     barge_in: BargeIn | None = None
+    false_starts: int = 0  # assistant speech that began and ended while the caller's turn was going on
     pause_takeover: bool | None = None
     backchannel_carried_on: bool | None = None
     reference: str | None = None
@@ -73,6 +75,27 @@ class CallMetrics:
     longest_silence_ms: float | None = None  # neither side speaking, between the first and last speech
     # the assistant's speech as heard, [start, end) ms: detected once, reused by transcripts and reports
     assistant_speech_ms: list[tuple[float, float]] = field(default_factory=list)
+    hangup_ms: float | None = None  # the assistant hung up (or closed the line) here: the call's end
+    caller_turns_cut: int = 0  # caller turns cut short or never said because the assistant hung up
+
+    @property
+    def turns_of_call(self) -> int:
+        """Caller turns the assistant owed a reply: spoken ones, plus any the call failed to reach."""
+        unsaid = self.caller_turns_planned - len(self.turns) - self.caller_turns_cut
+        return len(self.turns) + (max(0, unsaid) if self.failed else 0)
+
+    @property
+    def served(self) -> bool:
+        """The assistant did its job: the call ran and it answered every caller turn of it (one at least).
+
+        Distinct from ``not failed`` (the call ran): an assistant that hangs up after a second without
+        answering anything ran a call but served no one.
+        """
+        return not self.failed and self.turns_completed >= 1 and self.turns_completed == self.turns_of_call
+
+    @property
+    def false_starts(self) -> int:
+        return sum(t.false_starts for t in self.turns)
 
     @property
     def rhythm(self) -> float | None:
@@ -144,20 +167,27 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
     turns: list[TurnMetrics] = []
     caller_speech: list[Segment] = list(backch.values())
     prev_onset: int | None = None  # the previous turn's reply onset (samples), None before any reply
+    # after a hang-up that ended the call properly, the caller said nothing more: later turns are not turns
+    # of the call (whether hanging up was right is a question of content, not timing)
+    hangup = _assistant_hangup(events) if end is not None and not end.failed else None
+    cut = [d for d in turns_ev if hangup is not None and d.speech_end > hangup]
+    turns_ev = [d for d in turns_ev if d not in cut]  # not turns of the call: the assistant had hung up
     for i, d in enumerate(turns_ev):
         idx, cs, ce, pause = d.turn, d.speech_start, d.speech_end, d.pause
         nxt = turns_ev[i + 1].speech_start if i + 1 < len(turns_ev) else n
         p0, p1 = pause if pause is not None else (cs, cs)
-        window_lo = p1 if pause is not None else cs
-        onset = first_onset(segs, window_lo, nxt)
-        if onset is not None and idx in barge:
-            # after a barge-in, the reply is what starts after the assistant yielded, not its old speech
-            onset = first_onset(segs, max(window_lo, _stop_point(runs, barge[idx]) or window_lo), nxt)
+        # a barge-in: scripted (a cue), or the caller's turn began while the assistant was speaking
+        at = barge.get(idx, cs if _covering(runs, cs) is not None else None)
+        bi = _barge_in(runs, at, n, rate, scripted=idx in barge) if at is not None else None
+        # the reply is speech still going at, or starting after, the caller's end; after a barge-in, only
+        # what starts once the assistant yielded.  Speech that begins and ends inside the turn: false starts.
+        lo = max(cs, _stop_point(runs, at)) if at is not None else cs
+        onset = next((s for s, e in segs if lo <= s < nxt and e > ce), None)
+        false_starts = sum(1 for s, e in segs if lo <= s and e <= ce)
         takeover = None
         if pause is not None:
             min_len = ms_to_samples(TAKEOVER_MIN_MS, rate)
             takeover = any(p0 <= s < p1 and e - s >= min_len for s, e in segs)
-        bi = _barge_in(runs, barge[idx], n, rate) if idx in barge else None
         carried = None
         if idx in backch:
             bs, be = backch[idx]
@@ -178,6 +208,7 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
                 latency_ms=_ms(onset - ce, rate) if onset is not None else None,
                 overlap_ms=_ms(overlap(segs, cs, ce), rate),
                 barge_in=bi,
+                false_starts=false_starts,
                 pause_takeover=takeover,
                 backchannel_carried_on=carried,
                 reference=plan.reference if plan else None,
@@ -200,6 +231,8 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
         overlap_ms=_ms(sum(overlap(segs, s, e) for s, e in caller_speech), rate),
         longest_silence_ms=_longest_gap(sorted(caller_speech + segs), rate),
         assistant_speech_ms=[(_ms(s, rate), _ms(e, rate)) for s, e in segs],
+        hangup_ms=_ms(hangup, rate) if hangup is not None else None,
+        caller_turns_cut=len(cut) + (max(0, len(plans) - len(cut) - len(turns)) if hangup is not None else 0),
     )
 
 
@@ -221,18 +254,31 @@ def _longest_gap(intervals: Sequence[Segment], rate: int) -> float | None:
     return _ms(longest, rate)
 
 
-def _stop_point(runs: Sequence[Segment], at: int) -> int | None:
+def _assistant_hangup(events: Sequence[ev.CallEvent]) -> int | None:
+    """Where the assistant hung up or closed the line (the caller falls silent there), if it did."""
+    for e in events:
+        if (isinstance(e, ev.HungUp) and e.by == "assistant") or isinstance(e, ev.LineDropped):
+            return e.t
+        if isinstance(e, ev.HungUp | ev.CallEnded):
+            return None  # the caller hung up first: what follows is not the assistant's doing
+    return None
+
+
+def _covering(runs: Sequence[Segment], at: int) -> Segment | None:
+    """The assistant's speech run that covers sample ``at``, if any."""
+    return next(((s, e) for s, e in runs if s <= at < e), None)
+
+
+def _stop_point(runs: Sequence[Segment], at: int) -> int:
     """Where the assistant's speech run covering sample ``at`` ends (``at`` itself if none covers it)."""
-    for s, e in runs:
-        if s <= at < e:
-            return e
-    return at
+    covering = _covering(runs, at)
+    return covering[1] if covering is not None else at
 
 
-def _barge_in(runs: Sequence[Segment], at: int, n: int, rate: int) -> BargeIn:
+def _barge_in(runs: Sequence[Segment], at: int, n: int, rate: int, *, scripted: bool) -> BargeIn:
     yield_gap = ms_to_samples(YIELD_SILENCE_MS, rate)
     active = any(s <= at < e + yield_gap for s, e in runs)  # speaking, or paused shorter than a yield
-    covering = next(((s, e) for s, e in runs if s <= at < e), None)
+    covering = _covering(runs, at)
     latency: float | None
     if covering is None:
         latency = 0.0  # already silent at the barge-in onset
@@ -241,7 +287,7 @@ def _barge_in(runs: Sequence[Segment], at: int, n: int, rate: int) -> BargeIn:
     else:
         latency = _ms(covering[1] - at, rate)
     success = active and latency is not None and latency <= BARGE_IN_SUCCESS_MS
-    return BargeIn(at_ms=_ms(at, rate), active=active, stop_latency_ms=latency, success=success)
+    return BargeIn(_ms(at, rate), active, latency, success, scripted)
 
 
 def _carried_on(

@@ -48,6 +48,8 @@ FIGURES: tuple[Figure, ...] = (
     Figure("backchannel_carry_on_rate", "backchannel carry-on", "backchannel_carry_on", "mean", "rate"),
     Figure("rhythm_mean", "rhythm", "rhythm", "mean", "score"),
     Figure("answered_rate", "turns answered", "answered", "mean", "rate"),
+    Figure("false_start_rate", "false starts", "false_start", "mean", "rate"),
+    Figure("served_rate", "calls served", "served", "mean", "rate"),
 )
 
 
@@ -61,8 +63,10 @@ def unit_values(c: CallMetrics) -> dict[str, list[float]]:
             float(t.backchannel_carried_on) for t in c.turns if t.backchannel_carried_on is not None
         ],
         "rhythm": [float(t.rhythm) for t in c.turns if t.rhythm is not None],
-        # planned turns never spoken (the call ended early) count as unanswered
-        "answered": [1.0] * c.turns_completed + [0.0] * max(0, c.caller_turns_planned - c.turns_completed),
+        # turns a failed call never reached count as unanswered; turns after a proper hang-up do not count
+        "answered": [1.0] * c.turns_completed + [0.0] * max(0, c.turns_of_call - c.turns_completed),
+        "false_start": [float(t.false_starts > 0) for t in c.turns],  # turns with at least one
+        "served": [float(c.served)],
     }
 
 
@@ -86,6 +90,9 @@ def call_to_json(m: CallMetrics, labels: Mapping[str, Any] | None = None) -> dic
     """A call's metrics with derived figures and its labels (scenario, preset type, relation, repeat...)."""
     d = dataclasses.asdict(m)
     d["turns_completed"] = m.turns_completed
+    d["turns_of_call"] = m.turns_of_call
+    d["served"] = m.served
+    d["false_starts"] = m.false_starts
     d["latency_p50_ms"] = percentile(m.latencies_ms, 50)
     d["latency_p90_ms"] = percentile(m.latencies_ms, 90)
     d["rhythm"] = m.rhythm
@@ -105,7 +112,11 @@ def summarize(calls: Sequence[CallMetrics]) -> dict[str, Any]:
     return {
         "calls": len(calls),
         "calls_failed": sum(1 for c in calls if c.failed),
+        "calls_served": sum(1 for c in calls if c.served),
         "caller_turns": sum(c.caller_turns_planned for c in calls),
+        "caller_turns_of_call": sum(c.turns_of_call for c in calls),
+        "caller_turns_cut_by_hangup": sum(c.caller_turns_cut for c in calls),
+        "false_starts": sum(c.false_starts for c in calls),
         "caller_turns_spoken": sum(len(c.turns) for c in calls),
         "turns_completed": sum(c.turns_completed for c in calls),
         "latency_ms": {
@@ -118,6 +129,7 @@ def summarize(calls: Sequence[CallMetrics]) -> dict[str, Any]:
         "barge_in": {
             "n": len(barge),
             "successes": sum(1 for b in barge if b.success),
+            "unscripted": sum(1 for b in barge if not b.scripted),
             "success_rate": reduce(pooled(calls, "barge_in_success"), "mean"),
             "stop_latency_p50_ms": percentile(stops, 50),
             "stop_latency_p90_ms": percentile(stops, 90),
@@ -200,7 +212,7 @@ def fmt_figure(value: float | None, unit: str) -> str:
 
 def format_table(calls: Sequence[CallMetrics], summary: dict[str, Any]) -> str:
     """A plain-text table: one row per call, then the overall row."""
-    header = ("call", "outcome", "turns", "p50 ms", "p90 ms", "barge-in", "1st word ms", "rhythm")
+    header = ("call", "outcome", "turns", "p50 ms", "p90 ms", "barge-in", "1st word ms", "rhythm", "served")
     rows: list[tuple[str, ...]] = []
     for c in calls:
         b = c.barge_ins
@@ -208,25 +220,27 @@ def format_table(calls: Sequence[CallMetrics], summary: dict[str, Any]) -> str:
             (
                 c.call_id,
                 c.outcome + (" (FAILED)" if c.failed else ""),
-                f"{c.turns_completed}/{c.caller_turns_planned}",
+                f"{c.turns_completed}/{c.turns_of_call}",
                 fmt_ms(percentile(c.latencies_ms, 50)),
                 fmt_ms(percentile(c.latencies_ms, 90)),
                 fmt_count(sum(1 for x in b if x.success), len(b)),
                 fmt_ms(c.first_word_ms),
                 fmt_score(c.rhythm),
+                "yes" if c.served else "no",
             )
         )
     lat, bi = summary["latency_ms"], summary["barge_in"]
     rows.append(
         (
             "ALL",
-            f"{summary['calls'] - summary['calls_failed']}/{summary['calls']} ok",
-            f"{summary['turns_completed']}/{summary['caller_turns']}",
+            f"{summary['calls'] - summary['calls_failed']}/{summary['calls']} ran",
+            f"{summary['turns_completed']}/{summary['caller_turns_of_call']}",
             fmt_ms(lat["p50"]),
             fmt_ms(lat["p90"]),
             fmt_count(bi["successes"], bi["n"]),
             fmt_ms(summary["first_word_p50_ms"]),
             fmt_score(summary["rhythm_mean"]),
+            f"{summary['calls_served']}/{summary['calls']}",
         )
     )
     return text_table(header, rows[:-1], footer=rows[-1])

@@ -10,7 +10,9 @@ thresholds are grounded in published references (``../shared/metrics-references.
 - Starting before the caller has finished is talk-over: at most 2, and 1 if it overlaps 500 ms or more.
 - Yielding to a barge-in is rewarded: the turn's score is capped by how fast the assistant fell silent
   (≤ 300 ms: 5, ≤ 600: 4, ≤ 1000: 3, ≤ 1500: 2, later or never: 1).
-- Taking the turn inside the caller's mid-turn pause costs 2 points; stopping at a backchannel costs 1.
+- Taking the turn inside the caller's mid-turn pause costs 2 points; a false start (speech that begins and
+  ends while the caller's turn goes on, e.g. a blip in a pause) costs 1 when it was not already a takeover;
+  stopping at a backchannel costs 1.
 
 A call's rhythm is the mean of its turn scores; a run's is the mean over all scored turns.
 """
@@ -28,6 +30,7 @@ GAP_SCORES: tuple[tuple[float, int], ...] = ((500.0, 5), (1000.0, 4), (2000.0, 3
 STOP_SCORES: tuple[tuple[float, int], ...] = ((300.0, 5), (600.0, 4), (1000.0, 3), (1500.0, 2))
 EARLY_OVERLAP_MS = 500.0
 PAUSE_TAKEOVER_PENALTY = 2
+FALSE_START_PENALTY = 1
 BACKCHANNEL_STOP_PENALTY = 1
 
 
@@ -66,6 +69,11 @@ def score_turn(t: TurnMetrics) -> RhythmScore:
     if t.pause_takeover:
         score -= PAUSE_TAKEOVER_PENALTY
         reasons.append("took the turn in the caller's pause")
+    elif t.false_starts:
+        score -= FALSE_START_PENALTY
+        reasons.append(
+            f"{t.false_starts} false start{'s' if t.false_starts > 1 else ''} while the caller spoke"
+        )
     if t.backchannel_carried_on is False:
         score -= BACKCHANNEL_STOP_PENALTY
         reasons.append("stopped at a backchannel")

@@ -77,8 +77,12 @@ def _barge(s: Row) -> str:
 
 
 SUMMARY_COLUMNS: tuple[Column, ...] = (
-    ("calls ok", lambda s: f"{s['calls'] - s['calls_failed']}/{s['calls']}"),
-    ("turns answered", lambda s: fmt_count(s["turns_completed"], s["caller_turns"])),
+    ("calls ran", lambda s: f"{s['calls'] - s['calls_failed']}/{s['calls']}"),
+    ("calls served", lambda s: fmt_count(s.get("calls_served", 0), s["calls"])),
+    (
+        "turns answered",
+        lambda s: fmt_count(s["turns_completed"], s.get("caller_turns_of_call", s["caller_turns"])),
+    ),
     ("latency p50", lambda s: fmt_ms(s["latency_ms"]["p50"], " ms")),
     ("p90", lambda s: fmt_ms(s["latency_ms"]["p90"], " ms")),
     ("p99", lambda s: fmt_ms(s["latency_ms"]["p99"], " ms")),

@@ -55,6 +55,7 @@ def test_a_late_arrival_is_the_deliverys_error_and_measure_alone_has_none():
         ("response latency", 0, 602.0, 600.0),  # 2 ms off the truth ...
         ("response latency (vs arrival)", 0, 602.0, 602.0),  # ... all of it the arrival's
         ("answered", 0, True, True),
+        ("false starts", 0, 0, 0),
         ("reply arrival - due", None, 300.0, 300.0),
         ("reference schedule - spec", None, 300.0, 300.0),
         ("reply arrival - due", None, 3602.0, 3600.0),

@@ -28,8 +28,9 @@ def test_truth_follows_the_rules_through_a_talked_over_turn_and_a_takeover():
     ]
     t = truth(b, events, S(3000), S(30000))
     assert t["first_word"] == 300
-    assert t["turns"][0] == {"latency": 1200, "stop_latency": 2300, "success": False}
-    assert t["turns"][1] == {"latency": 13700 - 12000, "takeover": True}
+    assert t["turns"][0] == {"latency": 1200, "stop_latency": 2300, "success": False, "false_starts": 0}
+    # the reply into the pause is still going when the caller ends: that is the reply, talked over
+    assert t["turns"][1] == {"latency": 10300 - 12000, "takeover": True, "false_starts": 0}
 
 
 def test_truth_of_a_stop_counts_from_the_callers_speech_onset():
@@ -40,6 +41,7 @@ def test_truth_of_a_stop_counts_from_the_callers_speech_onset():
         "latency": 300,
         "stop_latency": 120,
         "success": True,
+        "false_starts": 0,
     }
 
 
@@ -63,4 +65,13 @@ def test_truth_hears_nothing_after_the_caller_hung_up():
     b = ReferenceBehaviour(2000, None, True, False, greeting_ms=300, reply_len_ms=3000)
     events = [turn(0, 1000, 2500, "barge_in")]
     t = truth(b, events, S(3000), S(3300))  # the caller hung up as the greeting ended
-    assert t["turns"][0] == {"latency": None, "stop_latency": None, "success": False}
+    assert t["turns"][0] == {"latency": None, "stop_latency": None, "success": False, "false_starts": 0}
+
+
+def test_truth_counts_a_reply_cut_inside_the_turn_as_a_false_start():
+    # the reply into the pause stops 120 ms after the caller resumes: a false start; the turn is then
+    # answered D after its end
+    b = ReferenceBehaviour(300, 120, True, True, greeting_ms=None, reply_len_ms=3000)
+    events = [turn(0, 1000, 4000, pause=(2000, 3000))]
+    t = truth(b, events, S(3000), S(20000))["turns"][0]
+    assert t == {"latency": 300, "takeover": True, "false_starts": 1}

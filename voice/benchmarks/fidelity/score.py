@@ -57,7 +57,13 @@ class CallResult:
 
 NUMERIC = ("first word", "response latency", "barge-in stop latency")
 MEASURE_ONLY = ("first word (vs arrival)", "response latency (vs arrival)")
-BOOLEAN = ("answered", "barge-in success", "pause takeover", "backchannel carried on")
+BOOLEAN = (
+    "answered",
+    "barge-in success",
+    "pause takeover",
+    "backchannel carried on",
+    "false starts",
+)  # exact
 DELIVERY = ("reply arrival - due", "clear arrival - due", "reference schedule - spec")
 
 
@@ -91,6 +97,7 @@ def compare(result: CallResult) -> list[Pair]:
                 ("response latency (vs arrival)", tm.latency_ms, samples_to_ms(at) - tm.caller_end_ms)
             )
         rows.append(("answered", tm.latency_ms is not None, latency is not None))
+        rows.append(("false starts", tm.false_starts, tt.get("false_starts", 0)))
         if "stop_latency" in tt or bi is not None:
             rows.append(("barge-in stop latency", bi.stop_latency_ms if bi else None, tt.get("stop_latency")))
             rows.append(("barge-in success", bi.success if bi else None, tt.get("success")))

@@ -79,12 +79,17 @@ def truth(b: ReferenceBehaviour, events: Sequence[CallEvent], audible: int, leng
     per_turn: dict[int, dict[str, Any]] = {}
     for i, d in enumerate(turns):
         idx, cs, ce, pause = d.turn, d.speech_start, d.speech_end, d.pause
-        lo = pause[1] if pause is not None else cs
         hi = turns[i + 1].speech_start if i + 1 < len(turns) else 10**12
-        onset = next((s for s, _, _ in spans if lo <= s < hi), None)
-        t: dict[str, Any] = {"latency": samples_to_ms(onset - ce) if onset is not None else None}
-        if d.mode == "barge_in":
-            covering = next(((s, e) for s, e, _ in spans if s <= cs < e), None)
+        covering = next(((s, e) for s, e, _ in spans if s <= cs < e), None)
+        # the reply: speech going on at, or starting after, the caller's end (after a barge-in, once the
+        # reference yielded); speech that begins and ends inside the turn is a false start
+        lo = covering[1] if covering else cs
+        onset = next((s for s, e, _ in spans if lo <= s < hi and e > ce), None)
+        t: dict[str, Any] = {
+            "latency": samples_to_ms(onset - ce) if onset is not None else None,
+            "false_starts": sum(1 for s, e, _ in spans if lo <= s and e <= ce),
+        }
+        if d.mode == "barge_in" or covering:  # scripted, or the caller began while the reference spoke
             stop = samples_to_ms(covering[1] - cs) if covering else 0.0
             active = any(s <= cs < e + ms(vm.YIELD_SILENCE_MS) for s, e, _ in spans)
             t["success"] = (
