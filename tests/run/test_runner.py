@@ -14,13 +14,12 @@ from voice.dialogues import parse_dialogue
 from voice.errors import ConfigError, LineError
 from voice.lines.memory import MemoryLine
 from voice.metrics.results import call_to_json
+from voice.run.resume import load_done, metrics_from_json
 from voice.run.runner import (
     CallJob,
     CallStatus,
     RunSettings,
     TargetRun,
-    load_done,
-    metrics_from_json,
     plan_jobs,
     repeat_seed,
     run_calls,
@@ -88,11 +87,6 @@ async def test_a_folder_with_other_settings_is_refused(tmp_path):
     await run(tmp_path, Lines(), [dialogue(1)])
     with pytest.raises(ConfigError, match="other settings"):
         await run(tmp_path, Lines(), [dialogue(1)], seed=99)
-
-
-async def test_a_half_written_metrics_file_does_not_count_as_done(tmp_path):
-    (tmp_path / "d-1.metrics.json").write_text("{trunc")
-    assert load_done(tmp_path, "d-1") is None
 
 
 # --- concurrency, repeats, several targets ------------------------------------------------------------

@@ -17,7 +17,7 @@ from voice.errors import ConfigError
 from voice.metrics.bootstrap import DEFAULT_RESAMPLES, bootstrap_difference
 from voice.metrics.measure import CallMetrics
 from voice.metrics.results import FIGURES, fmt_figure, read_results, target_folders, text_table, unit_values
-from voice.run.runner import metrics_from_json
+from voice.run.resume import metrics_from_json
 
 
 @dataclass(frozen=True)

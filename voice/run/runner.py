@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,10 +27,18 @@ from voice.core.clock import Clock, MonotonicClock
 from voice.dialogues import Dialogue
 from voice.errors import ConfigError, LineError
 from voice.lines.base import CallStart, Line
-from voice.metrics.measure import BargeIn, CallMetrics, TurnMetrics, measure
+from voice.metrics.measure import CallMetrics, measure
 from voice.metrics.results import call_to_json, summarize_run, write_json
 from voice.run.driver import CallTrace, record_call
 from voice.run.recording import Recording, save_recording
+from voice.run.resume import (
+    check_resumable,
+    dialogue_sha,
+    kept_call,
+    metrics_from_json,
+    metrics_path,
+    remove_partial_files,
+)
 from voice.speech.asr import ASREngine
 from voice.speech.tts.base import TTSEngine
 
@@ -78,12 +85,6 @@ class CallJob:
         }
 
 
-def dialogue_sha(d: Dialogue) -> str:
-    """A short content hash, so an edited dialogue is called again instead of reusing an old result."""
-    text = json.dumps(dataclasses.asdict(d), ensure_ascii=False, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
 def repeat_seed(seed: int, repeat: int) -> int:
     """The caller's seed for repeat ``repeat`` (1-based): ``seed`` itself for the first, then derived."""
     if repeat == 1:
@@ -123,62 +124,6 @@ class CallStatus:
     state: str
     metrics: CallMetrics | None = None
     detail: str = ""
-
-
-def check_resumable(settings: RunSettings) -> None:
-    """Refuse to mix calls made with different settings in one folder."""
-    run_file = settings.out_dir / "run.json"
-    if run_file.exists():
-        try:
-            previous = json.loads(run_file.read_text(encoding="utf-8")).get("settings")
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"{run_file}: unreadable ({exc}); remove it or choose another --out") from exc
-        if previous != settings.fingerprint():
-            raise ConfigError(
-                f"{settings.out_dir} holds a run made with other settings; choose another --out or remove it"
-            )
-    write_json(run_file, {"settings": settings.fingerprint()})
-
-
-def remove_partial_files(folder: Path) -> int:
-    """Delete temporary files a killed writer left behind (``atomic_write_bytes`` names them ``.*.tmp``)."""
-    stale = list(folder.glob(".*.tmp"))
-    for p in stale:
-        p.unlink(missing_ok=True)
-    return len(stale)
-
-
-def metrics_path(out_dir: Path, call_id: str) -> Path:
-    return out_dir / f"{call_id}.metrics.json"
-
-
-def load_done(out_dir: Path, call_id: str) -> dict[str, Any] | None:
-    """A completed call's metrics JSON, or None (absent or unreadable: the call is made again)."""
-    path = metrics_path(out_dir, call_id)
-    if not path.exists():
-        return None
-    try:
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        return data
-    except (OSError, json.JSONDecodeError):
-        return None
-
-
-def metrics_from_json(d: dict[str, Any]) -> CallMetrics:
-    """Rebuild :class:`CallMetrics` from its JSON form (for resumed runs, reports and comparisons)."""
-    turn_fields = {f.name for f in dataclasses.fields(TurnMetrics)}
-    turns = []
-    for t in d["turns"]:
-        t = {k: v for k, v in t.items() if k in turn_fields}
-        if t.get("barge_in") is not None:
-            t["barge_in"] = BargeIn(**t["barge_in"])
-        if "rhythm_reasons" in t:
-            t["rhythm_reasons"] = tuple(t["rhythm_reasons"])
-        turns.append(TurnMetrics(**t))
-    fields = {f.name for f in dataclasses.fields(CallMetrics)}
-    speech = [(float(s), float(e)) for s, e in d.get("assistant_speech_ms", [])]
-    kept = {k: v for k, v in d.items() if k in fields}
-    return CallMetrics(**{**kept, "turns": turns, "assistant_speech_ms": speech})
 
 
 async def call_once(
@@ -301,14 +246,6 @@ class _Calls:
         return metrics
 
 
-def _kept(run: TargetRun, job: CallJob) -> dict[str, Any] | None:
-    """A finished call to reuse: metrics on disk for the same dialogue content."""
-    done = load_done(run.settings.out_dir, job.call_id)
-    if done is None or done.get("dialogue_sha", dialogue_sha(job.dialogue)) != dialogue_sha(job.dialogue):
-        return None
-    return done
-
-
 @dataclass(frozen=True)
 class TargetCalls:
     """One target's calls of a run (in job order) and the summary written to its ``results.json``."""
@@ -354,14 +291,14 @@ async def run_calls(
         raise ConfigError(f"concurrency must be at least 1 (got {concurrency})")
     for run in runs:
         run.settings.out_dir.mkdir(parents=True, exist_ok=True)
-        check_resumable(run.settings)
+        check_resumable(run.settings.out_dir, run.settings.fingerprint())
         remove_partial_files(run.settings.out_dir)
     state = _Calls(tts, asr, concurrency, new_clock, on_status)
     results: list[list[Any]] = [[None] * len(jobs) for _ in runs]
     pending: list[tuple[int, int, asyncio.Task[CallMetrics]]] = []
     for j, job in enumerate(jobs):
         for r, run in enumerate(runs):
-            done = _kept(run, job)
+            done = kept_call(run.settings.out_dir, job.call_id, dialogue_sha(job.dialogue))
             if done is not None:
                 results[r][j] = metrics_from_json(done)
                 on_status(CallStatus(run.label or run.settings.target, job.call_id, "kept", results[r][j]))
