@@ -151,7 +151,8 @@ async def test_kept_calls_are_reported_and_not_redone(tmp_path):
     await calls_on(tmp_path, jobs)
     events, lines = [], Lines()
     await calls_on(tmp_path, jobs, events=events, lines=lines)
-    assert lines.made == 0 and [e.state for e in events] == ["kept", "kept"]
+    assert lines.made == 0 and [e.state for e in events] == ["note", "kept", "kept"]
+    assert events[0].target == "a" and events[0].detail == "resuming: kept 2 finished call(s)"
 
 
 async def test_an_edited_dialogue_is_called_again(tmp_path):

@@ -11,7 +11,7 @@ import contextlib
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from voice.errors import EngineUnavailable
@@ -27,14 +27,23 @@ def free_port() -> int:
 
 @contextlib.asynccontextmanager
 async def builtin_assistant(
-    *, tts: str, port: int | None = None, log_path: Path | None = None, extra_args: list[str] | None = None
+    *,
+    tts: str,
+    port: int | None = None,
+    log_path: Path | None = None,
+    extra_args: list[str] | None = None,
+    on_start: Callable[[subprocess.Popen[bytes]], None] | None = None,
 ) -> AsyncIterator[str]:
-    """Run ``python -m server`` on a free localhost port; yield its ``pcm+ws://`` target once it listens."""
+    """Run ``python -m server`` on a free localhost port; yield its ``pcm+ws://`` target once it listens.
+
+    ``on_start`` is given the child process as soon as it starts (a run watches it for a crash)."""
     port = port or free_port()
     args = [sys.executable, "-m", "server", "--host", "127.0.0.1", "--port", str(port), "--tts", tts]
     args += extra_args or []
     log = open(log_path, "wb") if log_path else subprocess.DEVNULL  # noqa: SIM115 - closed below
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+    if on_start is not None:
+        on_start(proc)
     try:
         await _wait_listening(proc, port)
         yield f"pcm+ws://127.0.0.1:{port}/pcm"

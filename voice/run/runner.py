@@ -25,22 +25,17 @@ from voice.core.audio import ms_to_samples
 from voice.core.caller import CallerPlan, CallerTiming, plan_call
 from voice.core.clock import Clock, MonotonicClock
 from voice.dialogues import Dialogue
-from voice.errors import ConfigError, LineError
+from voice.errors import AssistantCrashed, ConfigError, LineError
 from voice.lines.base import CallStart, Line
 from voice.metrics.measure import CallMetrics, measure
 from voice.metrics.results import call_to_json, summarize_run, write_json
 from voice.run.driver import CallTrace, record_call
 from voice.run.recording import Recording, save_recording
-from voice.run.resume import (
-    check_resumable,
-    dialogue_sha,
-    kept_call,
-    metrics_from_json,
-    metrics_path,
-    remove_partial_files,
-)
+from voice.run.resume import dialogue_sha, metrics_path, open_folder
 from voice.speech.asr import ASREngine
 from voice.speech.tts.base import TTSEngine
+
+CRASH_POLLS, CRASH_POLL_S = 40, 0.05  # how long a suspect call waits for an assistant's exit to show
 
 
 @dataclass(frozen=True)
@@ -113,11 +108,14 @@ class TargetRun:
     settings: RunSettings
     make_line: Callable[[], Line]
     label: str = ""  # how progress names it (default: the target)
+    # For an assistant CallSim started (the built-in): why its process is gone, or None while it runs.
+    crashed: Callable[[], str | None] | None = None
 
 
 @dataclass(frozen=True)
 class CallStatus:
-    """A progress event: ``state`` is kept, calling, done or failed (``metrics`` set for the last three)."""
+    """A progress event: ``state`` is kept, calling, done or failed (``metrics`` set for the last three),
+    or note: a line about a target before its calls (``detail``: what its folder held...; no ``call_id``)."""
 
     target: str
     call_id: str
@@ -172,6 +170,24 @@ def transcribe_replies(rec: Recording, metrics: CallMetrics, asr: ASREngine) -> 
 def _save_and_measure(out_dir: Path, rec: Recording) -> CallMetrics:
     save_recording(out_dir, rec)
     return measure(rec)
+
+
+async def _check_alive(run: TargetRun, job: CallJob, suspect: bool) -> None:
+    """Stop the run if the target's process (the built-in assistant) has exited: the call is not kept.
+
+    A call that failed or saw the line close (``suspect``) gives the exit up to 2 s to show: the socket
+    closes as the process dies, a moment before its exit code can be read.
+    """
+    if run.crashed is None:
+        return
+    for _ in range(CRASH_POLLS if suspect else 1):
+        if (reason := run.crashed()) is not None:
+            raise AssistantCrashed(
+                f"{reason} during call {job.call_id}: that call is not kept and the run stops"
+                " (a rerun resumes and makes it again)"
+            )
+        if suspect:
+            await asyncio.sleep(CRASH_POLL_S)
 
 
 def _connect_failed(job: CallJob, plan: CallerPlan) -> CallMetrics:
@@ -234,10 +250,12 @@ class _Calls:
             try:
                 rec, _ = await call_once(job, plan, run.make_line(), self.new_clock(), settings)
             except LineError as exc:
+                await _check_alive(run, job, suspect=True)
                 metrics = _connect_failed(job, plan)
                 self.on_status(CallStatus(label, job.call_id, "failed", metrics, f"cannot connect: {exc}"))
                 return metrics
         metrics = await loop.run_in_executor(None, _save_and_measure, settings.out_dir, rec)
+        await _check_alive(run, job, suspect=metrics.failed or metrics.outcome == "line_closed")
         if self.asr is not None and settings.transcribe:
             async with self.asr_lock:
                 metrics = await loop.run_in_executor(None, transcribe_replies, rec, metrics, self.asr)
@@ -280,28 +298,36 @@ async def run_calls(
     concurrency: int = 1,
     new_clock: Callable[[], Clock] = MonotonicClock,
     on_status: Callable[[CallStatus], None] = lambda _: None,
+    retry_failed: bool = False,
+    fresh: bool = False,
 ) -> list[TargetCalls]:
     """Make every job's call on every target, at most ``concurrency`` at once; per target, in job order.
 
-    Finished calls found on disk are reused (resume).  Targets are interleaved job by job, so a run cut
-    short holds comparable calls for every target.  Each call gets its own clock from ``new_clock``
-    (virtual clocks in tests must not be shared between concurrent calls).
+    Finished calls found on disk are reused (resume; failed ones made again with ``retry_failed``; none
+    with ``fresh``, which deletes each target folder's earlier run first).  Targets are interleaved job by
+    job, so a run cut short holds comparable calls for every target.  Each call gets its own clock from
+    ``new_clock`` (virtual clocks in tests must not be shared between concurrent calls).
     """
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1 (got {concurrency})")
+    keep: list[list[CallMetrics | None]] = []
+    calls = [(job.call_id, dialogue_sha(job.dialogue)) for job in jobs]
     for run in runs:
-        run.settings.out_dir.mkdir(parents=True, exist_ok=True)
-        check_resumable(run.settings.out_dir, run.settings.fingerprint())
-        remove_partial_files(run.settings.out_dir)
+        found, note = open_folder(
+            run.settings.out_dir, run.settings.fingerprint(), calls, retry_failed=retry_failed, fresh=fresh
+        )
+        keep.append(found)
+        if note:
+            on_status(CallStatus(run.label or run.settings.target, "", "note", detail=note))
     state = _Calls(tts, asr, concurrency, new_clock, on_status)
     results: list[list[Any]] = [[None] * len(jobs) for _ in runs]
     pending: list[tuple[int, int, asyncio.Task[CallMetrics]]] = []
     for j, job in enumerate(jobs):
         for r, run in enumerate(runs):
-            done = kept_call(run.settings.out_dir, job.call_id, dialogue_sha(job.dialogue))
-            if done is not None:
-                results[r][j] = metrics_from_json(done)
-                on_status(CallStatus(run.label or run.settings.target, job.call_id, "kept", results[r][j]))
+            kept = keep[r][j]
+            if kept is not None:
+                results[r][j] = kept
+                on_status(CallStatus(run.label or run.settings.target, job.call_id, "kept", kept))
             else:
                 state.expect(job)
                 pending.append((r, j, asyncio.ensure_future(state.one(run, job))))
@@ -332,7 +358,7 @@ async def run_dialogues(
     def say(s: CallStatus) -> None:
         m = s.metrics
         what = s.detail or (f"{m.outcome}, {m.turns_completed}/{m.caller_turns_planned}" if m else s.state)
-        progress(f"{s.call_id}: {s.state}: {what}")
+        progress(f"{s.target}: {s.detail}" if s.state == "note" else f"{s.call_id}: {s.state}: {what}")
 
     shared: Clock = clock or MonotonicClock()  # one call at a time: one clock is enough
     jobs = plan_jobs(dialogues, 1, settings.timing.seed)
