@@ -183,8 +183,8 @@ async def _check_alive(run: TargetRun, job: CallJob, suspect: bool) -> None:
     for _ in range(CRASH_POLLS if suspect else 1):
         if (reason := run.crashed()) is not None:
             raise AssistantCrashed(
-                f"{reason} during call {job.call_id}: that call is not kept and the run stops"
-                " (a rerun resumes and makes it again)"
+                f"{reason}; the run stops, call {job.call_id} and any other unfinished one not kept"
+                " (a rerun resumes and makes them)"
             )
         if suspect:
             await asyncio.sleep(CRASH_POLL_S)
