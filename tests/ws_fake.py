@@ -74,9 +74,9 @@ async def _say(ws: ServerConnection, ms: float) -> None:
 class FakeServer:
     """The fake assistant on a free localhost port, served from its own thread and event loop."""
 
-    def __init__(self, **options: object) -> None:
-        self.handler = functools.partial(handle, **options)
-        self.port = 0
+    def __init__(self, port: int = 0, **options: object) -> None:
+        self.handler = functools.partial(handle, **options)  # e.g. fail_ids (a set can change meanwhile)
+        self.port = port
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._stop: asyncio.Future[None] | None = None
@@ -92,21 +92,28 @@ class FakeServer:
 
     async def _main(self) -> None:
         self._stop = self._loop.create_future()
-        async with serve(self.handler, "127.0.0.1", 0) as server:
+        async with serve(self.handler, "127.0.0.1", self.port) as server:
             self.port = next(iter(server.sockets)).getsockname()[1]
             self._ready.set()
             await self._stop
 
-    @contextlib.contextmanager
-    def running(self) -> Iterator[FakeServer]:
+    def start(self) -> FakeServer:
         self._thread.start()
         self._ready.wait(10)
+        return self
+
+    def stop(self) -> None:
+        if self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set_result, None)
+            self._thread.join(10)
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[FakeServer]:
+        self.start()
         try:
             yield self
         finally:
-            assert self._stop is not None
-            self._loop.call_soon_threadsafe(self._stop.set_result, None)
-            self._thread.join(10)
+            self.stop()
 
 
 async def _serve_forever(**options: object) -> None:

@@ -145,3 +145,38 @@ def test_a_run_killed_with_sigkill_resumes_without_redoing_or_counting_half_writ
     assert not list(folder.glob(".*.tmp"))
     run = json.loads((out / "results.json").read_text())
     assert run["targets"][0]["summary"]["calls"] == 3
+
+
+# --- CI: waiting for a bot that starts with the bench ------------------------------------------------------
+
+
+async def test_waiting_for_a_target_returns_once_it_listens_and_fails_clearly_if_it_never_does():
+    import asyncio
+    import re
+
+    from voice.errors import LineError
+    from voice.run.dataset import wait_for_targets
+    from voice.run.launch import free_port
+
+    port = free_port()
+    target = parse_target(f"pcm+ws://127.0.0.1:{port}/pcm")
+    assert target.address() == ("127.0.0.1", port)
+    assert parse_target("wss://bot.example.com/pcm").address() == ("bot.example.com", 443)
+
+    async def accept(reader, writer):
+        writer.close()
+
+    async def listen_later():
+        await asyncio.sleep(0.5)
+        return await asyncio.start_server(accept, "127.0.0.1", port)
+
+    later = asyncio.ensure_future(listen_later())
+    await wait_for_targets([target], timeout_s=10, poll_s=0.05)  # returns once the bot listens
+    server = await later
+    server.close()
+    await server.wait_closed()
+    message = re.escape(
+        f"{target} did not accept a connection within 0.3 s (last try: ConnectionRefusedError"
+    )
+    with pytest.raises(LineError, match=message):
+        await wait_for_targets([target], timeout_s=0.3, poll_s=0.05)

@@ -227,3 +227,52 @@ def check_failed(limit: FailedLimit, summaries: Mapping[str, Mapping[str, Any]])
             share = f" ({100 * failed / calls:.0f}%)" if calls else ""
             out.append(f"{where}: {failed} of {calls} call(s) failed{share}, more than --max-failed {limit}")
     return out
+
+
+# --- the verdict -----------------------------------------------------------------------------------------
+
+
+def check_options(max_failed: str | None, gates: Sequence[str], *, compare: bool = False) -> list[Gate]:
+    """Parse ``--max-failed`` and ``--fail-if`` and check every figure, before any call is made or read."""
+    if max_failed is not None:
+        parse_failed_limit(max_failed)
+    parsed = [parse_gate(g) for g in gates]
+    for g in parsed:
+        (check_compare_figure if compare else check_figure)(g.figure)
+    return parsed
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What broke: targets over ``--max-failed`` (one line each) and ``--fail-if`` gates."""
+
+    gates: list[Gate]
+    failed: list[str]
+    broken: list[Breach]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.broken
+
+    def lines(self) -> list[str]:
+        """What to print: each failure and each broken gate, or the gates that held."""
+        out = [f"FAILED CALLS: {line}" for line in self.failed]
+        out += [f"GATE BROKEN: {b}" for b in self.broken]
+        if self.ok and self.gates:
+            out.append(f"{len(self.gates)} gate(s) held: {', '.join(str(g) for g in self.gates)}")
+        return out
+
+
+def judge_run(summaries: Mapping[str, Mapping[str, Any]], max_failed: str, gates: Sequence[str]) -> Verdict:
+    """A run's verdict: every target's summary (target → summary) against the limit and the gates."""
+    parsed = check_options(max_failed, gates)
+    failed = check_failed(parse_failed_limit(max_failed), summaries)
+    return Verdict(parsed, failed, check_run(parsed, summaries))
+
+
+def judge_compare(
+    names: tuple[str, str], a: Mapping[str, Any], b: Mapping[str, Any], gates: Sequence[str]
+) -> Verdict:
+    """A comparison's verdict: the gates on ``a.X``, ``b.X`` and ``delta.X`` (B − A)."""
+    parsed = check_options(None, gates, compare=True)
+    return Verdict(parsed, [], check_compare(parsed, f"B − A ({names[1]} − {names[0]})", a, b))

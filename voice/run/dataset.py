@@ -176,10 +176,11 @@ async def wait_for_targets(targets: Sequence[Target], timeout_s: float, poll_s: 
                 writer.close()
                 break
             except (OSError, TimeoutError) as exc:
-                last = str(exc) or type(exc).__name__
+                last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             if loop.time() >= deadline:
                 raise LineError(
-                    f"--wait-for-target: {target} did not accept a connection within {timeout_s:g} s ({last})"
+                    f"--wait-for-target: {target} did not accept a connection within {timeout_s:g} s"
+                    f" (last try: {last})"
                 )
             await asyncio.sleep(min(poll_s, max(0.0, deadline - loop.time())))
 
@@ -199,6 +200,7 @@ class TargetResult:
     target: str
     slug: str
     calls: list[CallMetrics]
+    summary: dict[str, Any] = field(default_factory=dict)  # as in the target's ``results.json``
 
 
 async def run_bench(
@@ -286,4 +288,6 @@ async def run_bench(
             ],
         }
         write_json(config.out / "results.json", run_doc)
-    return [TargetResult(str(t), s, r.calls) for t, s, r in zip(targets, slugs, results, strict=True)]
+    return [
+        TargetResult(str(t), s, r.calls, r.summary) for t, s, r in zip(targets, slugs, results, strict=True)
+    ]
