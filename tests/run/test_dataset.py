@@ -180,3 +180,30 @@ async def test_waiting_for_a_target_returns_once_it_listens_and_fails_clearly_if
     )
     with pytest.raises(LineError, match=message):
         await wait_for_targets([target], timeout_s=0.3, poll_s=0.05)
+
+
+@pytest.mark.models
+async def test_the_builtin_assistant_killed_mid_run_stops_it_and_its_call_is_not_kept(tmp_path):
+    """The real built-in assistant (Whisper, Silero) in its child process, killed during the first call."""
+    from pathlib import Path
+
+    from voice.errors import AssistantCrashed
+    from voice.run.resume import load_done
+
+    def kill_the_assistant(status):
+        if status.state != "calling":
+            return
+        for children in Path("/proc/self/task").glob("*/children"):
+            for pid in children.read_text().split():
+                if b"\0server\0" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    os.kill(int(pid), signal.SIGKILL)
+
+    dialogues = [mini(1), mini(2)]
+    config = BenchConfig(out=tmp_path, tts="memory", assistant_tts="memory", transcribe=False, concurrency=1)
+    with pytest.raises(
+        AssistantCrashed, match=r"the built-in assistant exited \(code -9; its log: .*assistant.log"
+    ):
+        await run_bench(dialogues, config, MemoryTTS(), None, on_status=kill_the_assistant)
+    folder = tmp_path / "builtin"
+    assert load_done(folder, "m-1") is None and load_done(folder, "m-2") is None
+    assert not (tmp_path / "results.json").exists()
