@@ -233,11 +233,11 @@ async def run_bench(
     assistant_tts = config.assistant_tts or config.tts
     remote = [t for t in targets if t.protocol != BUILTIN and str(t) not in (line_factories or {})]
     with folder_lock(config.out):
-        if config.fresh:  # the run's own summary and report describe the calls about to be deleted
+        if config.wait_for_target is not None:  # before --fresh deletes anything
+            await wait_for_targets(remote, config.wait_for_target)
+        if config.fresh:  # first the run's summary and report, which describe the calls about to go
             for name in ("results.json", "report.html", "report.md"):
                 (config.out / name).unlink(missing_ok=True)
-        if config.wait_for_target is not None:
-            await wait_for_targets(remote, config.wait_for_target)
         async with contextlib.AsyncExitStack() as stack:
             runs = []
             server_url: str | None = None

@@ -3,7 +3,9 @@
 For each call: plan the caller (TTS, cached), call the assistant in real time, save the recording,
 measure it, transcribe what the assistant said, and save the call's metrics — last, atomically.  A call
 whose metrics file exists is skipped on the next run with the same settings, so a run killed at any point
-(even ``kill -9``) resumes where it stopped: a recording without metrics is simply made again.
+(even ``kill -9``) resumes where it stopped: a recording without metrics is simply made again.  What a
+folder keeps (and ``--retry-failed``, ``--fresh``) is :mod:`voice.run.resume`'s business.  If the process of
+an assistant CallSim started (the built-in) exits, the run stops and the calls it was in are not written.
 
 Calls run as asyncio tasks in one process, at most ``concurrency`` at a time: on the caller's side a call
 is I/O-bound (20 ms frames on a socket), while the blocking work — TTS, measuring, Whisper — goes to
