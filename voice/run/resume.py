@@ -125,7 +125,7 @@ REDO_WHY = {
     "failed": "failed earlier, retried",
     "edited": "dialogue edited since",
     "unreadable": "unreadable metrics",
-    "cut": "cut short (a recording without metrics)",
+    "cut": "cut short, a recording without metrics",
     "missing": "not made yet",
 }
 
