@@ -343,9 +343,7 @@ def test_the_cycle_check_sees_module_level_imports_only():
 # --- no module over 400 lines ------------------------------------------------------------------------------
 
 MAX_LINES = 400
-KNOWN_LONG = {
-    "voice/run/runner.py": "issue 10: being shrunk below 400 lines (resume moves to voice/run/resume.py)",
-}
+KNOWN_LONG = {}
 
 
 @pytest.mark.parametrize("path", cases(ALL_MODULES, KNOWN_LONG))

@@ -129,7 +129,7 @@ def test_audio_that_arrives_in_one_burst_is_heard_in_real_time():
         caller.append(tick.caller)
         heard.append(tick.heard)
         bot.frame(tick.caller)
-        speech_end = next((int(e.data["speech_end"]) for e in core.events if e.kind == "caller_turn"), None)
+        speech_end = next((e.speech_end for e in core.events if isinstance(e, ev.CallerSpoke)), None)
         if not sent and speech_end is not None and core.now >= speech_end + S(700):
             core.receive(AssistantAudio(tone(2000)), at=core.now + 37)  # the whole reply at once
             sent, burst_at = True, core.now + 37

@@ -20,7 +20,7 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -42,14 +42,22 @@ def free_port() -> int:
 
 @contextlib.asynccontextmanager
 async def builtin_assistant(
-    *, tts: str, port: int | None = None, log_path: Path | None = None, extra_args: list[str] | None = None
+    *,
+    tts: str,
+    port: int | None = None,
+    log_path: Path | None = None,
+    extra_args: list[str] | None = None,
+    on_start: Callable[[subprocess.Popen[bytes]], None] | None = None,
 ) -> AsyncIterator[str]:
-    """Run ``python -m server`` on a free localhost port; yield its ``pcm+ws://`` target once it listens."""
+    """Run ``python -m server`` on a free localhost port; yield its ``pcm+ws://`` target once it listens.
+
+    ``on_start`` is given the child process as soon as it starts (a run watches it for a crash)."""
     port = port or free_port()
     args = ["--tts", tts, *(extra_args or [])]
     with contextlib.ExitStack() as files:
         log = files.enter_context(open(log_path, "wb")) if log_path else None
-        async with _running("the built-in assistant", "server", args, port, READY_TIMEOUT_S, log=log):
+        what = "the built-in assistant"
+        async with _running(what, "server", args, port, READY_TIMEOUT_S, log=log, on_start=on_start):
             yield f"pcm+ws://127.0.0.1:{port}/pcm"
 
 
@@ -95,9 +103,12 @@ async def _running(
     ready_timeout_s: float,
     *,
     log: IO[bytes] | None = None,
+    on_start: Callable[[subprocess.Popen[bytes]], None] | None = None,
 ) -> AsyncIterator[None]:
     """:func:`echo_assistant`'s steps for callers inside an event loop (the waits run in a thread)."""
     proc = _start(module, args, port, log=log)
+    if on_start is not None:
+        on_start(proc)
     try:
         await asyncio.to_thread(_wait_listening, proc, port, what, ready_timeout_s)
         yield
