@@ -75,6 +75,8 @@ class ScriptedAssistant:
     It hears the caller frame by frame (energy), knows a caller turn is over after ``endpoint_ms`` of
     silence, then plays a ``reply_len_ms`` reply starting at ``speech_end + reply_ms`` (sample-exact).
     On caller speech during its reply it stops ``stop_ms`` after the caller's onset (None: never stops).
+    With ``heard`` texts it sends a ``log`` of kind ``caller`` at each turn end, as its "ASR" of that turn
+    (the next text each time; the last one repeats).
     """
 
     reply_ms: float = 400.0
@@ -83,6 +85,7 @@ class ScriptedAssistant:
     stop_ms: float | None = 200.0
     endpoint_ms: float = 300.0
     hangup_after_turns: int | None = None
+    heard_texts: tuple[str, ...] = ()
     heard: int = 0  # samples of caller audio received
     _speech_end: int | None = None
     _in_speech: bool = False
@@ -121,6 +124,9 @@ class ScriptedAssistant:
             and self.heard - self._speech_end >= ms_to_samples(self.endpoint_ms)
         ):
             self._in_speech = False
+            if self.heard_texts:
+                text = self.heard_texts[min(self._replies, len(self.heard_texts) - 1)]
+                self.pending.append((self.heard, AssistantControl("log", {"kind": "caller", "text": text})))
             self._replies += 1
             if self.hangup_after_turns is not None and self._replies > self.hangup_after_turns:
                 self.pending.append((self.heard, AssistantControl("hangup", {"reason": "done"})))
