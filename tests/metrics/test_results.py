@@ -1,10 +1,18 @@
+import json
+
+import pytest
+
+from voice.errors import RecordingError
 from voice.metrics.measure import BargeIn, CallMetrics, TurnMetrics
 from voice.metrics.results import (
     FIGURES,
+    METRICS_SCHEMA,
+    RESULTS_SCHEMA,
     breakdown,
     call_to_json,
     figures,
     format_table,
+    read_results,
     summarize,
     summarize_run,
 )
@@ -50,7 +58,24 @@ def test_summary_pools_turns_across_calls():
     assert s["latency_ms"]["p50"] == 2000.0 and s["latency_ms"]["mean"] == 2000.0
     assert s["barge_in"]["n"] == 2 and s["barge_in"]["successes"] == 1  # the inactive one does not count
     assert s["barge_in"]["stop_latency_p50_ms"] == 300.0
+    assert s["barge_in"]["never_stopped"] == 1  # the failed call's: no stop latency to pool
     assert s["pause_takeover_rate"] == 1.0
+
+
+def test_p95_sits_between_p90_and_p99_for_latency_and_stop_latency():
+    stops = [BargeIn(5.0, True, float(ms), ms <= 1500) for ms in range(100, 2100, 100)]  # 100..2000 ms
+    c = CallMetrics(
+        "c", "c", "completed", False, 9e4, None, [turn(i, 100.0 * i, b) for i, b in enumerate(stops)]
+    )
+    s, f = summarize([c]), figures([c])
+    lat = s["latency_ms"]
+    assert lat["p90"] < lat["p95"] < lat["p99"] and lat["p95"] == pytest.approx(1805.0)
+    assert f["latency_p95_ms"] == lat["p95"]
+    b = s["barge_in"]
+    assert (b["stop_latency_p50_ms"], b["stop_latency_p90_ms"], b["stop_latency_p95_ms"]) == pytest.approx(
+        (1050.0, 1810.0, 1905.0)
+    )
+    assert [x.key for x in FIGURES][1:4] == ["latency_p90_ms", "latency_p95_ms", "latency_p99_ms"]
 
 
 def test_table_has_a_row_per_call_and_an_overall_row_aligned_for_cjk():
@@ -65,6 +90,7 @@ def test_table_has_a_row_per_call_and_an_overall_row_aligned_for_cjk():
 
 def test_call_json_carries_derived_figures():
     d = call_to_json(calls()[0])
+    assert d["schema_version"] == METRICS_SCHEMA == "callsim.metrics/1"
     assert d["turns_completed"] == 2 and d["latency_p50_ms"] == 1500.0
     assert d["turns"][1]["barge_in"]["success"] is True
 
@@ -97,3 +123,15 @@ def test_breakdowns_group_calls_by_their_labels():
 def test_call_json_carries_its_labels():
     d = call_to_json(calls()[0], {"scenario": "takeout", "repeat": 2})
     assert d["scenario"] == "takeout" and d["repeat"] == 2
+
+
+def test_results_of_a_newer_schema_or_another_kind_are_refused(tmp_path):
+    path = tmp_path / "results.json"
+    for version in (RESULTS_SCHEMA, None, "callsim.results/0"):  # None: written before versioning
+        doc = {"kind": "target", "calls": []} | ({"schema_version": version} if version else {})
+        path.write_text(json.dumps(doc))
+        assert read_results(tmp_path)["kind"] == "target"
+    for version, why in (("callsim.results/2", "upgrade CallSim"), ("callsim.metrics/1", "not a version")):
+        path.write_text(json.dumps({"schema_version": version, "kind": "target", "calls": []}))
+        with pytest.raises(RecordingError, match=why):
+            read_results(tmp_path)

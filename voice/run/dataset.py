@@ -28,7 +28,7 @@ from voice.lines.effects import LineEffects
 from voice.lines.factory import describe_line, make_line_factory
 from voice.lines.targets import BUILTIN, Target, parse_target
 from voice.metrics.measure import CallMetrics
-from voice.metrics.results import write_json
+from voice.metrics.results import RESULTS_SCHEMA, write_json
 from voice.run.runner import CallStatus, RunSettings, TargetRun, plan_jobs, run_calls
 from voice.speech.asr import ASREngine
 from voice.speech.tts.base import TTSEngine
@@ -214,6 +214,7 @@ async def run_bench(
                 runs, jobs, tts, asr, concurrency=concurrency, new_clock=new_clock, on_status=on_status
             )
         run_doc: dict[str, Any] = {
+            "schema_version": RESULTS_SCHEMA,
             "kind": "run",
             "dialogues": config.source,
             "calls_per_target": len(jobs),
