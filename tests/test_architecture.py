@@ -371,10 +371,8 @@ UNMIRRORED = {
     # the line interface and its in-memory double: used by every line's and the driver's tests
     "voice/lines/base.py": "tests/lines/*, tests/run/test_driver.py",
     "voice/lines/memory.py": "tests/run/test_driver.py, tests/run/test_runner.py, tests/lines/*",
-    # parts of the HTML and Markdown reports, checked through the rendered pages
+    # part of the HTML report, checked through the rendered page
     "voice/report/audio.py": "tests/report/test_html.py (recordings embedded as Ogg Opus)",
-    "voice/report/data.py": "tests/report/test_html.py, tests/report/test_md.py",
-    "voice/report/timeline.py": "tests/report/test_html.py (timelines and their cues)",
     # the launcher of the built-in assistant: a real call with real models
     "voice/run/launch.py": "tests/run/test_e2e.py, tests/server/test_twilio_builtin.py (models step)",
     # the TTS registry (make_tts) in the package's __init__
