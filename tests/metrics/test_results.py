@@ -1,7 +1,10 @@
 import json
+import re
+from pathlib import Path
 
 import pytest
 
+from tests.runs import bench, mini
 from voice.errors import RecordingError
 from voice.metrics.measure import BargeIn, CallMetrics, TurnMetrics
 from voice.metrics.results import (
@@ -135,3 +138,88 @@ def test_results_of_a_newer_schema_or_another_kind_are_refused(tmp_path):
         path.write_text(json.dumps({"schema_version": version, "kind": "target", "calls": []}))
         with pytest.raises(RecordingError, match=why):
             read_results(tmp_path)
+
+
+# --- docs/results.md names every key a run writes ------------------------------------------------------
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "results.md"
+GROUPED = {"by_scenario", "by_preset_type", "by_relation", "rhythm_histogram"}  # keyed by a value: ``*``
+SECTIONS = {  # heading start → what it documents
+    "The run's `results.json`": "run",
+    "A target's `results.json`": "target",
+    "The summary": "summary",
+    "A figures row": "figures",
+    "A call": "call",
+}
+OPTIONAL = {"target": {"settings.assistant_tts", "settings.line.codec"}}  # built-in / Twilio targets only
+
+
+def key_paths(obj, prefix=""):
+    """Every key path of a JSON value: ``a.b``, ``a[].b`` for list elements, ``a.*`` under grouped keys."""
+    out = set()
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            path = (f"{prefix}." if prefix else "") + ("*" if prefix.rsplit(".", 1)[-1] in GROUPED else k)
+            out |= {path} | key_paths(v, path)
+    elif isinstance(obj, list):
+        for v in obj:
+            out |= key_paths(v, prefix + "[]")
+    return out
+
+
+def documented() -> dict[str, set[str]]:
+    """The keys named in the first column of each section's tables."""
+    found: dict[str, set[str]] = {s: set() for s in SECTIONS.values()}
+    section = None
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            title = line.lstrip("# ")
+            section = next((s for head, s in SECTIONS.items() if title.startswith(head)), section)
+        elif line.startswith("| `") and section is not None:
+            found[section] |= set(re.findall(r"`([^`]+)`", line.split(" | ")[0]))
+    return found
+
+
+def route(section: str, path: str) -> tuple[str, str]:
+    """Where docs/results.md documents key ``path`` of a ``section`` object: the section, the key there."""
+    for parent, inside in (("run", "targets[].summary."), ("target", "summary.")):
+        if section == parent and path.startswith(inside):
+            return route("summary", path.removeprefix(inside))
+    head, _, rest = path.partition(".")
+    if section == "target" and head == "calls[]" and rest:
+        return "call", rest
+    if section == "summary" and head == "figures" and rest:
+        return "figures", rest
+    if section == "summary" and head in GROUPED - {"rhythm_histogram"} and rest.startswith("*."):
+        return "figures", rest.removeprefix("*.")
+    return section, path
+
+
+def written(run_dir: Path) -> dict[str, set[str]]:
+    """The keys a run wrote, by the section of docs/results.md that must name them."""
+    files = [("run", run_dir / "results.json")]
+    for target in ("pcm-ws-a.test-pcm", "pcm-ws-b.test-pcm"):
+        files += [("target", run_dir / target / "results.json")]
+        files += [("call", f) for f in (run_dir / target).glob("*.metrics.json")]
+    out: dict[str, set[str]] = {s: set() for s in SECTIONS.values()}
+    for section, f in files:
+        for path in key_paths(json.loads(f.read_text())):
+            where, key = route(section, path)
+            out[where].add(key)
+    return out
+
+
+async def test_docs_results_md_names_every_key_a_run_writes_and_no_other(tmp_path):
+    ds = [mini(1, pause=True), mini(2, barge=True), mini(3, backchannel=True)]
+    await bench(tmp_path, ds, heard=("快递到了",), concurrency=3)
+    docs, keys = documented(), written(tmp_path)
+    for section in SECTIONS.values():
+        assert keys[section], section
+        assert not keys[section] - docs[section], f"{section}: not in docs/results.md"
+        assert not docs[section] - keys[section] - OPTIONAL.get(section, set()), f"{section}: never written"
+    run = json.loads((tmp_path / "results.json").read_text())
+    target = json.loads((tmp_path / "pcm-ws-a.test-pcm" / "results.json").read_text())
+    call = json.loads((tmp_path / "pcm-ws-a.test-pcm" / "m-1.metrics.json").read_text())
+    assert run["schema_version"] == target["schema_version"] == RESULTS_SCHEMA == "callsim.results/1"
+    assert call["schema_version"] == target["calls"][0]["schema_version"] == METRICS_SCHEMA
+    assert f"`{RESULTS_SCHEMA}`" in DOC.read_text() and f"`{METRICS_SCHEMA}`" in DOC.read_text()
