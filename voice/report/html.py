@@ -124,7 +124,11 @@ def _charts(run: RunView) -> str:
                 ),
                 histogram(stops, title="Barge-in stop latency", xlabel="ms", ylabel="barge-ins"),
                 cdf(
-                    stops, title="Barge-in stop latency, cumulative", xlabel="ms", ylabel="share of barge-ins"
+                    stops,
+                    title="Barge-in stop latency, cumulative",
+                    xlabel="ms",
+                    ylabel="share of barge-ins",
+                    noun="barge-ins",
                 ),
             ]
         )
