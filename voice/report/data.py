@@ -237,6 +237,10 @@ def describe_timing(timing: Mapping[str, Any]) -> str:
     )
 
 
+def _calls_at_once(n: object) -> str:
+    return f"{n} call{'' if n == 1 else 's'} at once"
+
+
 def run_settings(run: RunView) -> list[tuple[str, str]]:
     """Everything the run was made with, as ``(setting, value)``: enough to make it again."""
     r = run.run or {}
@@ -253,7 +257,7 @@ def run_settings(run: RunView) -> list[tuple[str, str]]:
             f"{seed} (the caller's timing and the network"
             + ("; repeat k > 1 uses a seed derived from it, in each call's meta)" if repeats > 1 else ")"),
         ),
-        ("concurrency", f"{r['concurrency']} calls at once" if "concurrency" in r else "-"),
+        ("concurrency", _calls_at_once(r["concurrency"]) if "concurrency" in r else "-"),
         ("caller voice", str(r.get("tts", first.get("tts", "-")))),
         ("caller timing", describe_timing(timing)),
     ]
