@@ -92,12 +92,15 @@ class ReferenceBot:
     sample, notes (``log``) and a ``hangup`` when decided.  It drives the call core directly
     (:func:`run_core`: :meth:`start`, :meth:`frame`, :meth:`due`) or serves as the far side of a
     :class:`~voice.lines.memory.MemoryLine` (:meth:`on_start`, :meth:`on_frame`: what falls due during the
-    next frame, quantised to frames).
+    next frame, quantised to frames).  With ``heard_texts`` it also sends a ``log`` of kind ``caller`` before
+    each reply, as its "ASR" of the turn it answers (the next text each time; the last one repeats).
     """
 
-    def __init__(self, behaviour: ReferenceBehaviour) -> None:
+    def __init__(self, behaviour: ReferenceBehaviour, heard_texts: tuple[str, ...] = ()) -> None:
         self.voice, audible = reply_audio(behaviour)
         self.core = ReferenceCore(behaviour, audible)
+        self.heard_texts = heard_texts
+        self._answered = 0
         self._pending: list[
             tuple[int, int, LineInput | tuple[Reply, int]]
         ] = []  # a heap: (sample, seq, item)
@@ -112,7 +115,12 @@ class ReferenceBot:
         self._do(self.core.start())
 
     def frame(self, pcm: Pcm) -> None:
-        self._do(self.core.feed(pcm))
+        commands = self.core.feed(pcm)
+        if self.heard_texts and any(isinstance(c, Play) for c in commands):
+            text = self.heard_texts[min(self._answered, len(self.heard_texts) - 1)]
+            self._answered += 1
+            self._put(self.core.heard, AssistantControl("log", {"kind": "caller", "text": text}))
+        self._do(commands)
 
     def due(self, now: int, horizon: int) -> list[tuple[int, LineInput]]:
         """Items due before ``horizon``, in order, stamped with their exact times (never before ``now``)."""
@@ -162,6 +170,7 @@ def reference(
     stop_ms: float | None = 200.0,
     endpoint_ms: float = 300.0,
     hangup_after_turns: int | None = None,
+    heard_texts: tuple[str, ...] = (),
 ) -> ReferenceBot:
     """The reference in memory, with the behaviour the unit tests expect unless told otherwise.
 
@@ -178,7 +187,7 @@ def reference(
         endpoint_ms=endpoint_ms,
         hangup_after_turns=hangup_after_turns,
     )
-    return ReferenceBot(behaviour)
+    return ReferenceBot(behaviour, heard_texts)
 
 
 def run_core(core: CallCore, bot: ReferenceBot, max_frames: int = 20_000) -> list[Pcm]:

@@ -84,6 +84,27 @@ def test_pause_takeover_is_detected_only_when_the_assistant_talks_into_the_pause
     assert measure(patient).turns[0].pause_takeover is False
 
 
+def test_what_the_assistant_logs_hearing_is_kept_per_caller_turn():
+    # its "ASR" of the eager turn: the half said before the pause, then the rest, both in turn 0
+    rec = record(
+        CallCore(plan(turn(0, 2000, pause=(800, 1500)), turn(1))),
+        reference(endpoint_ms=300, reply_ms=350, heard_texts=("快递到了，", "放哪里？", "好的")),
+    )
+    m = measure(rec)
+    assert [t.assistant_asr_text for t in m.turns] == ["快递到了， / 放哪里？", "好的"]
+    silent = measure(record(CallCore(plan(turn(0))), reference()))
+    assert silent.turns[0].assistant_asr_text is None  # it sent no log: nothing claimed
+
+
+def test_the_reason_a_call_ended_is_kept_in_words():
+    rec = record(
+        CallCore(plan(turn(0), turn(1), response_timeout_ms=1500)),
+        reference(greeting_ms=None, reply_ms=10**9),
+    )
+    m = measure(rec)
+    assert m.outcome == "assistant_silent" and m.detail == "2 replies in a row never came"
+
+
 def test_helpers():
     assert merge_segments([(0, 10), (15, 20), (40, 50)], gap=6) == [(0, 20), (40, 50)]
     assert overlap([(0, 10), (20, 30)], 5, 25) == 10

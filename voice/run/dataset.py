@@ -30,7 +30,7 @@ from voice.lines.effects import LineEffects
 from voice.lines.factory import describe_line, make_line_factory
 from voice.lines.targets import BUILTIN, Target, parse_target
 from voice.metrics.measure import CallMetrics
-from voice.metrics.results import write_json
+from voice.metrics.results import RESULTS_SCHEMA, write_json
 from voice.run.runner import CallStatus, RunSettings, TargetRun, plan_jobs, run_calls
 from voice.speech.asr import ASREngine
 from voice.speech.tts.base import TTSEngine
@@ -275,6 +275,7 @@ async def run_bench(
                 fresh=config.fresh,
             )
         run_doc: dict[str, Any] = {
+            "schema_version": RESULTS_SCHEMA,
             "kind": "run",
             "dialogues": config.source,
             "calls_per_target": len(jobs),

@@ -30,7 +30,7 @@ from voice.dialogues import Dialogue
 from voice.errors import AssistantCrashed, ConfigError, LineError
 from voice.lines.base import CallStart, Line
 from voice.metrics.measure import CallMetrics, measure
-from voice.metrics.results import call_to_json, summarize_run, write_json
+from voice.metrics.results import RESULTS_SCHEMA, call_to_json, summarize_run, write_json
 from voice.run.driver import CallTrace, record_call
 from voice.run.recording import Recording, save_recording
 from voice.run.resume import dialogue_sha, metrics_path, open_folder
@@ -281,6 +281,7 @@ def write_target_results(run: TargetRun, jobs: Sequence[CallJob], calls: list[Ca
     write_json(
         run.settings.out_dir / "results.json",
         {
+            "schema_version": RESULTS_SCHEMA,
             "kind": "target",
             "target": run.settings.target,
             "settings": run.settings.fingerprint(),
