@@ -368,7 +368,6 @@ UNMIRRORED = {
     "voice/lines/memory.py": "tests/run/test_driver.py, tests/run/test_runner.py, tests/lines/*",
     # part of the HTML report, checked through the rendered page
     "voice/report/audio.py": "tests/report/test_html.py (recordings embedded as Ogg Opus)",
-    "voice/report/timeline.py": "tests/report/test_html.py (timelines and their cues)",
     # the shared websocket serving of the test assistants: exercised by both assistants' own tests
     "server/assistants/serving.py": "tests/server/assistants/test_echo.py, test_reference.py",
     # the TTS registry (make_tts) in the package's __init__
