@@ -23,7 +23,6 @@ import contextlib
 import signal
 import socket
 import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -32,7 +31,7 @@ from fastapi import FastAPI, WebSocket
 from loguru import logger
 
 from server.assistant import AssistantCall, build_pipeline
-from server.config import AssistantSettings, SpeechEngines, configure_logging
+from server.config import AssistantSettings, SpeechEngines, configure_logging, stopwatch
 from server.pcm_serializer import PcmSerializer
 from server.policy.processor import PolicyFactory
 from server.twilio_route import TWILIO_RATE, TwilioCallSerializer, answer_twilio
@@ -133,7 +132,7 @@ def create_app(
         finally:
             calls.discard(call)
             logger.info(
-                f"call {call.serializer.call_id} over after {time.monotonic() - call.started_at:.1f}s "
+                f"call {call.serializer.call_id} over after {call.elapsed():.1f}s "
                 f"({call.serializer.bytes_in // 2 / SAMPLE_RATE:.1f}s in, "
                 f"{call.serializer.bytes_out // 2 / SAMPLE_RATE:.1f}s out)"
             )
@@ -197,9 +196,9 @@ class AssistantServer:
         if self.settings.configure_logging:
             configure_logging(self.settings.verbose)
         if self._engines is None:
-            started = time.monotonic()
+            elapsed = stopwatch()
             self._engines = await asyncio.to_thread(SpeechEngines.load, self.settings)
-            logger.info(f"speech engines loaded in {time.monotonic() - started:.1f}s")
+            logger.info(f"speech engines loaded in {elapsed():.1f}s")
         if self.settings.prewarm and not self._engines.warmup_secs:
             stages = await asyncio.to_thread(self._engines.warm_up)
             logger.info("engines warmed up: " + ", ".join(f"{k} {v:.2f}s" for k, v in stages.items()))
@@ -216,12 +215,12 @@ class AssistantServer:
         )
         self._server = _QuietServer(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[self._socket]))
-        deadline = time.monotonic() + timeout
+        waited = stopwatch()
         while not self._server.started:
             if self._task.done():
                 exc = self._task.exception() if not self._task.cancelled() else None
                 raise ConfigError(f"the assistant server failed to start: {exc!r}") from exc
-            if time.monotonic() > deadline:
+            if waited() > timeout:
                 await self.stop()
                 raise ConfigError(f"the assistant server did not start within {timeout:g}s")
             await asyncio.sleep(0.02)

@@ -7,6 +7,9 @@ own ``TwilioFrameSerializer``: :mod:`server.twilio_route`); only the serializer 
 
     transport.input() → Silero VAD → ASR (segmented) → user turns → policy → TTS → transport.output()
 
+With ``send_logs`` a :class:`~server.stage_observer.StageObserver` watches the pipeline and sends the stage
+timings as ``log`` events; the processors themselves measure nothing.
+
 The speech engines are not built here: they are shared by all calls, each run in its own single-thread
 executor (:class:`server.config.SpeechEngines`), and handed to :func:`build_pipeline`.
 """
@@ -14,7 +17,7 @@ executor (:class:`server.config.SpeechEngines`), and handed to :func:`build_pipe
 from __future__ import annotations
 
 import asyncio
-import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -32,10 +35,11 @@ from pipecat.turns.user_turn_processor import UserTurnProcessor
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 from pipecat.workers.runner import WorkerRunner
 
-from server.config import AssistantSettings, default_policy_factory
+from server.config import AssistantSettings, default_policy_factory, stopwatch
 from server.pcm_serializer import PcmSerializer
 from server.policy.processor import DEFAULT_VIEW, PolicyFactory, PolicyProcessor
 from server.processors import CallSimSTTService, CallSimTTSService
+from server.stage_observer import StageObserver
 from server.turns import BargeInTurnStartStrategy, QuietSpeechTimeoutStopStrategy
 from server.twilio_route import TwilioCallSerializer
 from voice.core.audio import SAMPLE_RATE
@@ -59,7 +63,7 @@ class AssistantCall:
     serializer: PcmSerializer | TwilioCallSerializer
     policy: PolicyProcessor
     max_secs: float
-    started_at: float = field(default_factory=time.monotonic)
+    elapsed: Callable[[], float] = field(default_factory=stopwatch)  # seconds since the call was built
 
     async def run(self) -> None:
         """Run the call until it ends (either side hangs up, the socket closes, or a limit is hit)."""
@@ -152,6 +156,12 @@ def build_pipeline(
         idle_timeout_secs=settings.idle_timeout_secs,
         check_dangling_tasks=False,
     )
+    if settings.send_logs:
+
+        async def send_log(message: dict[str, Any]) -> None:
+            await worker.queue_frame(OutputTransportMessageUrgentFrame(message={"event": "log", **message}))
+
+        worker.add_observer(StageObserver(policy=policy, tts=tts_service, send=send_log))
     call = AssistantCall(worker, transport, serializer, policy, max_secs=float(settings.max_call_secs))
 
     if start_message is not None:

@@ -1,11 +1,12 @@
-"""The built-in assistant's settings, its logging set-up, and the speech engines all its calls share."""
+"""The built-in assistant's settings, its logging set-up, the speech engines all its calls share, and the
+one clock read outside the calls' pipelines (:func:`stopwatch`)."""
 
 from __future__ import annotations
 
 import contextlib
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,6 +98,20 @@ def configure_logging(verbose: bool = False) -> None:
     _log_handler_id = logger.add(sys.stderr, level="DEBUG" if verbose else "INFO", filter=levels)
 
 
+# --- durations outside a pipeline -------------------------------------------------------------------------
+
+
+def stopwatch() -> Callable[[], float]:
+    """Start timing now; the function returned gives the seconds since.
+
+    For durations outside any call's pipeline: loading and warming the engines at start-up, a call's length
+    in the server log, the start-up deadline.  Inside a pipeline nothing reads a clock to measure: the stage
+    observer (:mod:`server.stage_observer`) times frames on the pipeline's clock.
+    """
+    started = time.monotonic()
+    return lambda: time.monotonic() - started
+
+
 # --- engines -----------------------------------------------------------------------------------------------
 
 
@@ -124,18 +139,18 @@ class SpeechEngines:
 
     def warm_up(self) -> dict[str, float]:
         """Load the models now (blocking) so the first call is not slow; returns seconds per stage."""
-        started = time.monotonic()
+        elapsed = stopwatch()
         engine = getattr(self.tts, "engine", self.tts)  # behind a disk cache a warm-up would be a hit
         _maybe_load(engine)
         speech = engine.synthesize(WARMUP_TEXT)
-        self.warmup_secs["tts"] = time.monotonic() - started
-        started = time.monotonic()
+        self.warmup_secs["tts"] = elapsed()
+        elapsed = stopwatch()
         _maybe_load(self.asr)
         self.asr.transcribe(speech if len(speech) else np.zeros(SAMPLE_RATE // 2, dtype=np.int16))
-        self.warmup_secs["asr"] = time.monotonic() - started
-        started = time.monotonic()
+        self.warmup_secs["asr"] = elapsed()
+        elapsed = stopwatch()
         SileroVADAnalyzer()  # loads onnxruntime once; every call builds its own (stateful) analyzer
-        self.warmup_secs["vad"] = time.monotonic() - started
+        self.warmup_secs["vad"] = elapsed()
         return dict(self.warmup_secs)
 
     def close(self) -> None:

@@ -3,13 +3,17 @@
 Both engines block while they work and speak 16 kHz mono int16 PCM, so each call runs in an executor (one
 worker per engine by default: the engines are shared by all calls and are not assumed thread-safe).
 Engine failures are reported as pipecat errors (``push_error``) and never escape into the pipeline.
+
+Neither service times itself: :class:`server.stage_observer.StageObserver` measures the stages from the
+frames' pipeline-clock stamps.  They only label what the stamps cannot tell: the first audio chunk of each
+TTS piece carries the piece's text (:data:`TTS_PIECE` in its metadata), and a transcript's ``result`` says
+when its segment's transcription began (``segment_end``, on the pipeline's clock).
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-import time
 from collections.abc import AsyncGenerator, Iterator
 from concurrent.futures import Executor
 from typing import Any, Protocol
@@ -19,18 +23,14 @@ import numpy.typing as npt
 from loguru import logger
 from pipecat.frames.frames import (
     Frame,
-    InputAudioRawFrame,
-    OutputTransportMessageUrgentFrame,
     TranscriptionFrame,
     TTSAudioRawFrame,
 )
-from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.settings import STTSettings, TTSSettings
 from pipecat.services.stt_service import SegmentedSTTService
 from pipecat.services.tts_service import TTSService
 from pipecat.utils.time import time_now_iso8601
 
-from server.policy.processor import StreamClock
 from voice.core.audio import SAMPLE_RATE, from_bytes, resample, to_bytes
 from voice.errors import EngineUnavailable
 
@@ -49,6 +49,9 @@ class SpeechRecognizer(Protocol):
 
     def transcribe(self, pcm: npt.NDArray[np.int16]) -> str: ...
 
+
+TTS_PIECE = "callsim.tts_piece"
+"""Metadata key of the first audio chunk of each piece the TTS speaks: the piece's text."""
 
 # Sentence ends (kept with the sentence), and the clause marks the first sentence may also be cut at.
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;…\n])")
@@ -101,11 +104,8 @@ class CallSimTTSService(TTSService):
 
     The text of a ``TTSSpeakFrame`` is cut into pieces (:func:`split_for_tts`); each is synthesized in
     the executor and streamed as ``TTSAudioRawFrame`` chunks of ``chunk_ms`` as soon as it is ready, with
-    a pause between pieces like the one the engine would have left (:func:`gap_after_ms`).
-
-    Once the first piece is ready it sends a ``log`` event ``{"kind": "tts", "first_audio_ms": ...,
-    "first_audio_at_ms": ...}``: the synthesis time of the first piece (this process's clock) and when it
-    was ready as a position on the caller's timeline (:class:`~server.policy.processor.StreamClock`).
+    a pause between pieces like the one the engine would have left (:func:`gap_after_ms`).  The first
+    chunk of each piece carries the piece's text in its metadata (:data:`TTS_PIECE`).
     """
 
     def __init__(
@@ -114,7 +114,6 @@ class CallSimTTSService(TTSService):
         *,
         executor: Executor | None = None,
         chunk_ms: int = 40,
-        send_logs: bool = True,
         **kwargs: Any,
     ) -> None:
         """Wrap ``engine``; ``executor`` runs ``synthesize`` (default: the loop's default executor)."""
@@ -127,19 +126,10 @@ class CallSimTTSService(TTSService):
         self._engine = engine
         self._executor = executor
         self._chunk_ms = chunk_ms
-        self._send_logs = send_logs
-        self.stream = StreamClock()
-        self.last_first_piece_secs: float | None = None
 
     def can_generate_metrics(self) -> bool:
         """TTFB and processing metrics are available."""
         return True
-
-    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
-        """Count the caller's audio on its way through (the stream clock), then process as usual."""
-        if isinstance(frame, InputAudioRawFrame):
-            self.stream.add(frame)
-        await super().process_frame(frame, direction)
 
     async def _synthesize(self, text: str) -> bytes:
         loop = asyncio.get_running_loop()
@@ -152,21 +142,20 @@ class CallSimTTSService(TTSService):
         """Synthesize ``text`` sentence by sentence, yielding audio chunks at the pipeline's output rate."""
         await self.start_tts_usage_metrics(text)
         chunk_bytes = max(2, int(self.sample_rate * self._chunk_ms / 1000) * 2)
-        started = time.monotonic()
         try:
             previous = ""
             for piece in split_for_tts(text):
                 audio = await self._synthesize(piece)
                 if not previous:
-                    self.last_first_piece_secs = time.monotonic() - started
-                    logger.debug(f"{self}: first piece synthesized in {self.last_first_piece_secs:.3f}s")
                     await self.stop_ttfb_metrics()
-                    await self._log_first_audio(piece, self.last_first_piece_secs)
                 else:
                     audio = bytes(int(self.sample_rate * gap_after_ms(previous) / 1000) * 2) + audio
                 previous = piece
-                for chunk in _chunks(audio, chunk_bytes):
-                    yield TTSAudioRawFrame(chunk, self.sample_rate, 1, context_id=context_id)
+                for i, chunk in enumerate(_chunks(audio, chunk_bytes)):
+                    frame = TTSAudioRawFrame(chunk, self.sample_rate, 1, context_id=context_id)
+                    if i == 0:
+                        frame.metadata[TTS_PIECE] = piece
+                    yield frame
         except Exception as exc:  # the engine's failure must not take the call down
             await self.push_error(
                 f"TTS failed for {text!r}: {exc}",
@@ -176,23 +165,12 @@ class CallSimTTSService(TTSService):
         finally:
             await self.stop_ttfb_metrics()
 
-    async def _log_first_audio(self, piece: str, secs: float) -> None:
-        if self._send_logs:
-            message = {
-                "event": "log",
-                "kind": "tts",
-                "text": piece,
-                "first_audio_ms": round(secs * 1000, 1),
-                "first_audio_at_ms": self.stream.now_ms(),
-            }
-            await self.push_frame(OutputTransportMessageUrgentFrame(message=message))
-
 
 class CallSimSTTService(SegmentedSTTService):
     """A segmented pipecat STT service transcribing each VAD speech segment with a CallSim ``ASREngine``.
 
-    The ``TranscriptionFrame`` it pushes is finalized and carries timing in ``result``:
-    ``{"audio_secs": ..., "asr_secs": ...}``.
+    The ``TranscriptionFrame`` it pushes is finalized; its ``result`` holds the segment's length and when
+    its transcription began, on the pipeline's clock: ``{"audio_secs": ..., "segment_end": ns}``.
     """
 
     def __init__(
@@ -236,7 +214,7 @@ class CallSimSTTService(SegmentedSTTService):
         if audio_secs < self._min_segment_secs:
             return
         await self.start_processing_metrics()
-        started = time.monotonic()  # the segment has just ended: that is when run_stt is called
+        segment_end = self.get_clock().get_time()  # the segment has ended: that is when run_stt is called
         try:
             loop = asyncio.get_running_loop()
             text = await loop.run_in_executor(self._executor, self._engine.transcribe, pcm)
@@ -249,17 +227,12 @@ class CallSimSTTService(SegmentedSTTService):
             return
         finally:
             await self.stop_processing_metrics()
-        asr_secs = time.monotonic() - started
         text = text.strip()
-        logger.debug(f"{self}: [{text}] ({audio_secs:.2f}s of audio in {asr_secs:.3f}s)")
+        logger.debug(f"{self}: [{text}] ({audio_secs:.2f}s of audio)")
         if text:
             yield TranscriptionFrame(
                 text,
                 self._user_id,
                 time_now_iso8601(),
-                result={
-                    "audio_secs": round(audio_secs, 3),
-                    "asr_secs": round(asr_secs, 3),
-                    "segment_end": started,  # monotonic; lets the policy drop transcripts of old speech
-                },
+                result={"audio_secs": round(audio_secs, 3), "segment_end": segment_end},
             )

@@ -1,11 +1,26 @@
-"""Test doubles shared by the call-core, driver and measurement tests (no real engines)."""
+"""Test doubles shared by the call-core, driver and measurement tests (no real engines).
+
+The far side of the calls is the reference assistant the fidelity bench calls (``ReferenceCore``), run in
+memory: the tests and the bench trust the same ground truth.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import heapq
 
 import numpy as np
 
+from server.assistants.reference import (
+    Command,
+    Hangup,
+    Play,
+    ReferenceCore,
+    Reply,
+    Stop,
+    reply_audio,
+    reply_chunk,
+)
+from voice.benchmarks.fidelity.behaviour import ReferenceBehaviour
 from voice.core.audio import FRAME_SAMPLES, Pcm, active_bounds, ms_to_samples
 from voice.core.call import AssistantAudio, AssistantControl, CallCore, LineInput
 from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn
@@ -68,74 +83,115 @@ def plan(*turns: PlannedTurn, greeting: bool = True, **timing: float) -> CallerP
     )
 
 
-@dataclass
-class ScriptedAssistant:
-    """A ground-truth assistant: replies exactly ``reply_ms`` after the caller's speech ends.
+class ReferenceBot:
+    """The fidelity bench's reference assistant (:class:`ReferenceCore`), run in memory on caller samples.
 
-    It hears the caller frame by frame (energy), knows a caller turn is over after ``endpoint_ms`` of
-    silence, then plays a ``reply_len_ms`` reply starting at ``speech_end + reply_ms`` (sample-exact).
-    On caller speech during its reply it stops ``stop_ms`` after the caller's onset (None: never stops).
+    The live shell (``server.assistants.reference``) sends each reply chunk when it must arrive; this one
+    stamps it with that sample instead: audio chunk ``i`` of a reply at ``reply.start - audible + i``, cut
+    by a later stop exactly as the live shell cuts it (:func:`reply_chunk`), a ``clear`` at the stop's
+    sample, notes (``log``) and a ``hangup`` when decided.  It drives the call core directly
+    (:func:`run_core`: :meth:`start`, :meth:`frame`, :meth:`due`) or serves as the far side of a
+    :class:`~voice.lines.memory.MemoryLine` (:meth:`on_start`, :meth:`on_frame`: what falls due during the
+    next frame, quantised to frames).  With ``heard_texts`` it also sends a ``log`` of kind ``caller`` before
+    each reply, as its "ASR" of the turn it answers (the next text each time; the last one repeats).
     """
 
-    reply_ms: float = 400.0
-    reply_len_ms: float = 1500.0
-    greeting_ms: float | None = 300.0
-    stop_ms: float | None = 200.0
-    endpoint_ms: float = 300.0
-    hangup_after_turns: int | None = None
-    heard: int = 0  # samples of caller audio received
-    _speech_end: int | None = None
-    _in_speech: bool = False
-    _onset: int | None = None
-    _reply_end: int = 0
-    _replies: int = 0
-    pending: list[tuple[int, LineInput]] = field(default_factory=list)
+    def __init__(self, behaviour: ReferenceBehaviour, heard_texts: tuple[str, ...] = ()) -> None:
+        self.voice, audible = reply_audio(behaviour)
+        self.core = ReferenceCore(behaviour, audible)
+        self.heard_texts = heard_texts
+        self._answered = 0
+        self._pending: list[
+            tuple[int, int, LineInput | tuple[Reply, int]]
+        ] = []  # a heap: (sample, seq, item)
+        self._seq = 0
+
+    @property
+    def heard(self) -> int:
+        """Samples of caller audio received."""
+        return self.core.heard
 
     def start(self) -> None:
-        if self.greeting_ms is not None:
-            self._play(ms_to_samples(self.greeting_ms))
-
-    def _play(self, at: int) -> None:
-        audio = tone(self.reply_len_ms, f0=300.0)
-        self._reply_end = at + len(audio)
-        for k in range(0, len(audio), FRAME_SAMPLES):  # delivered in 20 ms chunks, each at its play time
-            self.pending.append((at + k, AssistantAudio(audio[k : k + FRAME_SAMPLES])))
+        self._do(self.core.start())
 
     def frame(self, pcm: Pcm) -> None:
-        s = self.heard
-        self.heard += len(pcm)
-        b = active_bounds(pcm)
-        if b is not None:
-            if not self._in_speech:
-                self._onset = s + b[0]
-                self._in_speech = True
-                if self.stop_ms is not None and self._onset < self._reply_end:
-                    cut = self._onset + ms_to_samples(self.stop_ms)
-                    self.pending = [(t, x) for t, x in self.pending if t < cut]
-                    self.pending.append((cut, AssistantControl("clear")))
-                    self._reply_end = cut
-            self._speech_end = s + b[1]
-        elif (
-            self._in_speech
-            and self._speech_end is not None
-            and self.heard - self._speech_end >= ms_to_samples(self.endpoint_ms)
-        ):
-            self._in_speech = False
-            self._replies += 1
-            if self.hangup_after_turns is not None and self._replies > self.hangup_after_turns:
-                self.pending.append((self.heard, AssistantControl("hangup", {"reason": "done"})))
-                return
-            self._play(max(self._speech_end + ms_to_samples(self.reply_ms), self.heard))
+        commands = self.core.feed(pcm)
+        if self.heard_texts and any(isinstance(c, Play) for c in commands):
+            text = self.heard_texts[min(self._answered, len(self.heard_texts) - 1)]
+            self._answered += 1
+            self._put(self.core.heard, AssistantControl("log", {"kind": "caller", "text": text}))
+        self._do(commands)
 
     def due(self, now: int, horizon: int) -> list[tuple[int, LineInput]]:
-        """Items to deliver before ``horizon`` (stamped with their exact times, never before ``now``)."""
-        out = [(max(t, now), x) for t, x in self.pending if t < horizon]
-        self.pending = [(t, x) for t, x in self.pending if t >= horizon]
+        """Items due before ``horizon``, in order, stamped with their exact times (never before ``now``)."""
+        out: list[tuple[int, LineInput]] = []
+        while self._pending and self._pending[0][0] < horizon:
+            at, _, item = heapq.heappop(self._pending)
+            if isinstance(item, tuple):  # a reply chunk: cut as it stands now
+                chunk = reply_chunk(self.voice, self.core.audible, *item)
+                if not len(chunk):
+                    continue
+                item = AssistantAudio(chunk)
+            out.append((max(at, now), item))
         return out
 
+    def on_start(self, start: CallStart) -> list[LineInput]:
+        self.start()
+        return [x for _, x in self.due(0, FRAME_SAMPLES)]
 
-def run_core(core: CallCore, bot: ScriptedAssistant, max_frames: int = 20_000) -> list[Pcm]:
-    """Drive the core frame by frame against the scripted assistant, on virtual time."""
+    def on_frame(self, pcm: Pcm) -> list[LineInput]:
+        self.frame(pcm)
+        return [x for _, x in self.due(self.heard, self.heard + FRAME_SAMPLES)]
+
+    def _do(self, commands: list[Command]) -> None:
+        now = self.core.heard
+        for c in commands:
+            if isinstance(c, Play):
+                base = c.reply.start - self.core.audible[0]
+                for i in range(0, len(self.voice), FRAME_SAMPLES):
+                    self._put(base + i, (c.reply, i))
+            elif isinstance(c, Stop):
+                self._put(c.at, AssistantControl("clear"))
+            elif isinstance(c, Hangup):
+                self._put(now, AssistantControl("hangup", {"reason": c.reason}))
+            else:
+                self._put(now, AssistantControl("log", c.data))
+
+    def _put(self, at: int, item: LineInput | tuple[Reply, int]) -> None:
+        heapq.heappush(self._pending, (at, self._seq, item))
+        self._seq += 1
+
+
+def reference(
+    reply_ms: float = 400.0,
+    *,
+    reply_len_ms: float = 1500.0,
+    greeting_ms: float | None = 300.0,
+    stop_ms: float | None = 200.0,
+    endpoint_ms: float = 300.0,
+    hangup_after_turns: int | None = None,
+    heard_texts: tuple[str, ...] = (),
+) -> ReferenceBot:
+    """The reference in memory, with the behaviour the unit tests expect unless told otherwise.
+
+    It answers ``reply_ms`` after the caller's speech ends (``endpoint_ms`` of silence ends a turn), greets
+    ``greeting_ms`` into the call, and stops ``stop_ms`` after any caller speech over its reply (None: never).
+    """
+    behaviour = ReferenceBehaviour(
+        reply_ms,
+        stop_ms,
+        takeover_pauses=True,
+        stop_on_backchannel=True,
+        greeting_ms=greeting_ms,
+        reply_len_ms=reply_len_ms,
+        endpoint_ms=endpoint_ms,
+        hangup_after_turns=hangup_after_turns,
+    )
+    return ReferenceBot(behaviour, heard_texts)
+
+
+def run_core(core: CallCore, bot: ReferenceBot, max_frames: int = 20_000) -> list[Pcm]:
+    """Drive the core frame by frame against the reference, on virtual time."""
     bot.start()
     heard = []
     for _ in range(max_frames):
@@ -147,22 +203,6 @@ def run_core(core: CallCore, bot: ScriptedAssistant, max_frames: int = 20_000) -
         if tick.done:
             return heard
     raise AssertionError("the call never ended")
-
-
-class MemoryBot:
-    """Adapts :class:`ScriptedAssistant` to a :class:`~voice.lines.memory.FakeAssistant` (frame-quantised)."""
-
-    def __init__(self, bot: ScriptedAssistant) -> None:
-        self.bot = bot
-
-    def on_start(self, start: CallStart) -> list[LineInput]:
-        self.bot.start()
-        return [x for _, x in self.bot.due(0, FRAME_SAMPLES)]
-
-    def on_frame(self, pcm: Pcm) -> list[LineInput]:
-        self.bot.frame(pcm)
-        now = self.bot.heard
-        return [x for _, x in self.bot.due(now, now + FRAME_SAMPLES)]
 
 
 def caller_turn_event(

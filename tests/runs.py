@@ -1,6 +1,6 @@
-"""A small bench run on virtual time, in memory: two scripted assistants, one quick and one slow."""
+"""A small bench run on virtual time, in memory: two reference assistants, one quick and one slow."""
 
-from tests.fakes import MemoryBot, ScriptedAssistant
+from tests.fakes import reference
 from voice.core.clock import VirtualClock
 from voice.dialogues import Dialogue, parse_dialogue
 from voice.lines.memory import MemoryLine
@@ -44,11 +44,18 @@ def mini(
     )
 
 
-def memory_lines(reply_ms):
-    return lambda: MemoryLine(MemoryBot(ScriptedAssistant(reply_ms=reply_ms, reply_len_ms=900)))
+def memory_lines(reply_ms, heard: tuple[str, ...] = ()):
+    """Lines to the reference; with ``heard`` it logs those texts as its ASR of each caller turn.
+
+    250 ms of silence ends a turn, so that even the quick one can answer 300 ms after the caller's speech.
+    """
+    return lambda: MemoryLine(
+        reference(reply_ms=reply_ms, reply_len_ms=900, endpoint_ms=250, heard_texts=heard)
+    )
 
 
-async def bench(tmp_path, dialogues, **kw) -> list[TargetResult]:
+async def bench(tmp_path, dialogues, heard: tuple[str, ...] = (), **kw) -> list[TargetResult]:
+    """Both assistants called on every dialogue; ``heard``: what A logs hearing (B logs nothing)."""
     config = BenchConfig(out=tmp_path, targets=(A, B), tts="memory", transcribe=True, **kw)
     return await run_bench(
         dialogues,
@@ -56,5 +63,5 @@ async def bench(tmp_path, dialogues, **kw) -> list[TargetResult]:
         MemoryTTS(),
         MemoryASR([], default="好的"),
         new_clock=VirtualClock,
-        line_factories={A: memory_lines(300), B: memory_lines(900)},
+        line_factories={A: memory_lines(300, heard), B: memory_lines(900)},
     )

@@ -1,8 +1,15 @@
 import json
+import shutil
+import threading
 
-from voice.cli import build_parser, main
+import pytest
+
+from tests.records import short_delivery
+from tests.ws_fake import FakeServer
+from voice.cli import EXIT_ERROR, EXIT_FAILED_CALLS, EXIT_GATE, EXIT_MISMATCH, EXIT_OK, build_parser, main
 from voice.dialogues import bundled_dialogues_path, load_dialogues
 from voice.run.dataset import select_dialogues
+from voice.run.launch import free_port
 
 
 def test_data_validate_reports_every_problem_with_file_and_line(tmp_path, capsys):
@@ -54,3 +61,148 @@ def test_errors_are_one_line_and_exit_2(capsys):
     err = capsys.readouterr().err
     assert "no-such-id" in err and "Traceback" not in err
     assert main(["measure", "/nonexistent/call.wav"]) == 2
+
+
+# --- CI gating: exit codes from real runs against a fake bot on localhost -----------------------------------
+
+
+def bench_args(data, out, target, *extra):
+    return [
+        "bench", "--dialogues", str(data), "--target", target, "--out", str(out), "--tts", "memory",
+        "--no-transcribe", "--concurrency", "3", "--no-report", *extra,
+    ]  # fmt: skip
+
+
+def write_dialogues(path, n):
+    path.write_text(
+        "".join(json.dumps(short_delivery(f"k-{i}"), ensure_ascii=False) + "\n" for i in range(n))
+    )
+
+
+@pytest.fixture(scope="module")
+def bot():
+    """A fake bot on localhost that fails call k-1 (an ``error`` event) and answers the others."""
+    fail = {"k-1"}
+    with FakeServer(fail_ids=fail).running() as server:
+        server.fail = fail
+        yield server
+
+
+@pytest.fixture(scope="module")
+def made(bot, tmp_path_factory):
+    """One run of 3 calls against the bot (k-1 failed): tests rerun copies of it, which resume (no call)."""
+    root = tmp_path_factory.mktemp("made")
+    write_dialogues(root / "d.jsonl", 3)
+    code = main(bench_args(root / "d.jsonl", root / "run", bot.target))
+    return root, code
+
+
+@pytest.fixture
+def rerun(bot, made, tmp_path, capsys):
+    """``rerun(*options)``: callsim bench again on a copy of the made run; (exit code, stderr)."""
+    root, _ = made
+    shutil.copytree(root / "run", tmp_path / "run")
+    capsys.readouterr()
+
+    def again(*extra):
+        code = main(bench_args(root / "d.jsonl", tmp_path / "run", bot.target, *extra))
+        return code, capsys.readouterr().err
+
+    return again
+
+
+def test_bench_against_a_dead_port_exits_with_the_failed_calls_code(tmp_path, capsys):
+    target = f"pcm+ws://127.0.0.1:{free_port()}/pcm"
+    write_dialogues(tmp_path / "d.jsonl", 2)
+    assert main(bench_args(tmp_path / "d.jsonl", tmp_path / "run", target)) == EXIT_FAILED_CALLS == 3
+    err = capsys.readouterr().err
+    assert f"FAILED CALLS: {target}: 2 of 2 call(s) failed (100%), more than --max-failed 0" in err
+    run = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert run["targets"][0]["summary"]["calls_failed"] == 2
+
+
+def test_failed_calls_fail_the_run_unless_max_failed_allows_them(made, rerun):
+    assert made[1] == EXIT_FAILED_CALLS  # one of three failed; --max-failed 0 by default
+    code, err = rerun()
+    assert (
+        code == 3 and "resuming: kept 3 finished call(s) (1 failed: k-1; --retry-failed redoes them)" in err
+    )
+    assert "1 of 3 call(s) failed (33%), more than --max-failed 0" in err
+    assert rerun("--max-failed", "1")[0] == 0 and rerun("--max-failed", "34%")[0] == 0
+    assert rerun("--max-failed", "33%")[0] == 3
+    assert rerun("--max-failed", "many")[0] == EXIT_ERROR
+
+
+def test_retry_failed_makes_the_failed_calls_again(bot, rerun, tmp_path):
+    bot.fail.clear()  # the bot is fixed
+    try:
+        code, err = rerun("--retry-failed")
+    finally:
+        bot.fail.add("k-1")
+    assert code == 0 and "kept 2 finished call(s); making 1: 1 failed earlier, retried (k-1)" in err
+    [target] = json.loads((tmp_path / "run" / "results.json").read_text())["targets"]
+    assert target["summary"]["calls_failed"] == 0
+
+
+def test_a_resume_with_other_settings_is_refused_naming_them_and_fresh_starts_over(rerun, capsys):
+    code, err = rerun("--seed", "7")
+    assert code == EXIT_ERROR and "holds a run made with other settings" in err
+    assert "timing.seed: 0 → 7" in err and "line.seed: 0 → 7" in err and "--fresh" in err
+    code, err = rerun("--seed", "7", "--fresh", "--max-failed", "1")
+    assert code == 0 and "--fresh: started over, deleted the earlier run (3 finished call(s))" in err
+    code, err = rerun("--seed", "7", "--max-failed", "1")
+    assert code == 0 and "resuming: kept 3 finished call(s)" in err
+    with pytest.raises(SystemExit):
+        rerun("--fresh", "--retry-failed")
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_a_fail_if_gate_breaks_with_its_own_code_and_says_what_it_saw(rerun, bot):
+    code, err = rerun(
+        "--max-failed", "1", "--fail-if", "latency_p50_ms>100", "--fail-if", "latency_ms.p99>1e6"
+    )
+    assert code == EXIT_GATE == 4
+    assert f"GATE BROKEN: {bot.target}: --fail-if latency_p50_ms>100 broke: latency_p50_ms = " in err
+    assert "latency_ms.p99" not in err
+    code, err = rerun("--max-failed", "1", "--fail-if", "latency_ms.p99>1e6", "--fail-if", "served_rate<0.5")
+    assert code == 0 and "2 gate(s) held: latency_ms.p99>1e+06, served_rate<0.5" in err
+    code, err = rerun("--max-failed", "1", "--fail-if", "barge_in_success_rate<0.9")
+    assert code == 4 and "barge_in_success_rate has no value" in err
+    code, err = rerun("--fail-if", "latency_p50_ms>100")  # both: failed calls win
+    assert code == EXIT_FAILED_CALLS and "FAILED CALLS" in err and "GATE BROKEN" in err
+
+
+def test_an_unknown_figure_is_refused_before_any_call(tmp_path, capsys):
+    write_dialogues(tmp_path / "d.jsonl", 1)
+    args = bench_args(
+        tmp_path / "d.jsonl", tmp_path / "run", "pcm+ws://127.0.0.1:9/x", "--fail-if", "latency_p90>1"
+    )
+    assert main(args) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert "unknown figure 'latency_p90' (did you mean latency_p90_ms" in err and "served_rate" in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_wait_for_target_waits_for_a_bot_starting_late_and_gives_up_clearly(tmp_path, capsys):
+    port = free_port()
+    write_dialogues(tmp_path / "d.jsonl", 1)
+    late = FakeServer(port=port)
+    timer = threading.Timer(0.7, late.start)
+    timer.start()
+    try:
+        args = bench_args(tmp_path / "d.jsonl", tmp_path / "run", late.target, "--wait-for-target", "20")
+        assert main(args) == 0, capsys.readouterr().err
+    finally:
+        timer.join()
+        late.stop()
+    dead = f"pcm+ws://127.0.0.1:{free_port()}/pcm"
+    args = bench_args(tmp_path / "d.jsonl", tmp_path / "other", dead, "--wait-for-target", "0.5")
+    assert main(args) == EXIT_ERROR
+    assert f"--wait-for-target: {dead} did not accept a connection within 0.5 s" in capsys.readouterr().err
+
+
+def test_the_exit_codes_are_in_the_help():
+    text = build_parser()._subparsers._group_actions[0].choices["bench"].format_help()
+    assert "exit codes:" in text and "--max-failed" in text and "--fail-if" in text
+    for code in (EXIT_OK, EXIT_ERROR, EXIT_FAILED_CALLS, EXIT_GATE, EXIT_MISMATCH):
+        assert f"\n  {code} " in text

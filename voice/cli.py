@@ -7,12 +7,40 @@ import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from voice.errors import CallSimError, ConfigError
+
+if TYPE_CHECKING:
+    from voice.metrics.gates import Verdict
 
 DEFAULT_OUT = Path("recordings/latest")
 DEFAULT_BENCH_OUT = Path("recordings/bench")
 DEFAULT_LIMIT = 6
+
+# Exit codes, one per reason (README, "The command line"; ``callsim bench --help``).
+EXIT_OK = 0
+EXIT_PROBLEMS = 1  # ``data validate`` found problems
+EXIT_ERROR = 2  # usage or settings, unreadable files, a refused resume, a target that never came up, a crash
+EXIT_FAILED_CALLS = 3  # more failed calls than --max-failed allows (wins over 4 when both happen)
+EXIT_GATE = 4  # a --fail-if threshold broke
+EXIT_MISMATCH = 5  # compare: the two sides ran under other conditions (without --allow-mismatch)
+EXIT_INTERRUPTED = 130
+EXIT_CODES = f"""exit codes:
+  {EXIT_OK}    every call ran (within --max-failed) and every --fail-if gate held
+  {EXIT_ERROR}    error, no verdict: bad options or figures, unreadable files, a folder made with other
+       settings, a target that never accepted a connection, the built-in assistant crashed
+  {EXIT_FAILED_CALLS}    more failed calls than --max-failed allows (wins over {EXIT_GATE})
+  {EXIT_GATE}    a --fail-if threshold broke (each is printed with its target and actual value)
+  {EXIT_MISMATCH}    compare: the two sides differ in dialogues, network, caller voice or seeds
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C); finished calls are kept and a rerun resumes"""
+
+
+def finish(verdict: Verdict) -> int:
+    """Print what broke (or the gates that held) and return the exit code of the verdict."""
+    for line in verdict.lines():
+        print(f"callsim: {line}", file=sys.stderr)
+    return EXIT_FAILED_CALLS if verdict.failed else EXIT_GATE if verdict.broken else EXIT_OK
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -20,11 +48,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from voice.dialogues import bundled_dialogues_path, load_dialogues
     from voice.lines.effects import LineEffects
     from voice.lines.targets import parse_target
-    from voice.metrics.results import format_table, summarize
+    from voice.metrics.gates import check_options, judge_run
+    from voice.metrics.results import format_table
     from voice.run.dataset import BenchConfig, default_concurrency, run_bench, select_dialogues, split_values
     from voice.run.progress import Progress
     from voice.speech.tts import make_tts
 
+    check_options(args.max_failed, args.fail_if or [])
+    if args.wait_for_target is not None and args.wait_for_target <= 0:
+        raise ConfigError("--wait-for-target takes a number of seconds above 0")
     path = Path(args.dialogues) if args.dialogues else bundled_dialogues_path()
     dialogues = select_dialogues(
         load_dialogues(path),
@@ -64,6 +96,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
             noise_snr_db=args.noise_snr_db,
             caller_gain_db=args.caller_gain_db,
         ),
+        retry_failed=args.retry_failed,
+        fresh=args.fresh,
+        wait_for_target=args.wait_for_target,
     )
     total = len(dialogues) * args.repeats * len(targets)
     print(
@@ -78,7 +113,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         progress.close()
     for r in results:
         print(f"\n{r.target}  ({out / r.slug})")
-        print(format_table(r.calls, summarize(r.calls)))
+        print(format_table(r.calls, r.summary))
     print(f"\nresults.json in {out}" + ("" if len(results) == 1 else " and each target's folder"))
     if not args.no_report:
         from voice.report.build import build_report
@@ -87,19 +122,31 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(f"report: {html} and {md}")
     if len(results) == 2:
         print(f"compare the two targets: callsim compare {out}")
-    return 0
+    return finish(judge_run({r.target: r.summary for r in results}, args.max_failed, args.fail_if or []))
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from voice.metrics.results import write_json
-    from voice.report.compare import compare_sides, format_comparison, pick_sides
+    from voice.metrics.gates import check_options, judge_compare
+    from voice.metrics.results import summarize_run, write_json
+    from voice.report.compare import compare_sides, format_comparison, mismatch_text, pick_sides
 
+    check_options(None, args.fail_if or [], compare=True)
+    if args.min_n < 1:
+        raise ConfigError("--min-n must be at least 1")
     a, b = pick_sides(Path(args.a), Path(args.b) if args.b else None)
-    doc = compare_sides(a, b, n_resamples=args.resamples, seed=args.seed, by=args.by)
+    doc = compare_sides(a, b, n_resamples=args.resamples, seed=args.seed, by=args.by, min_n=args.min_n)
+    if doc["mismatch"] and not args.allow_mismatch:
+        print("callsim: error: " + mismatch_text(doc["mismatch"], refused=True), file=sys.stderr)
+        return EXIT_MISMATCH
     if args.json:
         write_json(Path(args.json), doc)
     print(format_comparison(doc))
-    return 0
+    for w in doc["warnings"]:
+        print(f"callsim: warning: {w}", file=sys.stderr)
+    if doc["mismatch"]:
+        print("callsim: WARNING: " + mismatch_text(doc["mismatch"], refused=False), file=sys.stderr)
+    sa, sb = (summarize_run(s.calls, s.labels) for s in (a, b))
+    return finish(judge_compare((a.name, b.name), sa, sb, args.fail_if or []))
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -127,7 +174,7 @@ def cmd_data(args: argparse.Namespace) -> int:
             print(p)
         if problems:
             print(f"{path}: {len(problems)} problem(s)", file=sys.stderr)
-            return 1
+            return EXIT_PROBLEMS
         print(f"{path}: OK")
         return 0
     print(format_stats(dialogue_stats(load_dialogues(path))))
@@ -206,6 +253,33 @@ def _call_options(
     net.add_argument("--caller-gain-db", type=float, default=0.0, help="the caller's loudness change")
     p.add_argument("--no-report", action="store_true", help="do not build report.html / report.md at the end")
     p.add_argument("--audio", choices=["embed", "link", "none"], default="embed", help=AUDIO_HELP)
+    ci = p.add_argument_group("resuming and gating (exit codes below)")
+    again = ci.add_mutually_exclusive_group()
+    again.add_argument("--retry-failed", action="store_true", help="on resume, make the failed calls again")
+    again.add_argument(
+        "--fresh", action="store_true", help="delete the targets' earlier calls in --out and start over"
+    )
+    ci.add_argument(
+        "--wait-for-target",
+        type=float,
+        metavar="SECONDS",
+        help="wait up to this long for each remote target to accept a connection before the first call",
+    )
+    ci.add_argument(
+        "--max-failed",
+        default="0",
+        metavar="N|P%",
+        help="failed calls allowed per target: a count or a share, e.g. 5%% (default 0);"
+        f" exit {EXIT_FAILED_CALLS} if more",
+    )
+    ci.add_argument(
+        "--fail-if",
+        action="append",
+        metavar="EXPR",
+        help=f"exit {EXIT_GATE} if FIGURE OP NUMBER holds for a target, e.g. latency_p90_ms>1500,"
+        " barge_in_success_rate<0.9, latency_ms.p99>2000 (OP: > >= < <= == !=; FIGURE: a key of the"
+        " summary's figures or a dotted path into it); repeatable",
+    )
     p.set_defaults(func=cmd_bench)
 
 
@@ -216,20 +290,49 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser(
         "bench",
         help="run a dataset against one or more assistants, concurrently, with results and a report",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _call_options(b, out=DEFAULT_BENCH_OUT, limit=None, concurrency=None)
     r = sub.add_parser(
-        "run", help="play a few dialogues as real-time calls, one at a time (bench with other defaults)"
+        "run",
+        help="play a few dialogues as real-time calls, one at a time (bench with other defaults)",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _call_options(r, out=DEFAULT_OUT, limit=DEFAULT_LIMIT, concurrency=1)
 
-    c = sub.add_parser("compare", help="differences between two assistants or runs, with bootstrap 95%% CIs")
+    c = sub.add_parser(
+        "compare",
+        help="differences between two assistants or runs, with bootstrap 95%% CIs",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     c.add_argument("a", help="a run folder (with two targets if B is not given) or a target folder")
     c.add_argument("b", nargs="?", help="the other run or target folder (B − A is shown)")
     c.add_argument("--json", help="also write the comparison to this JSON file")
     c.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     c.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     c.add_argument("--by", choices=["scenario", "preset_type", "relation"], help="also compare per group")
+    c.add_argument(
+        "--min-n",
+        type=int,
+        default=5,
+        help="fewer calls than this on a side: the block is shown with a warning, never starred (default 5)",
+    )
+    c.add_argument(
+        "--allow-mismatch",
+        action="store_true",
+        help="compare sides run with other dialogues, network, caller voice or seeds (warns; default:"
+        f" refuse, exit {EXIT_MISMATCH})",
+    )
+    c.add_argument(
+        "--fail-if",
+        action="append",
+        metavar="EXPR",
+        help=f"exit {EXIT_GATE} if it holds: delta.FIGURE (B − A), a.FIGURE or b.FIGURE OP NUMBER,"
+        " e.g. delta.latency_p50_ms>100; repeatable",
+    )
     c.set_defaults(func=cmd_compare)
 
     rp = sub.add_parser("report", help="(re)build report.html and report.md of a run folder")
@@ -262,10 +365,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except CallSimError as exc:
         print(f"callsim: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_ERROR
     except KeyboardInterrupt:
         print("callsim: interrupted; completed calls are kept and a rerun resumes", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ at the edge where they occur (``raise X from exc``), so nothing above the edge d
     CallSimError
     ├── DialogueError          a dialogue file is malformed (every problem as file:line: field: reason)
     ├── EngineError            a speech engine (TTS, ASR, VAD) failed
-    │   └── EngineUnavailable  an engine cannot run here (no network for edge-tts, missing weights, no binary)
+    │   ├── EngineUnavailable  an engine cannot run here (no network for edge-tts, missing weights, no binary)
+    │   └── AssistantCrashed   the built-in assistant's process exited during a run (the run stops)
     ├── LineError              the line to an assistant failed (connect, protocol, closed mid-call)
     ├── RecordingError         a recording or result file is unreadable or inconsistent
     └── ConfigError            bad settings or command-line values
@@ -48,6 +49,10 @@ class EngineError(CallSimError):
 
 class EngineUnavailable(EngineError):
     """A speech engine cannot run on this machine (network, weights or a binary missing)."""
+
+
+class AssistantCrashed(EngineError):
+    """The assistant CallSim started (the built-in) exited during a run; the call it was in is not kept."""
 
 
 class LineError(CallSimError):

@@ -15,10 +15,13 @@ least-delayed frame (:class:`OriginEstimator`), and (c) sends the first chunk of
 first audible sample must be heard; later chunks go a little early and queue behind it in CallSim's playout
 buffer.  A stop truncates the reply at the cut sample and a ``clear`` arrives then.
 
-The decisions are an I/O-free state machine on samples (:class:`ReferenceCore`); :func:`serve_reference` wraps
-it in a websocket server.  One connection is one call; the behaviour is the server's default or comes with the
-call, as ``start.dialogue.reference`` (:meth:`ReferenceBehaviour.to_json`), so one server can play many
-behaviours at once.  This module is the assistant's runtime: how it keeps to the spec, live.
+The decisions are an I/O-free state machine on samples (:class:`ReferenceCore`: fed the caller's frames, it
+returns commands).  :func:`serve_reference` wraps it in a websocket server; the unit tests run the same core
+in memory, each chunk delivered at its sample (``tests/fakes.py``), so the assistant the tests talk to is the
+one the fidelity bench calls.  Both shells send what :func:`reply_audio` and :func:`reply_chunk` say.  One
+connection is one call; the behaviour is the server's default or comes with the call, as
+``start.dialogue.reference`` (:meth:`ReferenceBehaviour.to_json`), so one server can play many behaviours at
+once.  This module is the assistant's runtime: how it keeps to the spec, live.
 """
 
 from __future__ import annotations
@@ -31,9 +34,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.asyncio.server import Server, ServerConnection
 from websockets.exceptions import ConnectionClosed
 
+from server.assistants.serving import run_until_signalled, serve_pcm
 from voice.benchmarks.fidelity.behaviour import REPLY_GAP_MS, ReferenceBehaviour, reply_voice
 from voice.core.audio import (
     FRAME_SAMPLES,
@@ -106,7 +110,26 @@ class Note:
     data: dict[str, Any]  # sent to CallSim as a ``log`` event (recorded, never measured)
 
 
-Command = Play | Stop | Note
+@dataclass(frozen=True)
+class Hangup:
+    reason: str  # sent to CallSim as a ``hangup`` event, now
+
+
+Command = Play | Stop | Note | Hangup
+
+
+def reply_audio(behaviour: ReferenceBehaviour) -> tuple[Pcm, tuple[int, int]]:
+    """The reply's audio and its audible span ``[first, last + 1)``, as every shell of the core plays it."""
+    voice = reply_voice(behaviour.reply_len_ms)
+    bounds = active_bounds(voice)
+    assert bounds is not None
+    return voice, bounds
+
+
+def reply_chunk(voice: Pcm, audible: tuple[int, int], reply: Reply, i: int) -> Pcm:
+    """Samples ``[i, i + FRAME_SAMPLES)`` of ``reply``'s audio as sent now: cut at ``reply.end`` (a stop)."""
+    base = reply.start - audible[0]  # caller sample where the reply audio begins
+    return voice[i : i + FRAME_SAMPLES][: max(0, reply.end - (base + i))]
 
 
 @dataclass
@@ -128,6 +151,8 @@ class ReferenceCore:
         self._confirm = ms_to_samples(behaviour.confirm_ms)
         self._turn: _Turn | None = None
         self._last_end = 0  # one past the last sounding caller sample
+        self._answered = 0  # caller turns answered
+        self._hung_up = False
 
     def start(self) -> list[Command]:
         if self.b.greeting_ms is None:
@@ -138,6 +163,8 @@ class ReferenceCore:
         """Take the next frame of the caller's stream; return what to do about it."""
         s = self.heard
         self.heard += len(pcm)
+        if self._hung_up:
+            return []
         bounds = active_bounds(pcm)
         out: list[Command] = []
         if self._turn is not None:
@@ -175,6 +202,10 @@ class ReferenceCore:
         note = Note({"ref": "turn", "onset": turn.onset, "end": end, "decided": self.heard})
         if end - turn.onset <= self._confirm:
             return [note]  # a backchannel is not a turn: no reply
+        if self.b.hangup_after_turns is not None and self._answered >= self.b.hangup_after_turns:
+            self._hung_up = True
+            return [note, Hangup("done")]
+        self._answered += 1
         heard = [r.end for r in self.replies if r.end > r.start]
         after = max(heard, default=-(10**9)) + ms_to_samples(REPLY_GAP_MS)
         return [note, self._reply(max(end + ms_to_samples(self.b.reply_ms), after))]
@@ -199,10 +230,8 @@ class _Call:
 
     def __init__(self, ws: ServerConnection, behaviour: ReferenceBehaviour, clock: Clock) -> None:
         self.ws, self.clock = ws, clock
-        self.voice = reply_voice(behaviour.reply_len_ms)
-        bounds = active_bounds(self.voice)
-        assert bounds is not None
-        self.core = ReferenceCore(behaviour, bounds)
+        self.voice, audible = reply_audio(behaviour)
+        self.core = ReferenceCore(behaviour, audible)
         self.origin = OriginEstimator(clock.now_ns())
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -236,6 +265,8 @@ class _Call:
                 self._spawn(self._play(c.reply))
             elif isinstance(c, Stop):
                 self._spawn(self._clear(c.at))
+            elif isinstance(c, Hangup):
+                self._spawn(self._send({"event": "hangup", "reason": c.reason}))
             else:
                 self._spawn(self._log(c.data))
 
@@ -245,8 +276,11 @@ class _Call:
         task.add_done_callback(self._tasks.discard)
 
     async def _log(self, data: dict[str, Any]) -> None:
+        await self._send({"event": "log", **data})
+
+    async def _send(self, message: dict[str, Any]) -> None:
         with contextlib.suppress(ConnectionClosed):
-            await self.ws.send(json.dumps({"event": "log", **data}))
+            await self.ws.send(json.dumps(message))
 
     async def _until(self, sample: int, lead_ns: int = 0, *, precise: bool = True) -> int:
         """Wait until caller sample ``sample`` is due here (less ``lead_ns``); return how late we are (ns).
@@ -273,7 +307,7 @@ class _Call:
         for i in range(0, len(self.voice), FRAME_SAMPLES):
             # Only the first chunk's arrival fixes where the reply is heard; the rest queue behind it.
             late = await self._until(base + i, 0 if i == 0 else lead, precise=i == 0)
-            chunk = self.voice[i : i + FRAME_SAMPLES][: max(0, reply.end - (base + i))]  # a stop truncates
+            chunk = reply_chunk(self.voice, self.core.audible, reply, i)
             if len(chunk) == 0:
                 return
             try:
@@ -286,8 +320,7 @@ class _Call:
 
     async def _clear(self, at: int) -> None:
         late = await self._until(at)
-        with contextlib.suppress(ConnectionClosed):
-            await self.ws.send(json.dumps({"event": "clear"}))
+        await self._send({"event": "clear"})
         await self._log({"ref": "clear", "at": at, "late_ms": round(late / 1e6, 3)})
 
 
@@ -317,15 +350,11 @@ async def serve_reference(
 ) -> tuple[Server, str]:
     """Start a reference assistant server; returns it (``async with`` it, or ``close()``) and its URL."""
     reply_voice((behaviour or ReferenceBehaviour(600, None, True, False)).reply_len_ms)  # warm, off the clock
-    server = await serve(
-        functools.partial(_handle, default=behaviour), host, port, ping_interval=None, max_size=1 << 20
-    )
-    bound = server.sockets[0].getsockname()[1]
-    return server, f"ws://{host}:{bound}/pcm"
+    return await serve_pcm(functools.partial(_handle, default=behaviour), host, port)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m server.assistants.reference [--port P] [--behaviour JSON]``: serve until killed.
+    """``python -m server.assistants.reference [--port P] [--behaviour JSON]``: serve until signalled.
 
     Prints the URL it listens on.
     """
@@ -337,20 +366,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--behaviour", type=json.loads, default=None, help="default behaviour as JSON")
     args = ap.parse_args(argv)
     default = ReferenceBehaviour.from_json(args.behaviour) if args.behaviour is not None else None
-
-    async def run() -> None:
-        server, url = await serve_reference(args.host, args.port, default)
-        freeze_long_lived()  # a full collection would walk every imported object with the loop standing still
-        print(url, flush=True)
-        async with server:
-            await server.serve_forever()
-
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run())
+    # A full collection would walk every imported object with the loop standing still: freeze them first.
+    run_until_signalled(lambda: serve_reference(args.host, args.port, default), "{url}", freeze_long_lived)
 
 
 if __name__ == "__main__":
     main()
 
 
-__all__ = ["OriginEstimator", "ReferenceCore", "serve_reference"]
+__all__ = ["OriginEstimator", "ReferenceCore", "reply_audio", "reply_chunk", "serve_reference"]

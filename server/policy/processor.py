@@ -11,28 +11,26 @@ Frame ordering note: ``UserStartedSpeakingFrame`` / ``UserStoppedSpeakingFrame``
 overtake the ``TranscriptionFrame`` (a data frame) they belong to, so the end of a turn is answered by
 whichever of the two arrives last.
 
-Stage timestamps in the ``log`` events (for ``scripts/bench_stages``): ``*_at_ms`` fields are positions in
-the caller's audio stream, i.e. milliseconds of caller audio that had passed through this processor when it
-happened (:class:`StreamClock`).  CallSim sends one 20 ms frame per 20 ms, so these lie on the caller's own
-timeline (up to the transport delay) and need no clock synchronisation; ``*_ms`` fields are durations on
-this process's clock.
+The processor measures nothing: the stage figures of ``scripts/bench_stages`` come from
+:class:`server.stage_observer.StageObserver`, watching the frames on the pipeline's clock.  It tells the
+observer what only it knows, as content: the caller log of an answered turn carries the transcripts that made
+up the turn in its metadata (:data:`TURN_TRANSCRIPTS`; not sent on the wire).  To drop a stale transcript
+(speech that ended before the current turn began) it compares the time the segment's transcription began, on
+the pipeline's clock (``segment_end`` in the transcript's ``result``), with the time the turn began.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from loguru import logger
 from pipecat.frames.frames import (
-    BotStartedSpeakingFrame,
     CancelFrame,
     EndFrame,
     EndWorkerFrame,
     Frame,
-    InputAudioRawFrame,
     InputTransportMessageFrame,
     OutputTransportMessageUrgentFrame,
     StartFrame,
@@ -40,7 +38,6 @@ from pipecat.frames.frames import (
     TTSSpeakFrame,
     UserStartedSpeakingFrame,
     UserStoppedSpeakingFrame,
-    VADUserStoppedSpeakingFrame,
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
@@ -51,6 +48,9 @@ DEFAULT_VIEW: dict[str, Any] = {
     "owner_goal": "",
 }
 """The assistant view used when a call brings no ``start`` (or no ``dialogue``) in time."""
+
+TURN_TRANSCRIPTS = "callsim.turn_transcripts"
+"""Metadata key of an answered turn's ``caller`` log frame: the transcripts (frames) that made up the turn."""
 
 
 class PolicyReplyLike(Protocol):
@@ -72,32 +72,6 @@ class AssistantPolicy(Protocol):
 
 
 PolicyFactory = Callable[[Mapping[str, Any]], AssistantPolicy]
-
-
-class StreamClock:
-    """The caller's timeline as a processor sees it: milliseconds of caller audio that have passed by.
-
-    CallSim sends one 20 ms frame every 20 ms, so the audio seen so far is the caller's clock (late by the
-    transport only).  Between frames the position is interpolated with this process's clock, by at most
-    one frame, so positions are not quantised to 20 ms.
-    """
-
-    def __init__(self) -> None:
-        self._ms = 0.0
-        self._last: float | None = None  # monotonic time of the last frame
-        self._frame_s = 0.02
-
-    def add(self, frame: InputAudioRawFrame) -> None:
-        """Count one input audio frame."""
-        samples = len(frame.audio) / (2 * max(1, frame.num_channels))
-        self._frame_s = samples / frame.sample_rate
-        self._ms += self._frame_s * 1000
-        self._last = time.monotonic()
-
-    def now_ms(self) -> float:
-        """The current position on the caller's timeline (ms, rounded to 0.1)."""
-        extra = 0.0 if self._last is None else min(time.monotonic() - self._last, self._frame_s)
-        return round(self._ms + extra * 1000, 1)
 
 
 class PolicyProcessor(FrameProcessor):
@@ -125,18 +99,11 @@ class PolicyProcessor(FrameProcessor):
         self.view: Mapping[str, Any] | None = None
         self._in_turn = False
         self._turn_stopped = False
-        self._turn_started = 0.0  # monotonic time the current user turn started
-        self._texts: list[str] = []
-        self._timings: list[dict[str, Any]] = []
+        self._turn_started_ns = 0  # when the current user turn started, on the pipeline's clock
+        self._transcripts: list[TranscriptionFrame] = []
         self._ended = False
         self.replies: list[str] = []
         self.caller_turns: list[str] = []
-        # Stage timestamps: stream positions (ms of caller audio seen) and the turn end's monotonic time.
-        self.stream = StreamClock()
-        self._vad_stop_at: float | None = None
-        self._turn_end_at: float | None = None
-        self._turn_end_mono: float | None = None
-        self._transcript_at: float | None = None
 
     @property
     def ended(self) -> bool:
@@ -146,10 +113,7 @@ class PolicyProcessor(FrameProcessor):
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         """Route frames: start/config, turn boundaries, transcripts; everything else passes through."""
         await super().process_frame(frame, direction)
-        if isinstance(frame, InputAudioRawFrame):
-            self.stream.add(frame)
-            await self.push_frame(frame, direction)
-        elif isinstance(frame, StartFrame):
+        if isinstance(frame, StartFrame):
             await self.push_frame(frame, direction)
             self._start_timer = self.create_task(self._default_start_after_timeout(), "default_start")
         elif isinstance(frame, (EndFrame, CancelFrame)):
@@ -165,24 +129,16 @@ class PolicyProcessor(FrameProcessor):
             await self.push_frame(frame, direction)
             self._in_turn = True
             self._turn_stopped = False
-            self._turn_started = time.monotonic()
+            self._turn_started_ns = self.get_clock().get_time()
         elif isinstance(frame, UserStoppedSpeakingFrame):
             await self.push_frame(frame, direction)
-            self._turn_end_at, self._turn_end_mono = self.stream.now_ms(), time.monotonic()
             if self._in_turn:
-                if self._texts:
+                if self._transcripts:
                     await self._answer_turn()
                 else:
                     self._turn_stopped = True  # its transcript is still on the way
         elif isinstance(frame, TranscriptionFrame):
             await self._on_transcript(frame)
-        elif isinstance(frame, VADUserStoppedSpeakingFrame):
-            await self.push_frame(frame, direction)
-            self._vad_stop_at = self.stream.now_ms()
-        elif isinstance(frame, BotStartedSpeakingFrame) and direction == FrameDirection.UPSTREAM:
-            # The output transport has started sending audio: the reply's first audio is on the line.
-            await self.push_frame(frame, direction)
-            await self._log({"kind": "speaking", "at_ms": self.stream.now_ms()})
         else:
             await self.push_frame(frame, direction)
 
@@ -245,8 +201,8 @@ class PolicyProcessor(FrameProcessor):
         if not text or self._ended:
             return
         result = frame.result if isinstance(frame.result, dict) else {}
-        segment_end = result.pop("segment_end", None)
-        stale = isinstance(segment_end, float) and segment_end < self._turn_started
+        segment_end = result.get("segment_end")
+        stale = isinstance(segment_end, int) and segment_end < self._turn_started_ns
         if not self._in_turn or stale:
             # Speech that started no turn (a backchannel while the assistant talked) is transcribed too,
             # and its transcript can arrive after the next real turn has begun: it must not stand in for
@@ -254,17 +210,14 @@ class PolicyProcessor(FrameProcessor):
             logger.debug(f"call {self.call_id}: ignoring speech outside a turn (backchannel?): [{text}]")
             await self._log({"kind": "ignored", "text": text})
             return
-        self._texts.append(text)
-        self._transcript_at = self.stream.now_ms()
-        if result:
-            self._timings.append(result)
+        self._transcripts.append(frame)
         if self._turn_stopped:
             await self._answer_turn()
 
     async def _answer_turn(self) -> None:
-        caller_text = "".join(self._texts)
-        timings = self._timings
-        self._texts, self._timings = [], []
+        transcripts = self._transcripts
+        caller_text = "".join(t.text.strip() for t in transcripts)
+        self._transcripts = []
         self._in_turn = self._turn_stopped = False
         if self._ended or not caller_text:
             return
@@ -272,43 +225,19 @@ class PolicyProcessor(FrameProcessor):
             await self._configure(self._default_view, source="default")
         assert self._policy is not None
         self.caller_turns.append(caller_text)
-        stages = self._turn_stages()
-        started = time.monotonic()
         try:
             reply = self._policy.respond(caller_text)
         except Exception as exc:
             logger.exception(f"call {self.call_id}: policy failed on [{caller_text}]")
             await self._log({"kind": "error", "message": f"policy failed: {exc}"})
             return
-        policy_ms = round((time.monotonic() - started) * 1000, 1)
-        await self._log(
-            {"kind": "caller", "text": caller_text, "asr": timings, "policy_ms": policy_ms, **stages}
-        )
+        await self._log({"kind": "caller", "text": caller_text}, {TURN_TRANSCRIPTS: transcripts})
         logger.info(f"call {self.call_id}: caller [{caller_text}] -> [{reply.text}] end={reply.end_call}")
         await self._say(reply.text, end_call=reply.end_call, kind="reply")
 
-    def _turn_stages(self) -> dict[str, float | None]:
-        """Where the finished turn's stages fell: stream positions (``*_at_ms``) and the ASR wait.
-
-        ``asr_wait_ms`` is how long the answer waited for the transcript after the turn had ended (0 when
-        the transcript came first): the part of the ASR time on the critical path.
-        """
-        now_mono = time.monotonic()
-        ended = self._turn_end_mono if self._turn_end_mono is not None else now_mono
-        stages: dict[str, float | None] = {
-            "vad_stop_at_ms": self._vad_stop_at,
-            "turn_end_at_ms": self._turn_end_at,
-            "transcript_at_ms": self._transcript_at,
-            "answer_at_ms": self.stream.now_ms(),
-            "asr_wait_ms": round(max(0.0, now_mono - ended) * 1000, 1),
-        }
-        self._vad_stop_at = self._turn_end_at = self._turn_end_mono = self._transcript_at = None
-        return stages
-
     async def _say(self, text: str, *, end_call: bool, kind: str) -> None:
         text = text.strip()
-        at_ms = self.stream.now_ms()  # when the text went to the TTS, as a stream position
-        await self._log({"kind": kind, "text": text, "end_call": end_call, "at_ms": at_ms})
+        await self._log({"kind": kind, "text": text, "end_call": end_call})
         if text:
             self.replies.append(text)
             await self.push_frame(TTSSpeakFrame(text, append_to_context=False))
@@ -318,6 +247,8 @@ class PolicyProcessor(FrameProcessor):
             # serializer sends ``hangup``) once the goodbye's audio has gone out.
             await self.push_frame(EndWorkerFrame(reason="assistant hung up"))
 
-    async def _log(self, payload: dict[str, Any]) -> None:
+    async def _log(self, payload: dict[str, Any], metadata: dict[str, Any] | None = None) -> None:
         if self._send_logs:
-            await self.push_frame(OutputTransportMessageUrgentFrame(message={"event": "log", **payload}))
+            frame = OutputTransportMessageUrgentFrame(message={"event": "log", **payload})
+            frame.metadata.update(metadata or {})
+            await self.push_frame(frame)

@@ -26,11 +26,12 @@ def test_a_turn_is_split_into_stages_on_the_callers_timeline_with_the_remainder_
         turns=[turn(0, 1000, 3000, 4500), turn(1, 6000, 8000, 9000), turn(2, 11_000, 12_000, None)],
     )  # fmt: skip
     events = [
-        log(100, kind="greeting", text="您好", at_ms=0.0),
+        log(100, kind="greeting", text="您好", end_call=False),
+        log(57_900, kind="caller", text="喂"),
+        log(57_950, kind="reply", text="好的", end_call=False),  # the policy's own logs come first
         log(
             58_000,
-            kind="caller",
-            text="喂",
+            kind="turn",
             vad_stop_at_ms=3420.0,
             turn_end_at_ms=3900.0,
             answer_at_ms=3910.0,
@@ -38,11 +39,11 @@ def test_a_turn_is_split_into_stages_on_the_callers_timeline_with_the_remainder_
             policy_ms=0.5,
             asr=[{"audio_secs": 0.5, "asr_secs": 0.1}, {"audio_secs": 2.0, "asr_secs": 0.3}],
         ),
-        log(58_100, kind="reply", text="好的", at_ms=3760.0),
-        log(62_000, kind="tts", first_audio_ms=300.0, first_audio_at_ms=4060.0),
+        log(62_000, kind="tts", text="好的", at_ms=3910.5, first_audio_ms=300.0, first_audio_at_ms=4060.0),
         log(66_000, kind="speaking", at_ms=4150.0),
         # turn 1: the assistant ended "its" turn inside the caller's speech (a pause): not decomposable
-        log(120_000, kind="caller", text="x", turn_end_at_ms=7000.0, asr_wait_ms=0.0, policy_ms=0.1),
+        log(119_900, kind="caller", text="x"),
+        log(120_000, kind="turn", turn_end_at_ms=7000.0, asr_wait_ms=0.0, policy_ms=0.1),
         ev.AudioReceived(130_000, samples=320, arrival=130_000, start=130_000),
     ]
     (row,) = decompose("c", events, metrics)
@@ -61,7 +62,7 @@ def test_a_turn_is_split_into_stages_on_the_callers_timeline_with_the_remainder_
 
 def test_a_turn_without_tts_or_speaking_logs_has_no_remainder():
     metrics = CallMetrics("c", "d", "completed", False, 9000.0, None, turns=[turn(0, 0, 2000, 3000)])
-    events = [log(40_000, kind="caller", turn_end_at_ms=2600.0, vad_stop_at_ms=1500.0, policy_ms=1.0)]
+    events = [log(40_000, kind="turn", turn_end_at_ms=2600.0, vad_stop_at_ms=1500.0, policy_ms=1.0)]
     (row,) = decompose("c", events, metrics)
     assert row.tts_first_audio is None and row.transport is None and row.sent_to_heard is None
     assert row.endpointing is None  # the only VAD stop came before the caller's speech ended

@@ -1,10 +1,10 @@
-"""The I/O-free call core on virtual time, against a ground-truth scripted assistant."""
+"""The I/O-free call core on virtual time, against the ground-truth reference assistant (in memory)."""
 
 from typing import TypeVar
 
 import numpy as np
 
-from tests.fakes import ScriptedAssistant, plan, run_core, tone, turn
+from tests.fakes import plan, reference, run_core, tone, turn
 from voice.core import events as ev
 from voice.core.audio import ms_to_samples, rms_dbfs
 from voice.core.call import (
@@ -30,7 +30,7 @@ def first(core: CallCore, kind: type[E]) -> E:
 
 def test_a_normal_call_completes_and_logs_every_decision():
     core = CallCore(plan(turn(0), turn(1)))
-    run_core(core, ScriptedAssistant())
+    run_core(core, reference())
     assert core.outcome is not None and core.outcome.reason == "completed" and not core.outcome.failed
     k = kinds(core)
     assert k[0] == "call_start" and k.count("turn_plan") == 2
@@ -41,7 +41,7 @@ def test_a_normal_call_completes_and_logs_every_decision():
 
 def test_the_caller_waits_its_think_time_after_the_reply_ends():
     core = CallCore(plan(turn(0, think_ms=900), end_of_reply_ms=700))
-    run_core(core, ScriptedAssistant(greeting_ms=300, reply_len_ms=1000))
+    run_core(core, reference(greeting_ms=300, reply_len_ms=1000))
     greeting_end = ms_to_samples(1300)
     start = first(core, ev.CallerSpoke).audio_start
     assert start == greeting_end + ms_to_samples(900)
@@ -49,14 +49,14 @@ def test_the_caller_waits_its_think_time_after_the_reply_ends():
 
 def test_silent_assistant_ends_the_call_as_a_failure_without_hanging():
     core = CallCore(plan(turn(0), turn(1), response_timeout_ms=2000, max_missed_replies=2))
-    run_core(core, ScriptedAssistant(greeting_ms=None, reply_ms=10**9))
+    run_core(core, reference(greeting_ms=None, reply_ms=10**9))
     assert core.outcome is not None and core.outcome.reason == "assistant_silent" and core.outcome.failed
     assert kinds(core).count("no_response") == 2
 
 
 def test_barge_in_starts_exactly_at_the_offset_into_the_reply():
     core = CallCore(plan(turn(0), turn(1, barge_in_ms=800)))
-    run_core(core, ScriptedAssistant(reply_len_ms=4000, stop_ms=250))
+    run_core(core, reference(reply_len_ms=4000, stop_ms=250))
     b = first(core, ev.BargedIn)
     assert b.offset == ms_to_samples(800)
     assert b.at == b.reply_onset + ms_to_samples(800)
@@ -65,14 +65,14 @@ def test_barge_in_starts_exactly_at_the_offset_into_the_reply():
 
 def test_barge_in_is_skipped_when_the_reply_ends_first():
     core = CallCore(plan(turn(0), turn(1, barge_in_ms=5000)))
-    run_core(core, ScriptedAssistant(reply_len_ms=1000))
+    run_core(core, reference(reply_len_ms=1000))
     assert "barge_in" not in kinds(core)
     assert first(core, ev.BargeInSkipped).turn == 1
 
 
 def test_backchannel_is_played_while_the_assistant_talks():
     core = CallCore(plan(turn(0), turn(1, backchannel_at_ms=600)))
-    heard = run_core(core, ScriptedAssistant(reply_len_ms=3000, stop_ms=None))
+    heard = run_core(core, reference(reply_len_ms=3000, stop_ms=None))
     bc = first(core, ev.BackchannelSaid)
     onset = next(e.at for e in core.events if isinstance(e, ev.ReplyStarted) and e.turn == 0)
     assert bc.start - onset < ms_to_samples(600) + ms_to_samples(40)
@@ -81,7 +81,7 @@ def test_backchannel_is_played_while_the_assistant_talks():
 
 def test_assistant_hangup_drains_buffered_audio_then_ends():
     core = CallCore(plan(turn(0), turn(1), turn(2)))
-    run_core(core, ScriptedAssistant(hangup_after_turns=1))
+    run_core(core, reference(hangup_after_turns=1))
     assert core.outcome is not None and core.outcome.reason == "assistant_hangup" and not core.outcome.failed
     assert first(core, ev.CallEnded).caller_turns_started == 2
 
@@ -115,7 +115,7 @@ def test_late_audio_is_never_placed_in_the_past():
 
 def test_call_timeout_caps_the_call():
     core = CallCore(plan(turn(0), max_call_ms=3000, response_timeout_ms=10_000))
-    run_core(core, ScriptedAssistant(greeting_ms=None))
+    run_core(core, reference(greeting_ms=None))
     assert core.outcome is not None and core.outcome.reason == "call_timeout"
 
 
@@ -136,10 +136,10 @@ def test_audio_received_before_the_line_closes_is_still_heard():
 
 def test_closing_without_hangup_after_the_last_turn_is_not_a_failure():
     core = CallCore(plan(turn(0)))
-    run = run_core(core, ScriptedAssistant(hangup_after_turns=None))
+    run = run_core(core, reference(hangup_after_turns=None))
     assert run and core.outcome is not None and core.outcome.reason == "completed"
     core2 = CallCore(plan(turn(0), greeting=False))
-    bot = ScriptedAssistant(greeting_ms=None)
+    bot = reference(greeting_ms=None)
     bot.start()
     while core2.now < ms_to_samples(3000):  # the caller spoke, the reply is playing
         for at, item in bot.due(core2.now, core2.now + 320):

@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-from tests.fakes import ScriptedAssistant, plan, turn
+from tests.fakes import ReferenceBot, plan, reference, turn
 from voice.core.call import CallCore
 from voice.metrics.measure import measure, merge_segments, overlap
 from voice.run.recording import Recording
 
 
-def record(core: CallCore, bot: ScriptedAssistant, **meta) -> Recording:
+def record(core: CallCore, bot: ReferenceBot, **meta) -> Recording:
     caller, heard = [], []
     bot.start()
     while True:
@@ -32,7 +32,7 @@ def record(core: CallCore, bot: ScriptedAssistant, **meta) -> Recording:
 
 @pytest.mark.parametrize("reply_ms", [350.0, 612.5, 1500.0])
 def test_response_latency_matches_the_ground_truth(reply_ms):
-    rec = record(CallCore(plan(turn(0), turn(1))), ScriptedAssistant(reply_ms=reply_ms, greeting_ms=250))
+    rec = record(CallCore(plan(turn(0), turn(1))), reference(reply_ms=reply_ms, greeting_ms=250))
     m = measure(rec)
     assert [t.latency_ms for t in m.turns] == [pytest.approx(reply_ms, abs=1.0)] * 2
     assert m.first_word_ms == pytest.approx(250, abs=1.0)
@@ -45,7 +45,7 @@ def test_response_latency_matches_the_ground_truth(reply_ms):
 def test_barge_in_stop_latency_matches_the_ground_truth(stop_ms):
     rec = record(
         CallCore(plan(turn(0), turn(1, barge_in_ms=700))),
-        ScriptedAssistant(reply_len_ms=4000, stop_ms=stop_ms),
+        reference(reply_len_ms=4000, stop_ms=stop_ms),
     )
     m = measure(rec)
     b = m.turns[1].barge_in
@@ -57,7 +57,7 @@ def test_barge_in_stop_latency_matches_the_ground_truth(stop_ms):
 
 def test_an_assistant_that_never_stops_fails_the_barge_in():
     rec = record(
-        CallCore(plan(turn(0), turn(1, barge_in_ms=500))), ScriptedAssistant(reply_len_ms=6000, stop_ms=None)
+        CallCore(plan(turn(0), turn(1, barge_in_ms=500))), reference(reply_len_ms=6000, stop_ms=None)
     )
     b = measure(rec).turns[1].barge_in
     assert b is not None and b.active and not b.success
@@ -67,7 +67,7 @@ def test_an_assistant_that_never_stops_fails_the_barge_in():
 def test_no_reply_gives_no_latency_and_a_failed_call():
     rec = record(
         CallCore(plan(turn(0), turn(1), response_timeout_ms=1500)),
-        ScriptedAssistant(greeting_ms=None, reply_ms=10**9),
+        reference(greeting_ms=None, reply_ms=10**9),
     )
     m = measure(rec)
     assert m.failed and m.outcome == "assistant_silent"
@@ -76,14 +76,33 @@ def test_no_reply_gives_no_latency_and_a_failed_call():
 
 def test_pause_takeover_is_detected_only_when_the_assistant_talks_into_the_pause():
     # endpoint 300 ms < pause 1500 ms: this assistant takes the turn inside the pause
-    eager = record(
-        CallCore(plan(turn(0, 2000, pause=(800, 1500)))), ScriptedAssistant(endpoint_ms=300, reply_ms=350)
-    )
+    eager = record(CallCore(plan(turn(0, 2000, pause=(800, 1500)))), reference(endpoint_ms=300, reply_ms=350))
     patient = record(
-        CallCore(plan(turn(0, 2000, pause=(800, 1500)))), ScriptedAssistant(endpoint_ms=1800, reply_ms=1900)
+        CallCore(plan(turn(0, 2000, pause=(800, 1500)))), reference(endpoint_ms=1800, reply_ms=1900)
     )
     assert measure(eager).turns[0].pause_takeover is True
     assert measure(patient).turns[0].pause_takeover is False
+
+
+def test_what_the_assistant_logs_hearing_is_kept_per_caller_turn():
+    # its "ASR" of the eager turn: the half said before the pause, then the rest, both in turn 0
+    rec = record(
+        CallCore(plan(turn(0, 2000, pause=(800, 1500)), turn(1))),
+        reference(endpoint_ms=300, reply_ms=350, heard_texts=("快递到了，", "放哪里？", "好的")),
+    )
+    m = measure(rec)
+    assert [t.assistant_asr_text for t in m.turns] == ["快递到了， / 放哪里？", "好的"]
+    silent = measure(record(CallCore(plan(turn(0))), reference()))
+    assert silent.turns[0].assistant_asr_text is None  # it sent no log: nothing claimed
+
+
+def test_the_reason_a_call_ended_is_kept_in_words():
+    rec = record(
+        CallCore(plan(turn(0), turn(1), response_timeout_ms=1500)),
+        reference(greeting_ms=None, reply_ms=10**9),
+    )
+    m = measure(rec)
+    assert m.outcome == "assistant_silent" and m.detail == "2 replies in a row never came"
 
 
 def test_helpers():

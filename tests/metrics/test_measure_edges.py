@@ -5,7 +5,7 @@ import asyncio
 import numpy as np
 import pytest
 
-from tests.fakes import ScriptedAssistant, caller_turn_event, plan, run_core, tone, turn
+from tests.fakes import caller_turn_event, plan, reference, run_core, tone, turn
 from voice.core import events as ev
 from voice.core.audio import ms_to_samples
 from voice.core.call import AssistantAudio, AssistantControl, CallCore, LineInput
@@ -121,7 +121,7 @@ def test_longest_silence_and_total_overlap():
 
 def test_audio_that_arrives_in_one_burst_is_heard_in_real_time():
     core = CallCore(plan(turn(0), greeting=False))
-    bot = ScriptedAssistant(greeting_ms=None, reply_ms=10**9)  # it never replies by itself
+    bot = reference(greeting_ms=None, reply_ms=10**9)  # it never replies by itself
     caller, heard = [], []
     sent = False
     while not core.done:
@@ -129,7 +129,8 @@ def test_audio_that_arrives_in_one_burst_is_heard_in_real_time():
         caller.append(tick.caller)
         heard.append(tick.heard)
         bot.frame(tick.caller)
-        if not sent and bot._speech_end is not None and core.now >= bot._speech_end + S(700):
+        speech_end = next((e.speech_end for e in core.events if isinstance(e, ev.CallerSpoke)), None)
+        if not sent and speech_end is not None and core.now >= speech_end + S(700):
             core.receive(AssistantAudio(tone(2000)), at=core.now + 37)  # the whole reply at once
             sent, burst_at = True, core.now + 37
     rec = Recording("b", np.concatenate(caller), np.concatenate(heard), core.events)
@@ -172,7 +173,7 @@ def test_measure_counts_stop_latency_from_the_callers_speech_onset():
              {"role": "assistant", "text": "门口。"}]  # fmt: skip
     dialogue = parse_dialogue({**DIALOGUE_HEAD, "turns": turns})
     core = CallCore(plan_call(dialogue, MemoryTTS(), CallerTiming(seed=0)))
-    heard = run_core(core, ScriptedAssistant(reply_ms=400, stop_ms=200, reply_len_ms=3000))
+    heard = run_core(core, reference(reply_ms=400, stop_ms=200, reply_len_ms=3000))
     rec = Recording("x", np.zeros(1, np.int16), np.concatenate(heard), core.events)
     barge = next(t for t in measure(rec).turns if t.barge_in is not None)
     assert barge.barge_in is not None

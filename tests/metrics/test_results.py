@@ -1,10 +1,21 @@
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.runs import bench, mini
+from voice.errors import RecordingError
 from voice.metrics.measure import BargeIn, CallMetrics, TurnMetrics
 from voice.metrics.results import (
     FIGURES,
+    METRICS_SCHEMA,
+    RESULTS_SCHEMA,
     breakdown,
     call_to_json,
     figures,
     format_table,
+    read_results,
     summarize,
     summarize_run,
 )
@@ -50,7 +61,24 @@ def test_summary_pools_turns_across_calls():
     assert s["latency_ms"]["p50"] == 2000.0 and s["latency_ms"]["mean"] == 2000.0
     assert s["barge_in"]["n"] == 2 and s["barge_in"]["successes"] == 1  # the inactive one does not count
     assert s["barge_in"]["stop_latency_p50_ms"] == 300.0
+    assert s["barge_in"]["never_stopped"] == 1  # the failed call's: no stop latency to pool
     assert s["pause_takeover_rate"] == 1.0
+
+
+def test_p95_sits_between_p90_and_p99_for_latency_and_stop_latency():
+    stops = [BargeIn(5.0, True, float(ms), ms <= 1500) for ms in range(100, 2100, 100)]  # 100..2000 ms
+    c = CallMetrics(
+        "c", "c", "completed", False, 9e4, None, [turn(i, 100.0 * i, b) for i, b in enumerate(stops)]
+    )
+    s, f = summarize([c]), figures([c])
+    lat = s["latency_ms"]
+    assert lat["p90"] < lat["p95"] < lat["p99"] and lat["p95"] == pytest.approx(1805.0)
+    assert f["latency_p95_ms"] == lat["p95"]
+    b = s["barge_in"]
+    assert (b["stop_latency_p50_ms"], b["stop_latency_p90_ms"], b["stop_latency_p95_ms"]) == pytest.approx(
+        (1050.0, 1810.0, 1905.0)
+    )
+    assert [x.key for x in FIGURES][1:4] == ["latency_p90_ms", "latency_p95_ms", "latency_p99_ms"]
 
 
 def test_table_has_a_row_per_call_and_an_overall_row_aligned_for_cjk():
@@ -65,6 +93,7 @@ def test_table_has_a_row_per_call_and_an_overall_row_aligned_for_cjk():
 
 def test_call_json_carries_derived_figures():
     d = call_to_json(calls()[0])
+    assert d["schema_version"] == METRICS_SCHEMA == "callsim.metrics/1"
     assert d["turns_completed"] == 2 and d["latency_p50_ms"] == 1500.0
     assert d["turns"][1]["barge_in"]["success"] is True
 
@@ -97,3 +126,100 @@ def test_breakdowns_group_calls_by_their_labels():
 def test_call_json_carries_its_labels():
     d = call_to_json(calls()[0], {"scenario": "takeout", "repeat": 2})
     assert d["scenario"] == "takeout" and d["repeat"] == 2
+
+
+def test_results_of_a_newer_schema_or_another_kind_are_refused(tmp_path):
+    path = tmp_path / "results.json"
+    for version in (RESULTS_SCHEMA, None, "callsim.results/0"):  # None: written before versioning
+        doc = {"kind": "target", "calls": []} | ({"schema_version": version} if version else {})
+        path.write_text(json.dumps(doc))
+        assert read_results(tmp_path)["kind"] == "target"
+    for version, why in (("callsim.results/2", "upgrade CallSim"), ("callsim.metrics/1", "not a version")):
+        path.write_text(json.dumps({"schema_version": version, "kind": "target", "calls": []}))
+        with pytest.raises(RecordingError, match=why):
+            read_results(tmp_path)
+
+
+# --- docs/results.md names every key a run writes ------------------------------------------------------
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "results.md"
+GROUPED = {"by_scenario", "by_preset_type", "by_relation", "rhythm_histogram"}  # keyed by a value: ``*``
+SECTIONS = {  # heading start → what it documents
+    "The run's `results.json`": "run",
+    "A target's `results.json`": "target",
+    "The summary": "summary",
+    "A figures row": "figures",
+    "A call": "call",
+}
+OPTIONAL = {"target": {"settings.assistant_tts", "settings.line.codec"}}  # built-in / Twilio targets only
+
+
+def key_paths(obj, prefix=""):
+    """Every key path of a JSON value: ``a.b``, ``a[].b`` for list elements, ``a.*`` under grouped keys."""
+    out = set()
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            path = (f"{prefix}." if prefix else "") + ("*" if prefix.rsplit(".", 1)[-1] in GROUPED else k)
+            out |= {path} | key_paths(v, path)
+    elif isinstance(obj, list):
+        for v in obj:
+            out |= key_paths(v, prefix + "[]")
+    return out
+
+
+def documented() -> dict[str, set[str]]:
+    """The keys named in the first column of each section's tables."""
+    found: dict[str, set[str]] = {s: set() for s in SECTIONS.values()}
+    section = None
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            title = line.lstrip("# ")
+            section = next((s for head, s in SECTIONS.items() if title.startswith(head)), section)
+        elif line.startswith("| `") and section is not None:
+            found[section] |= set(re.findall(r"`([^`]+)`", line.split(" | ")[0]))
+    return found
+
+
+def route(section: str, path: str) -> tuple[str, str]:
+    """Where docs/results.md documents key ``path`` of a ``section`` object: the section, the key there."""
+    for parent, inside in (("run", "targets[].summary."), ("target", "summary.")):
+        if section == parent and path.startswith(inside):
+            return route("summary", path.removeprefix(inside))
+    head, _, rest = path.partition(".")
+    if section == "target" and head == "calls[]" and rest:
+        return "call", rest
+    if section == "summary" and head == "figures" and rest:
+        return "figures", rest
+    if section == "summary" and head in GROUPED - {"rhythm_histogram"} and rest.startswith("*."):
+        return "figures", rest.removeprefix("*.")
+    return section, path
+
+
+def written(run_dir: Path) -> dict[str, set[str]]:
+    """The keys a run wrote, by the section of docs/results.md that must name them."""
+    files = [("run", run_dir / "results.json")]
+    for target in ("pcm-ws-a.test-pcm", "pcm-ws-b.test-pcm"):
+        files += [("target", run_dir / target / "results.json")]
+        files += [("call", f) for f in (run_dir / target).glob("*.metrics.json")]
+    out: dict[str, set[str]] = {s: set() for s in SECTIONS.values()}
+    for section, f in files:
+        for path in key_paths(json.loads(f.read_text())):
+            where, key = route(section, path)
+            out[where].add(key)
+    return out
+
+
+async def test_docs_results_md_names_every_key_a_run_writes_and_no_other(tmp_path):
+    ds = [mini(1, pause=True), mini(2, barge=True), mini(3, backchannel=True)]
+    await bench(tmp_path, ds, heard=("快递到了",), concurrency=3)
+    docs, keys = documented(), written(tmp_path)
+    for section in SECTIONS.values():
+        assert keys[section], section
+        assert not keys[section] - docs[section], f"{section}: not in docs/results.md"
+        assert not docs[section] - keys[section] - OPTIONAL.get(section, set()), f"{section}: never written"
+    run = json.loads((tmp_path / "results.json").read_text())
+    target = json.loads((tmp_path / "pcm-ws-a.test-pcm" / "results.json").read_text())
+    call = json.loads((tmp_path / "pcm-ws-a.test-pcm" / "m-1.metrics.json").read_text())
+    assert run["schema_version"] == target["schema_version"] == RESULTS_SCHEMA == "callsim.results/1"
+    assert call["schema_version"] == target["calls"][0]["schema_version"] == METRICS_SCHEMA
+    assert f"`{RESULTS_SCHEMA}`" in DOC.read_text() and f"`{METRICS_SCHEMA}`" in DOC.read_text()

@@ -12,5 +12,5 @@ async def run_dir(tmp_path):
         mini(2, "takeout", "regular", "conflict", barge=True),
         mini(3, "taxi", "emergent", "complementarity", backchannel=True),
     ]
-    await bench(tmp_path, ds, concurrency=3)
+    await bench(tmp_path, ds, heard=("快递到了放那里", "好的我放门口了"), concurrency=3)
     return tmp_path

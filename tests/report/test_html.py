@@ -1,5 +1,6 @@
 """``report.html``: one self-contained page whose every figure comes from results.json."""
 
+import html as html_lib
 import json
 import re
 
@@ -12,7 +13,7 @@ async def test_the_html_report_is_self_contained_and_shows_the_results_figures(r
     # self-contained: no external resources, audio embedded as Ogg Opus
     assert not re.search(r'(src|href)="(https?:)?//', html)
     assert html.count('<audio controls preload="metadata" src="data:audio/ogg;codecs=opus;base64,') == 6
-    assert html.count('<svg class="timeline"') == 6 and html.count('<svg class="chart"') == 3
+    assert html.count('<svg class="timeline"') == 6 and html.count('<svg class="chart"') == 5
     # every figure shown comes from results.json
     a = json.loads((run_dir / "pcm-ws-a.test-pcm" / "results.json").read_text())
     p50 = a["summary"]["latency_ms"]["p50"]
@@ -23,6 +24,48 @@ async def test_the_html_report_is_self_contained_and_shows_the_results_figures(r
             if t["latency_ms"] is not None:
                 assert f"{t['latency_ms']:.0f} ms" in html
     # cues are drawn: the mid-turn pause, the barge-in, the backchannel
-    assert 'class="pause"' in html and "barge-in ✓" in html and "backchannel 嗯" in html
+    assert 'class="pause' in html and "barge-in ✓" in html and "backchannel 嗯" in html
     assert "快递到了，放哪里？" in html and "放驿站吧。" in html and "好的" in html  # said, reference, heard
     assert len(html) < 2_000_000
+
+
+def _row(html: str, first_cell: str, nth: int = 0) -> list[str]:
+    """The cells of the ``nth`` table row whose first cell is ``first_cell`` (tags stripped)."""
+    for row in re.findall(r"<tr>(.*?)</tr>", html):
+        cells = [
+            html_lib.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)
+        ]
+        if cells and cells[0].strip() == first_cell:
+            if nth == 0:
+                return cells
+            nth -= 1
+    raise AssertionError(f"no row starting with {first_cell!r}")
+
+
+async def test_the_page_shows_the_settings_p95_and_the_barge_in_stop_latency_distribution(run_dir):
+    html = build_report(run_dir, audio="none")[0].read_text()
+    run = json.loads((run_dir / "results.json").read_text())
+    settings = dict(
+        (cells[0], cells[1])
+        for cells in (_row(html, k) for k in ("seed", "concurrency", "caller voice", "repeats"))
+    )
+    assert settings == {
+        "seed": "0 (the caller's timing and the network)",
+        "concurrency": f"{run['concurrency']} calls at once",
+        "caller voice": "memory",
+        "repeats": "1",
+    }
+    assert _row(html, "line to pcm+ws://a.test/pcm")[1] == "pcm; network effects: none"
+    # the summary row of target A: p50, p90, p95, p99 next to each other, read from results.json
+    a = run["targets"][0]["summary"]
+    row = _row(html, "pcm+ws://a.test/pcm")
+    lat = a["latency_ms"]
+    shown = [f"{lat[k]:.0f} ms" for k in ("p50", "p90", "p95", "p99")]
+    assert any(row[i : i + 4] == shown for i in range(len(row)))
+    assert row[4] == f"{a['false_starts']} (17% of turns)"  # 1 of 6 turns had a false start
+    # the stop-latency chart and its p50 / p90 / p95
+    b = a["barge_in"]
+    assert "Barge-in stop latency" in html and "share of barge-ins" in html
+    cues = _row(html, "pcm+ws://a.test/pcm", nth=1)  # the row after the summary's: barge-ins and cues
+    stops = [f"{b[f'stop_latency_{k}_ms']:.0f} ms" for k in ("p50", "p90", "p95")]
+    assert cues[1:8] == ["1", "0", "1/1 (100%)", *stops, "0"]

@@ -1,14 +1,43 @@
-"""``report.md``: the summary, the breakdowns and the calls as Markdown tables."""
+"""``report.md``: the settings, the summary, the breakdowns and the calls as Markdown tables."""
+
+import json
 
 from voice.report.build import build_report
 
 
-async def test_the_markdown_summary_has_summary_breakdowns_and_calls(run_dir):
+async def test_the_markdown_summary_has_settings_summary_breakdowns_and_calls(run_dir):
     _, md_path = build_report(run_dir, audio="none")
     md = md_path.read_text()
-    for heading in ("## Summary", "## By scenario", "## By preset type", "## By relation", "## Calls"):
+    for heading in ("## Settings", "## Summary", "## Barge-ins, pauses and backchannels", "## By scenario"):
         assert heading in md
-    assert "| pcm+ws://a.test/pcm | m-2 | takeout | regular | conflict | completed |" in md
+    for heading in ("## By preset type", "## By relation", "## Calls", "## What the assistant heard"):
+        assert heading in md
+    assert "| seed | 0 (the caller's timing and the network) |" in md
+    assert "| line to pcm+ws://b.test/pcm | pcm; network effects: none |" in md
+    # calls: ran or not, answered of the turns of the call, served, false starts, how it ended
+    assert "| pcm+ws://a.test/pcm | m-2 | takeout | regular | conflict | completed | 2/2 | yes | 0 |" in md
+    assert "| pcm+ws://a.test/pcm | m-1 | delivery | none | alignment | completed | 2/2 | yes | 1 |" in md
     sections = {s.split("\n", 1)[0]: s for s in md.split("\n## ")}
     assert sections["By scenario"].count("\n| ") == 1 + 3 * 2  # header, then value × target
     assert sections["Calls"].count("\n| pcm+ws://") == 6
+
+
+async def test_p95_stop_latency_and_what_the_assistant_heard_are_in_the_markdown(run_dir):
+    md = build_report(run_dir, audio="none")[1].read_text()
+    summary = json.loads((run_dir / "pcm-ws-a.test-pcm" / "results.json").read_text())["summary"]
+    header = next(line for line in md.splitlines() if line.startswith("| target | calls ran"))
+    assert "| latency p50 | p90 | p95 | p99 | mean |" in header
+    row = next(line for line in md.splitlines() if line.startswith("| pcm+ws://a.test/pcm | 3/3"))
+    lat = summary["latency_ms"]
+    assert " | ".join(f"{lat[k]:.0f} ms" for k in ("p50", "p90", "p95", "p99")) in row
+    cues = next(line for line in md.splitlines() if line.startswith("| pcm+ws://a.test/pcm | 1 |"))
+    b = summary["barge_in"]
+    stops = " | ".join(f"{b[f'stop_latency_{k}_ms']:.0f} ms" for k in ("p50", "p90", "p95"))
+    # pause takeover 100% and backchannel carry-on 0%: the reference takes pauses and stops at a backchannel
+    rates = f"{summary['pause_takeover_rate']:.0%} | {summary['backchannel_carry_on_rate']:.0%}"
+    assert rates == "100% | 0%"
+    assert cues == f"| pcm+ws://a.test/pcm | 1 | 0 | 1/1 (100%) | {stops} | 0 | {rates} |"
+    # only A logs what it heard: its ASR of each turn next to what the caller said; B has no rows
+    heard = md.split("## What the assistant heard")[1]
+    assert "| pcm+ws://a.test/pcm | m-2 | 1 | 快递到了，放哪里？ | 快递到了放那里 |" in heard
+    assert "b.test" not in heard

@@ -145,3 +145,65 @@ def test_a_run_killed_with_sigkill_resumes_without_redoing_or_counting_half_writ
     assert not list(folder.glob(".*.tmp"))
     run = json.loads((out / "results.json").read_text())
     assert run["targets"][0]["summary"]["calls"] == 3
+
+
+# --- CI: waiting for a bot that starts with the bench ------------------------------------------------------
+
+
+async def test_waiting_for_a_target_returns_once_it_listens_and_fails_clearly_if_it_never_does():
+    import asyncio
+    import re
+
+    from voice.errors import LineError
+    from voice.run.dataset import wait_for_targets
+    from voice.run.launch import free_port
+
+    port = free_port()
+    target = parse_target(f"pcm+ws://127.0.0.1:{port}/pcm")
+    assert target.address() == ("127.0.0.1", port)
+    assert parse_target("wss://bot.example.com/pcm").address() == ("bot.example.com", 443)
+
+    async def accept(reader, writer):
+        writer.close()
+
+    async def listen_later():
+        await asyncio.sleep(0.5)
+        return await asyncio.start_server(accept, "127.0.0.1", port)
+
+    later = asyncio.ensure_future(listen_later())
+    await wait_for_targets([target], timeout_s=10, poll_s=0.05)  # returns once the bot listens
+    server = await later
+    server.close()
+    await server.wait_closed()
+    message = re.escape(
+        f"{target} did not accept a connection within 0.3 s (last try: ConnectionRefusedError"
+    )
+    with pytest.raises(LineError, match=message):
+        await wait_for_targets([target], timeout_s=0.3, poll_s=0.05)
+
+
+@pytest.mark.models
+async def test_the_builtin_assistant_killed_mid_run_stops_it_and_its_call_is_not_kept(tmp_path):
+    """The real built-in assistant (Whisper, Silero) in its child process, killed during the first call."""
+    from pathlib import Path
+
+    from voice.errors import AssistantCrashed
+    from voice.run.resume import load_done
+
+    def kill_the_assistant(status):
+        if status.state != "calling":
+            return
+        for children in Path("/proc/self/task").glob("*/children"):
+            for pid in children.read_text().split():
+                if b"\0server\0" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    os.kill(int(pid), signal.SIGKILL)
+
+    dialogues = [mini(1), mini(2)]
+    config = BenchConfig(out=tmp_path, tts="memory", assistant_tts="memory", transcribe=False, concurrency=1)
+    with pytest.raises(
+        AssistantCrashed, match=r"the built-in assistant exited \(code -9; its log: .*assistant.log"
+    ):
+        await run_bench(dialogues, config, MemoryTTS(), None, on_status=kill_the_assistant)
+    folder = tmp_path / "builtin"
+    assert load_done(folder, "m-1") is None and load_done(folder, "m-2") is None
+    assert not (tmp_path / "results.json").exists()

@@ -5,7 +5,7 @@ import asyncio
 import numpy as np
 import pytest
 
-from tests.fakes import MemoryBot, ScriptedAssistant, plan, tone, turn
+from tests.fakes import plan, reference, tone, turn
 from voice.core import events as ev
 from voice.core.audio import FRAME_SAMPLES
 from voice.core.call import AssistantAudio, CallCore, LineInput, PlayoutMark
@@ -18,7 +18,7 @@ from voice.run.driver import _Track, run_call
 
 async def test_a_call_runs_on_virtual_time_and_sends_one_frame_per_tick():
     core = CallCore(plan(turn(0), turn(1)))
-    line = MemoryLine(MemoryBot(ScriptedAssistant()))
+    line = MemoryLine(reference())
     clock = VirtualClock()
     trace = await run_call(core, line, clock, CallStart("c", {"id": "d"}))
     assert trace.outcome.reason == "completed"
@@ -49,7 +49,7 @@ async def test_an_assistant_that_never_answers_the_connect_is_a_line_error():
 
 async def test_every_frames_pacing_lateness_is_kept_for_aggregation():
     core = CallCore(plan(turn(0)))
-    line = MemoryLine(MemoryBot(ScriptedAssistant()))
+    line = MemoryLine(reference())
     trace = await run_call(core, line, VirtualClock(), CallStart("c", {"id": "d"}))
     assert len(trace.pacing_late_ns) == len(line.sent)
     assert trace.pacing_late_ns.dtype == np.int64 and not trace.pacing_late_ns.any()
@@ -61,7 +61,7 @@ async def test_calls_sharing_a_frame_ticker_each_run_in_real_time_on_their_own_s
 
     async def one(delay_ns: int, turns: int):
         await base.sleep_until(delay_ns)
-        line = MemoryLine(MemoryBot(ScriptedAssistant()))
+        line = MemoryLine(reference())
         start = ticker.now_ns()
         trace = await run_call(CallCore(plan(*(turn(i) for i in range(turns)))), line, ticker, CallStart("c"))
         return trace, line, start

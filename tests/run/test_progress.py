@@ -47,3 +47,15 @@ def test_terminal_mode_redraws_one_bar_and_keeps_failures_visible():
 
 def test_durations():
     assert [format_duration(s) for s in (4.4, 65, 3700)] == ["4s", "1m05s", "1h01m"]
+
+
+def test_a_note_is_printed_once_and_not_counted_as_a_call():
+    for tty in (False, True):
+        out = io.StringIO()
+        p = Progress(2, stream=out, tty=tty, clock=VirtualClock())
+        p(CallStatus("builtin", "", "note", detail="resuming: kept 1 finished call(s)"))
+        p(CallStatus("builtin", "a", "kept"))
+        assert "builtin: resuming: kept 1 finished call(s)\n" in out.getvalue()
+        assert p.finished == 1 and (
+            "1/2  50%" in out.getvalue() if tty else "[1/2] builtin/a" in out.getvalue()
+        )

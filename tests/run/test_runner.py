@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.fakes import MemoryBot, ScriptedAssistant
+from tests.fakes import reference
 from tests.records import short_delivery
 from voice.core.caller import CallerTiming
 from voice.core.clock import VirtualClock
@@ -14,13 +14,12 @@ from voice.dialogues import parse_dialogue
 from voice.errors import ConfigError, LineError
 from voice.lines.memory import MemoryLine
 from voice.metrics.results import call_to_json
+from voice.run.resume import load_done, metrics_from_json
 from voice.run.runner import (
     CallJob,
     CallStatus,
     RunSettings,
     TargetRun,
-    load_done,
-    metrics_from_json,
     plan_jobs,
     repeat_seed,
     run_calls,
@@ -43,7 +42,7 @@ class Lines:
         self.made += 1
         if self.made == self.fail_on:
             raise LineError("assistant unreachable")
-        return MemoryLine(MemoryBot(ScriptedAssistant(reply_len_ms=600, greeting_ms=200)))
+        return MemoryLine(reference(reply_len_ms=600, greeting_ms=200))
 
 
 def settings(tmp_path, **kw):
@@ -88,11 +87,6 @@ async def test_a_folder_with_other_settings_is_refused(tmp_path):
     await run(tmp_path, Lines(), [dialogue(1)])
     with pytest.raises(ConfigError, match="other settings"):
         await run(tmp_path, Lines(), [dialogue(1)], seed=99)
-
-
-async def test_a_half_written_metrics_file_does_not_count_as_done(tmp_path):
-    (tmp_path / "d-1.metrics.json").write_text("{trunc")
-    assert load_done(tmp_path, "d-1") is None
 
 
 # --- concurrency, repeats, several targets ------------------------------------------------------------
@@ -157,7 +151,8 @@ async def test_kept_calls_are_reported_and_not_redone(tmp_path):
     await calls_on(tmp_path, jobs)
     events, lines = [], Lines()
     await calls_on(tmp_path, jobs, events=events, lines=lines)
-    assert lines.made == 0 and [e.state for e in events] == ["kept", "kept"]
+    assert lines.made == 0 and [e.state for e in events] == ["note", "kept", "kept"]
+    assert events[0].target == "a" and events[0].detail == "resuming: kept 2 finished call(s)"
 
 
 async def test_an_edited_dialogue_is_called_again(tmp_path):
@@ -210,7 +205,7 @@ async def test_a_line_with_effects_reports_what_it_did_in_the_recording_meta(tmp
     from voice.run.recording import load_recording
 
     def lines():
-        inner = MemoryLine(MemoryBot(ScriptedAssistant(reply_len_ms=600, greeting_ms=200)))
+        inner = MemoryLine(reference(reply_len_ms=600, greeting_ms=200))
         return EffectLine(inner, LineEffects(loss_rate=0.2), seed=5, clock=VirtualClock())
 
     await run(tmp_path, lines, [dialogue(1)])
@@ -218,3 +213,90 @@ async def test_a_line_with_effects_reports_what_it_did_in_the_recording_meta(tmp
     stats = meta["line_stats"]["stats"]
     assert meta["line_stats"]["loss_rate"] == 0.2
     assert 0 < stats["caller_packets_lost"] < stats["caller_packets"]
+
+
+# --- honest resumes: failed calls retried, a folder started over, a crashed built-in ---------------------
+
+
+class Failing(Lines):
+    """Lines to an assistant that answers every call with an ``error`` event: the call fails."""
+
+    def __call__(self):
+        from voice.core.call import AssistantControl
+
+        class Erring:
+            def on_start(self, start):
+                return [AssistantControl("error", {"message": "broken"})]
+
+            def on_frame(self, pcm):
+                return []
+
+        self.made += 1
+        return MemoryLine(Erring())
+
+
+async def test_failed_calls_are_kept_unless_retried(tmp_path):
+    jobs = plan_jobs([dialogue(1), dialogue(2)])
+    [first] = await calls_on(tmp_path, jobs[:1], lines=Failing())
+    assert first[0].failed  # written: a failed call is a result too
+    lines, events = Lines(), []
+    [again] = await calls_on(tmp_path, jobs, lines=lines, events=events)
+    assert lines.made == 1 and again[0].failed  # only d-2 was made; d-1 kept as it failed
+    assert "1 failed: d-1; --retry-failed redoes them" in events[0].detail
+    lines, events = Lines(), []
+    runs = [TargetRun(RunSettings(tmp_path / "a", "a", "memory", transcribe=False), lines, "a")]
+    [retried] = await run_calls(
+        runs, jobs, MemoryTTS(), None, new_clock=VirtualClock, on_status=events.append, retry_failed=True
+    )
+    assert lines.made == 1 and [m.failed for m in retried.calls] == [False, False]
+    assert events[0].detail == "resuming: kept 1 finished call(s); making 1: 1 failed earlier, retried (d-1)"
+
+
+async def test_fresh_makes_every_call_again_even_with_other_settings(tmp_path):
+    jobs = plan_jobs([dialogue(1), dialogue(2)])
+    await calls_on(tmp_path, jobs)
+    lines, events = Lines(), []
+    settings = RunSettings(tmp_path / "a", "a", "memory", CallerTiming(seed=9), transcribe=False)
+    await run_calls(
+        [TargetRun(settings, lines, "a")], jobs, MemoryTTS(), None, new_clock=VirtualClock,
+        on_status=events.append, fresh=True,
+    )  # fmt: skip
+    assert lines.made == 2 and [e.state for e in events][:1] == ["note"]
+    assert "deleted the earlier run (2 finished call(s))" in events[0].detail
+    assert json.loads((tmp_path / "a" / "run.json").read_text())["settings"]["timing"]["seed"] == 9
+
+
+async def test_a_crash_of_the_assistant_process_stops_the_run_and_its_call_is_not_kept(tmp_path):
+    """A real assistant process that dies mid-call; the run watches it as ``run_bench`` does the built-in."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from voice.errors import AssistantCrashed
+    from voice.lines.factory import make_line_factory
+    from voice.lines.targets import parse_target
+    from voice.run.dataset import exit_probe
+
+    root = Path(__file__).resolve().parents[2]
+    cmd = [sys.executable, "-m", "tests.ws_fake", "--die-after-frames", "30"]
+    proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        assert proc.stdout is not None
+        line = make_line_factory(parse_target(f"pcm+ws://127.0.0.1:{int(proc.stdout.readline())}/pcm"))
+        settings = RunSettings(tmp_path, "builtin", "memory", transcribe=False)
+        jobs = plan_jobs([dialogue(1), dialogue(2)])
+        crashed = exit_probe(proc, tmp_path / "assistant.log")
+        with pytest.raises(
+            AssistantCrashed,
+            match=r"exited \(code 3; .*\); the run stops, call d-. and any other unfinished one not kept",
+        ):
+            await run_calls([TargetRun(settings, line, "builtin", crashed)], jobs, MemoryTTS(), None)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert load_done(tmp_path, "d-1") is None and load_done(tmp_path, "d-2") is None
+    events: list[CallStatus] = []  # the assistant back up: the crashed call is made again
+    runs = [TargetRun(settings, Lines(), "builtin")]
+    [done] = await run_calls(runs, jobs, MemoryTTS(), None, new_clock=VirtualClock, on_status=events.append)
+    assert [m.failed for m in done.calls] == [False, False]
+    assert events[0].detail.startswith("resuming: kept 0 finished call(s); making 2: ")

@@ -56,6 +56,9 @@ async def test_greets_answers_each_turn_and_hangs_up_after_the_goodbye(engines: 
         assert sim.audio_between(hangup.at, 1e9) == b""
     texts = [e["text"] for e in sim.events("log") if e.get("kind") == "caller"]
     assert "外卖" in texts[0]
+    turns = [e for e in sim.events("log") if e.get("kind") == "turn"]  # from the stage observer
+    assert len(turns) == len(caller_turns) and all(t["turn_end_at_ms"] and t["asr"] for t in turns)
+    assert {"tts", "speaking"} <= {e.get("kind") for e in sim.events("log")}
     assert all(lat < 3.0 for lat in latencies), latencies
     print("reply latencies (s):", [round(x, 3) for x in latencies])
 

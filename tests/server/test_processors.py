@@ -33,7 +33,7 @@ from pipecat.tests.utils import SleepFrame, run_test
 from pipecat.turns.user_turn_processor import UserTurnProcessor
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
-from server.policy.processor import DEFAULT_VIEW, PolicyProcessor
+from server.policy.processor import DEFAULT_VIEW, TURN_TRANSCRIPTS, PolicyProcessor
 from server.processors import CallSimSTTService, CallSimTTSService, gap_after_ms, split_for_tts
 from server.turns import BargeInTurnStartStrategy, QuietSpeechTimeoutStopStrategy
 from voice.core.audio import to_bytes
@@ -256,26 +256,29 @@ async def test_policy_ignores_speech_outside_a_turn() -> None:
 
 
 async def test_a_backchannel_transcript_arriving_late_does_not_stand_in_for_the_next_turn() -> None:
-    import time
-
     policy = PolicyProcessor(ScriptedPolicy, start_timeout_secs=5)
-    said_before = time.monotonic()  # the backchannel segment ended before the real turn started
+    # When each segment's transcription began, on the pipeline's clock (which starts with the pipeline):
+    # the backchannel's before the real turn started, the turn's own long after.
+    said_before, said_after = 0, 10**15
+    backchannel = TranscriptionFrame("好", "", "t", result={"audio_secs": 0.3, "segment_end": said_before})
+    words = TranscriptionFrame(
+        "我车牌尾号三八六。", "", "t", result={"audio_secs": 1.2, "segment_end": said_after}
+    )
     frames: list[Frame] = [
         START,
         SleepFrame(0.05),
         UserStartedSpeakingFrame(),
-        TranscriptionFrame("好", "", "t", result={"asr_secs": 0.8, "segment_end": said_before}),
+        backchannel,
         SleepFrame(0.05),
         UserStoppedSpeakingFrame(),
-        TranscriptionFrame(
-            "我车牌尾号三八六。", "", "t", result={"asr_secs": 0.8, "segment_end": time.monotonic() + 60}
-        ),
+        words,
         SleepFrame(0.05),
     ]
     down, _ = await run_test(policy, frames_to_send=frames)
     assert [f.text for f in of_type(down, TTSSpeakFrame)][1:] == ["收到：我车牌尾号三八六。"]
-    caller_logs = [m for m in logs(down) if m["kind"] == "caller"]
-    assert caller_logs and all("segment_end" not in t for t in caller_logs[0]["asr"])
+    (caller,) = [f for f in of_type(down, OutputTransportMessageUrgentFrame) if f.message["kind"] == "caller"]
+    assert caller.message == {"event": "log", "kind": "caller", "text": "我车牌尾号三八六。"}
+    assert caller.metadata[TURN_TRANSCRIPTS] == [words]  # what the stage observer times
     assert "ignored" in [m["kind"] for m in logs(down)]
 
 

@@ -2,10 +2,11 @@
 
 For each N of a ramp, N calls run at once, each on the real caller path (``CallCore`` + ``run_call`` +
 ``PcmWebsocketLine``, a caller plan of bundled dialogues, ~25 s long) against ``server.assistants.echo``
-running in a process of its own.  The calls are split over ``--procs`` caller processes (each one event loop;
-all calls of a process share one :class:`~voice.core.clock.FrameTicker`), and start at random moments in the
-first few seconds, as calls do.  Per N it prints the lateness of every frame's wake-up against its deadline
-over all frames of all calls (p50/p99/max), CPU use, and whether it holds: p99 <= 5 ms with no failed call.
+running in a process of its own (``voice.run.launch.echo_assistant``).  The calls are split over ``--procs``
+caller processes (each one event loop; all calls of a process share one
+:class:`~voice.core.clock.FrameTicker`), and start at random moments in the first few seconds, as calls do.
+Per N it prints the lateness of every frame's wake-up against its deadline over all frames of all calls
+(p50/p99/max), CPU use, and whether it holds: p99 <= 5 ms with no failed call.
 
 By default the echo sends back only frames with sound (``--echo-silence skip``), as a pipecat bot without a
 mixer sends audio only while it speaks; ``--echo-silence send`` has it stream silence too, the heavier case
@@ -17,16 +18,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
-import contextlib
 import dataclasses
 import json
 import multiprocessing
 import os
 import random
 import resource
-import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +49,7 @@ from voice.lines.base import CallStart
 from voice.lines.pcm import PcmWebsocketLine
 from voice.run.driver import run_call
 from voice.run.gcpause import short_gc_pauses
+from voice.run.launch import echo_assistant
 
 _CLOCK = MonotonicClock()
 
@@ -148,47 +148,6 @@ def run_worker(job: WorkerJob) -> WorkerResult:
         factory = uvloop.new_event_loop
     with asyncio.Runner(loop_factory=factory) as runner:
         return runner.run(_run_calls(job))
-
-
-# --- the echo assistant ------------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def echo_assistant(delay_ms: int, extra: Sequence[str] = (), nice: int = 0) -> Iterator[tuple[str, int]]:
-    """Run ``python -m server.assistants.echo`` on a free port; yield (url, pid) once it listens.
-
-    ``nice`` > 0 runs it at a lower CPU priority, so that on a small machine the assistant's work yields
-    to the callers' frame deadlines (it would run on other hardware in a real test).
-    """
-    from voice.run.launch import free_port
-
-    port = free_port()
-    args = [
-        sys.executable,
-        "-m",
-        "server.assistants.echo",
-        "--port",
-        str(port),
-        "--delay-ms",
-        str(delay_ms),
-        *extra,
-    ]
-    proc = subprocess.Popen(
-        args, stdout=subprocess.PIPE, text=True, preexec_fn=(lambda: os.nice(nice)) if nice else None
-    )
-    try:
-        assert proc.stdout is not None
-        banner = proc.stdout.readline()
-        if "echo assistant on" not in banner:
-            raise RuntimeError(f"the echo assistant did not start (exit code {proc.poll()})")
-        yield f"ws://127.0.0.1:{port}/pcm", proc.pid
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 # --- one level of the ramp ---------------------------------------------------------------------------------

@@ -10,20 +10,23 @@ endpointing        caller speech end → the assistant's VAD declares the speech
 ASR                Whisper on the last speech segment (it starts when the VAD stops)                assistant
 turn logic         the rest until the turn is answered: the turn strategy's grace and waiting for  caller
                    the transcript, frame passing (VAD stop → answer, minus ASR)
-policy             the rule policy's ``respond``                                                   assistant
-TTS first audio    reply text → its first piece synthesized                                        assistant
+policy             turn complete → answer out: the rule policy's ``respond`` (and the processor's   assistant
+                   bookkeeping, microseconds)
+TTS first audio    the TTS starts synthesizing the reply → its first piece's audio leaves the TTS  assistant
 transport+         the remainder: caller-side latency − the stages above (output queueing,          —
                    websocket, CallSim's playout, the 30 ms lead-in silence of the reply audio)
 =================  ==============================================================================  =========
 
-*Caller clock*: the assistant reports stream positions (milliseconds of caller audio it had received,
-``server.policy.processor.StreamClock``).  CallSim sends one 20 ms frame per 20 ms, so these are positions
-on the caller's own timeline and are compared with the caller's exact speech end without synchronising
-clocks; differences of positions are durations on the caller's clock.  *Assistant clock*: durations
-measured inside the assistant, which need no alignment.  Two checks use positions only: ``answer→sent``
-(turn answered → reply audio starts going out) and ``sent→heard`` (that moment → the onset the caller
-heard).  ``ASR all`` is the Whisper time of all the turn's segments (earlier ones overlap the caller's
-speech).
+The assistant's figures come from its stage observer (``server.stage_observer``: a pipecat observer of the
+frames on the pipeline's clock), as ``log`` events: ``turn`` (one per answered caller turn), ``tts`` and
+``speaking``.  *Caller clock*: the assistant reports stream positions (milliseconds of caller audio it had
+received, ``server.stage_observer.StreamPosition``).  CallSim sends one 20 ms frame per 20 ms, so these are
+positions on the caller's own timeline and are compared with the caller's exact speech end without
+synchronising clocks; differences of positions are durations on the caller's clock.  *Assistant clock*:
+durations measured inside the assistant (on its pipeline's clock), which need no alignment.  Two checks use
+positions only: ``answer→sent`` (turn answered → reply audio starts going out) and ``sent→heard`` (that
+moment → the onset the caller heard).  ``ASR all`` is the Whisper time of all the turn's segments (earlier
+ones overlap the caller's speech).
 """
 
 from __future__ import annotations
@@ -97,13 +100,13 @@ def _num(value: Any) -> float | None:
 def decompose(call_id: str, events: Sequence[CallEvent], metrics: CallMetrics) -> list[TurnStages]:
     """Match each answered caller turn with the assistant's log of the turn it heard, and split it.
 
-    The assistant's turn for caller turn *i* is the first whose end (a caller-timeline position) falls
-    at or after the caller's speech end and before the next caller turn starts; its ``reply``, ``tts``
-    and ``speaking`` logs are the ones that follow it.  Turns the assistant did not answer, or answered
-    from another of its turns (e.g. inside a mid-turn pause), are left out.
+    The assistant's turn for caller turn *i* is the first ``turn`` log whose end (a caller-timeline
+    position) falls at or after the caller's speech end and before the next caller turn starts; its
+    reply's ``tts`` and ``speaking`` logs are the ones that follow it.  Turns the assistant did not answer,
+    or answered from another of its turns (e.g. inside a mid-turn pause), are left out.
     """
     logs = _logs(events)
-    callers = [i for i, log in enumerate(logs) if log.get("kind") == "caller"]
+    callers = [i for i, log in enumerate(logs) if log.get("kind") == "turn"]
     out: list[TurnStages] = []
     turns = sorted(metrics.turns, key=lambda t: t.turn)
     for n, t in enumerate(turns):

@@ -37,6 +37,11 @@ class Target:
             return BUILTIN if self.line == PCM else f"{BUILTIN}+{self.line}"
         return f"{self.protocol}+{self.url}"
 
+    def address(self) -> tuple[str, int]:
+        """The host and TCP port the target's URL connects to (not for ``builtin``)."""
+        parts = urlsplit(self.url)
+        return parts.hostname or "", parts.port or (443 if parts.scheme == "wss" else 80)
+
     def resolve_builtin(self, server_url: str) -> Target:
         """The started built-in assistant's route for this target (``server_url``: any of its URLs)."""
         if self.protocol != BUILTIN:

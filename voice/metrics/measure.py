@@ -8,6 +8,7 @@ the assistant channel as heard, refined to the sample.  Definitions are in the R
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -51,7 +52,10 @@ class TurnMetrics:
     pause_takeover: bool | None = None
     backchannel_carried_on: bool | None = None
     reference: str | None = None
-    heard_text: str | None = None
+    heard_text: str | None = None  # what the assistant was heard saying (CallSim's transcript of the reply)
+    # what the assistant says it heard the caller say: the texts of its ``log`` messages of kind ``caller``
+    # that arrived during this turn (joined by " / "); None if it sent none (not every assistant does)
+    assistant_asr_text: str | None = None
     rhythm: int | None = None  # 1-5, see voice/metrics/rhythm.py
     rhythm_reasons: tuple[str, ...] = ()
 
@@ -77,6 +81,7 @@ class CallMetrics:
     assistant_speech_ms: list[tuple[float, float]] = field(default_factory=list)
     hangup_ms: float | None = None  # the assistant hung up (or closed the line) here: the call's end
     caller_turns_cut: int = 0  # caller turns cut short or never said because the assistant hung up
+    detail: str = ""  # why the call ended, in words (the event log's ``call_end`` detail)
 
     @property
     def turns_of_call(self) -> int:
@@ -172,6 +177,7 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
     hangup = _assistant_hangup(events) if end is not None and not end.failed else None
     cut = [d for d in turns_ev if hangup is not None and d.speech_end > hangup]
     turns_ev = [d for d in turns_ev if d not in cut]  # not turns of the call: the assistant had hung up
+    asr = _assistant_asr(events, [d.speech_start for d in turns_ev])
     for i, d in enumerate(turns_ev):
         idx, cs, ce, pause = d.turn, d.speech_start, d.speech_end, d.pause
         nxt = turns_ev[i + 1].speech_start if i + 1 < len(turns_ev) else n
@@ -212,6 +218,7 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
                 pause_takeover=takeover,
                 backchannel_carried_on=carried,
                 reference=plan.reference if plan else None,
+                assistant_asr_text=asr.get(i),
             )
         )
         caller_speech += [(cs, p0), (p1, ce)] if pause is not None else [(cs, ce)]
@@ -233,6 +240,7 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
         assistant_speech_ms=[(_ms(s, rate), _ms(e, rate)) for s, e in segs],
         hangup_ms=_ms(hangup, rate) if hangup is not None else None,
         caller_turns_cut=len(cut) + (max(0, len(plans) - len(cut) - len(turns)) if hangup is not None else 0),
+        detail=end.detail if end else "",
     )
 
 
@@ -240,6 +248,23 @@ def _scored(**fields: Any) -> TurnMetrics:
     turn = TurnMetrics(**fields)
     r = score_turn(turn)
     return dataclasses.replace(turn, rhythm=r.score, rhythm_reasons=r.reasons)
+
+
+def _assistant_asr(events: Sequence[ev.CallEvent], starts: Sequence[int]) -> dict[int, str]:
+    """What the assistant says it heard, by position in ``starts`` (the caller turns' first audible samples).
+
+    The texts of its ``log`` messages of kind ``caller`` (``docs/protocol.md``); each belongs to the last
+    caller turn that had begun when it arrived.  Several for one turn (it took the turn for two) are joined.
+    """
+    heard: dict[int, list[str]] = {}
+    for e in events:
+        log = ev.assistant_log(e)
+        if log is None or log.get("kind") != "caller" or not isinstance(log.get("text"), str):
+            continue
+        i = bisect.bisect_right(starts, e.t) - 1
+        if i >= 0:
+            heard.setdefault(i, []).append(log["text"])
+    return {i: " / ".join(texts) for i, texts in heard.items()}
 
 
 def _longest_gap(intervals: Sequence[Segment], rate: int) -> float | None:

@@ -3,6 +3,8 @@
 Every pooled figure (summary, breakdown row, comparison) is computed from the same per-call value lists
 (:func:`unit_values`), so the summary in ``results.json``, the report and ``callsim compare`` can never
 disagree on what a figure means.  The call is the unit: a comparison resamples calls, not turns.
+
+The files are versioned (``schema_version``; every key, its unit and meaning: ``docs/results.md``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,11 @@ from voice.files import atomic_write_bytes
 from voice.metrics.measure import CallMetrics
 from voice.metrics.reduce import percentile, reduce
 
+# The versions of the files written here: ``results.json`` (run and target) and ``<call>.metrics.json``.
+# Adding a key keeps the version; removing or renaming one, or changing its unit or meaning, raises it.
+RESULTS_SCHEMA = "callsim.results/1"
+METRICS_SCHEMA = "callsim.metrics/1"
+
 # Per-call labels a run is broken down by (stored in every call's JSON next to its metrics).
 BREAKDOWNS: tuple[tuple[str, str], ...] = (
     ("scenario", "by_scenario"),
@@ -34,13 +41,14 @@ class Figure:
     key: str  # key in a breakdown row / comparison
     label: str  # for tables
     values: str  # key of :func:`unit_values`
-    reduce: str  # "mean", "p50", "p90" or "p99" over the pooled values
+    reduce: str  # "mean", "p50", "p90", "p95" or "p99" over the pooled values
     unit: str  # "ms", "rate" (0-1) or "score" (1-5)
 
 
 FIGURES: tuple[Figure, ...] = (
     Figure("latency_p50_ms", "latency p50", "latency_ms", "p50", "ms"),
     Figure("latency_p90_ms", "latency p90", "latency_ms", "p90", "ms"),
+    Figure("latency_p95_ms", "latency p95", "latency_ms", "p95", "ms"),
     Figure("latency_p99_ms", "latency p99", "latency_ms", "p99", "ms"),
     Figure("latency_mean_ms", "latency mean", "latency_ms", "mean", "ms"),
     Figure("barge_in_success_rate", "barge-in success", "barge_in_success", "mean", "rate"),
@@ -87,8 +95,11 @@ def figures(calls: Sequence[CallMetrics]) -> dict[str, Any]:
 
 
 def call_to_json(m: CallMetrics, labels: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """A call's metrics with derived figures and its labels (scenario, preset type, relation, repeat...)."""
-    d = dataclasses.asdict(m)
+    """A call's metrics with derived figures and its labels (scenario, preset type, relation, repeat...).
+
+    The object of ``<call>.metrics.json``, and of each of ``calls`` in a target's ``results.json``.
+    """
+    d = {"schema_version": METRICS_SCHEMA, **dataclasses.asdict(m)}
     d["turns_completed"] = m.turns_completed
     d["turns_of_call"] = m.turns_of_call
     d["served"] = m.served
@@ -123,6 +134,7 @@ def summarize(calls: Sequence[CallMetrics]) -> dict[str, Any]:
             "n": len(lat),
             "p50": reduce(lat, "p50"),
             "p90": reduce(lat, "p90"),
+            "p95": reduce(lat, "p95"),
             "p99": reduce(lat, "p99"),
             "mean": reduce(lat, "mean"),
         },
@@ -131,8 +143,10 @@ def summarize(calls: Sequence[CallMetrics]) -> dict[str, Any]:
             "successes": sum(1 for b in barge if b.success),
             "unscripted": sum(1 for b in barge if not b.scripted),
             "success_rate": reduce(pooled(calls, "barge_in_success"), "mean"),
+            "never_stopped": sum(1 for b in barge if b.stop_latency_ms is None),
             "stop_latency_p50_ms": percentile(stops, 50),
             "stop_latency_p90_ms": percentile(stops, 90),
+            "stop_latency_p95_ms": percentile(stops, 95),
         },
         "pause_takeover_rate": reduce(pooled(calls, "pause_takeover"), "mean"),
         "backchannel_carry_on_rate": reduce(pooled(calls, "backchannel_carry_on"), "mean"),
@@ -168,6 +182,32 @@ def write_json(path: Path, obj: Any) -> None:
     atomic_write_bytes(path, (json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n").encode())
 
 
+def schema_number(version: str, name: str) -> int:
+    """The number in a ``schema_version`` such as ``callsim.results/1``; ValueError if not ``name``'s."""
+    prefix, _, number = version.rpartition("/")
+    if prefix != name or not number.isdigit():
+        raise ValueError(f"schema {version!r} is not a version of {name!r}")
+    return int(number)
+
+
+def check_schema(doc: dict[str, Any], expected: str, where: object) -> None:
+    """Refuse a file written for a schema this CallSim does not know (another kind, or a newer version).
+
+    A file without ``schema_version`` predates versioning (CallSim 0.1) and is read as version 1; keys
+    unknown to this version are ignored by every reader.
+    """
+    version = doc.get("schema_version", expected)
+    name = expected.rpartition("/")[0]
+    try:
+        number = schema_number(str(version), name)
+    except ValueError as exc:
+        raise RecordingError(f"{where}: {exc}") from exc
+    if number > schema_number(expected, name):
+        raise RecordingError(
+            f"{where}: written for {version}, newer than this CallSim reads ({expected}): upgrade CallSim"
+        )
+
+
 def read_results(folder: Path) -> dict[str, Any]:
     path = folder / "results.json"
     try:
@@ -176,6 +216,9 @@ def read_results(folder: Path) -> dict[str, Any]:
         raise RecordingError(f"{folder}: no results.json (not a CallSim run folder)") from exc
     except (OSError, json.JSONDecodeError) as exc:
         raise RecordingError(f"{path}: unreadable: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise RecordingError(f"{path}: not a results object")
+    check_schema(doc, RESULTS_SCHEMA, path)
     return doc
 
 

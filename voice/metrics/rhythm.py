@@ -1,12 +1,12 @@
 """The dialogue-rhythm score: each assistant turn gets 1-5 from its timing metrics alone.
 
 CallBench scores "dialogue rhythm" as one of seven dimensions; text cannot measure it, timing can.  The
-thresholds are grounded in published references (``../shared/metrics-references.md``):
+thresholds are grounded in published references, summarised with their sources in ``docs/metrics.md``:
 
-- Human turn-taking gaps cluster around 200 ms across languages (Stivers et al. 2009); GPT-4o voice averages
-  320 ms; a cascaded cloud bot is ~1 s; voice-agent vendors report production p50 of 1.5-1.7 s.  So a gap up
-  to 500 ms is human-like (5), up to 1 s good (4), up to 2 s the industry norm (3), up to 4 s poor (2),
-  beyond that or no answer at all, broken (1).
+- Human turn-taking gaps cluster around 200 ms across languages (Stivers et al. 2009); GPT-4o voice
+  averages 320 ms; a cascaded cloud bot is ~1 s; voice-agent vendors report production p50 of about
+  1.4-1.7 s.  So a gap up to 500 ms is human-like (5), up to 1 s good (4), up to 2 s the industry norm (3),
+  up to 4 s poor (2), beyond that or no answer at all, broken (1).
 - Starting before the caller has finished is talk-over: at most 2, and 1 if it overlaps 500 ms or more.
 - Yielding to a barge-in is rewarded: the turn's score is capped by how fast the assistant fell silent
   (≤ 300 ms: 5, ≤ 600: 4, ≤ 1000: 3, ≤ 1500: 2, later or never: 1).

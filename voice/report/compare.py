@@ -3,13 +3,15 @@
 Each side is read from a ``results.json`` (a target folder, or a run folder holding exactly one target; a run
 folder with two targets compares those two).  The figures are :data:`voice.metrics.results.FIGURES`, pooled
 exactly as in the summary; intervals come from :mod:`voice.metrics.bootstrap`, resampling calls. When both
-sides hold the same call ids the bootstrap is paired.
+sides hold the same call ids the bootstrap is paired.  A block (overall, or a group of ``--by``) with fewer
+than ``min_n`` calls on a side is shown but never starred.  The two sides' conditions (dialogues, network,
+caller voice, caller timing and seeds) are compared too: ``mismatch`` lists every difference.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,10 @@ from voice.errors import ConfigError
 from voice.metrics.bootstrap import DEFAULT_RESAMPLES, bootstrap_difference
 from voice.metrics.measure import CallMetrics
 from voice.metrics.results import FIGURES, fmt_figure, read_results, target_folders, text_table, unit_values
-from voice.run.runner import metrics_from_json
+from voice.run.resume import metrics_from_json, settings_diff
+
+DEFAULT_MIN_N = 5  # calls a side below which a difference is not starred
+LABELS = ("scenario", "preset_type", "relation", "dialogue_sha", "seed")
 
 
 @dataclass(frozen=True)
@@ -28,13 +33,60 @@ class Side:
     folder: Path
     calls: list[CallMetrics]
     labels: list[dict[str, Any]]
+    settings: dict[str, Any] = field(default_factory=dict)  # the run's fingerprint (``results.json``)
 
 
 def load_side(name: str, folder: Path) -> Side:
     doc = read_results(folder)
     calls = [metrics_from_json(c) for c in doc.get("calls", [])]
-    labels = [{k: c.get(k) for k in ("scenario", "preset_type", "relation")} for c in doc.get("calls", [])]
-    return Side(name, folder, calls, labels)
+    labels = [{k: c.get(k) for k in LABELS} for c in doc.get("calls", [])]
+    return Side(name, folder, calls, labels, dict(doc.get("settings") or {}))
+
+
+def _ids(ids: Sequence[str], most: int = 5) -> str:
+    return ", ".join(ids[:most]) + (f" and {len(ids) - most} more" if len(ids) > most else "")
+
+
+# What a difference in the settings is, by its first key; the protocol (and codec) is the target's own.
+CONDITIONS = {"line": "network", "tts": "caller voice", "timing": "caller timing"}
+NOT_CONDITIONS = {"line.protocol", "line.codec"}
+
+
+def conditions_differ(a: Side, b: Side) -> list[str]:
+    """Every way the two sides' calls were not made under the same conditions, one line each."""
+    out = []
+    da = {c.dialogue_id: lab.get("dialogue_sha") for c, lab in zip(a.calls, a.labels, strict=True)}
+    db = {c.dialogue_id: lab.get("dialogue_sha") for c, lab in zip(b.calls, b.labels, strict=True)}
+    for side, ids in (("A", [i for i in da if i not in db]), ("B", [i for i in db if i not in da])):
+        if ids:
+            out.append(f"dialogues: {len(ids)} only in {side}: {_ids(ids)}")
+    if edited := [i for i in da if i in db and da[i] != db[i]]:
+        out.append(f"dialogues: {len(edited)} with other content (dialogue_sha): {_ids(edited)}")
+    conditions_a, conditions_b = ({k: side.settings.get(k) for k in CONDITIONS} for side in (a, b))
+    for diff in settings_diff(conditions_a, conditions_b):
+        key = diff.partition(":")[0]
+        if key not in NOT_CONDITIONS:
+            out.append(f"{'seeds' if key.endswith('seed') else CONDITIONS[key.split('.')[0]]}: {diff}")
+    sa = {c.call_id: lab.get("seed") for c, lab in zip(a.calls, a.labels, strict=True)}
+    sb = {c.call_id: lab.get("seed") for c, lab in zip(b.calls, b.labels, strict=True)}
+    other = [i for i in sa if i in sb and sa[i] != sb[i]]
+    if other and not any(line.startswith("seeds:") for line in out):  # not already said by the settings
+        out.append(f"seeds: {len(other)} call(s) with another caller seed: {_ids(other)}")
+    return out
+
+
+def mismatch_text(mismatch: Sequence[str], *, refused: bool) -> str:
+    """The differences, one a line, and what to do about them."""
+    lines = ["the two sides were not run under the same conditions:", *(f"  {m}" for m in mismatch)]
+    if refused:
+        lines.append(
+            "compare them anyway with --allow-mismatch (the differences are then shown as a warning)"
+        )
+    if any("mulaw_band_limit" in m for m in mismatch):
+        lines.append(
+            "(a Twilio target is always band-limited: compare it with a PCM run made with --band-limit on)"
+        )
+    return "\n".join(lines)
 
 
 def pick_sides(a: Path, b: Path | None) -> tuple[Side, Side]:
@@ -56,13 +108,20 @@ def pick_sides(a: Path, b: Path | None) -> tuple[Side, Side]:
 
 
 def _compare_calls(
-    a: Sequence[CallMetrics], b: Sequence[CallMetrics], *, n_resamples: int, seed: int, level: float
+    a: Sequence[CallMetrics],
+    b: Sequence[CallMetrics],
+    *,
+    n_resamples: int,
+    seed: int,
+    level: float,
+    min_n: int = DEFAULT_MIN_N,
 ) -> dict[str, Any]:
     ids_a, ids_b = [c.call_id for c in a], [c.call_id for c in b]
     paired = len(set(ids_a)) == len(ids_a) and sorted(ids_a) == sorted(ids_b)
     if paired:
         by_id = {c.call_id: c for c in b}
         b = [by_id[i] for i in ids_a]
+    small = min(len(a), len(b)) < min_n
     rows = []
     for f in FIGURES:
         d = bootstrap_difference(
@@ -83,11 +142,11 @@ def _compare_calls(
                 "b": d.b,
                 "diff": d.diff,
                 "ci": [d.lo, d.hi],
-                "significant": d.significant,
+                "significant": d.significant and not small,
                 "n_calls_with_values": [d.n_a, d.n_b],
             }
         )
-    return {"calls": [len(a), len(b)], "paired": paired, "figures": rows}
+    return {"calls": [len(a), len(b)], "paired": paired, "small_n": small, "figures": rows}
 
 
 def compare_sides(
@@ -98,17 +157,24 @@ def compare_sides(
     seed: int = 0,
     level: float = 0.95,
     by: str | None = None,
+    min_n: int = DEFAULT_MIN_N,
 ) -> dict[str, Any]:
-    """Every headline figure of ``b`` minus ``a`` with its bootstrap interval; per group with ``by``."""
+    """Every headline figure of ``b`` minus ``a`` with its bootstrap interval; per group with ``by``.
+
+    Blocks with fewer than ``min_n`` calls on a side are never starred (``small_n``); ``mismatch`` lists
+    how the two sides' conditions differ (:func:`conditions_differ`) and ``warnings`` both.
+    """
     if not a.calls or not b.calls:
         raise ConfigError("both sides need at least one call")
-    kw: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "level": level}
+    kw: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "level": level, "min_n": min_n}
     doc: dict[str, Any] = {
         "a": {"name": a.name, "folder": str(a.folder)},
         "b": {"name": b.name, "folder": str(b.folder)},
         "resamples": n_resamples,
         "seed": seed,
         "level": level,
+        "min_n": min_n,
+        "mismatch": conditions_differ(a, b),
         "overall": _compare_calls(a.calls, b.calls, **kw),
     }
     if by:
@@ -120,7 +186,19 @@ def compare_sides(
             if ca and cb:
                 groups[v] = _compare_calls(ca, cb, **kw)
         doc["by"], doc["groups"] = by, groups
+    doc["warnings"] = small_n_warnings(doc)
     return doc
+
+
+def small_n_warnings(doc: Mapping[str, Any]) -> list[str]:
+    """One line per block under the minimum number of calls a side (shown, not starred)."""
+    blocks = [("overall", doc["overall"])]
+    blocks += [(f"{doc['by']}={v}", block) for v, block in doc.get("groups", {}).items()]
+    return [
+        f"{name}: {block['calls'][0]} vs {block['calls'][1]} calls, under --min-n {doc['min_n']}: not starred"
+        for name, block in blocks
+        if block.get("small_n")
+    ]
 
 
 def _signed(value: float | None, unit: str) -> str:
@@ -135,6 +213,7 @@ def _rows(block: Mapping[str, Any], prefix: str = "") -> list[list[str]]:
     for r in block["figures"]:
         lo, hi = r["ci"]
         ci = "-" if lo is None else f"[{_signed(lo, r['unit'])}, {_signed(hi, r['unit'])}]"
+        ci += " (small n)" if block.get("small_n") and lo is not None else ""
         rows.append(
             [
                 prefix + r["label"] + (" (ms)" if r["unit"] == "ms" else ""),
@@ -162,4 +241,9 @@ def format_comparison(doc: Mapping[str, Any]) -> str:
     for value, block in doc.get("groups", {}).items():
         rows += _rows(block, f"{doc['by']}={value}: ")
     table = text_table(["figure", "A", "B", "B − A", f"{pct} CI"], rows)
-    return "\n".join([*head, table, "", f"* the {pct} interval excludes 0; pp = percentage points"])
+    tail = [f"* the {pct} interval excludes 0; pp = percentage points"]
+    tail += [f"small n: {w}" for w in doc.get("warnings", [])]
+    if doc.get("mismatch"):
+        tail += ["WARNING: the two sides were not run under the same conditions:"]
+        tail += [f"  {m}" for m in doc["mismatch"]]
+    return "\n".join([*head, table, "", *tail])

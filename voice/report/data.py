@@ -76,6 +76,14 @@ def _barge(s: Row) -> str:
     return f"{fmt_count(b['successes'], b['n'])} ({fmt_rate(b['success_rate'])})"
 
 
+def _false_starts(s: Row) -> str:
+    """Assistant speech begun and abandoned while the caller talked: the count, and the share of turns."""
+    n, rate = s.get("false_starts"), s.get("figures", {}).get("false_start_rate")
+    if n is None:
+        return "-"
+    return str(n) + (f" ({fmt_rate(rate)} of turns)" if n and rate is not None else "")
+
+
 SUMMARY_COLUMNS: tuple[Column, ...] = (
     ("calls ran", lambda s: f"{s['calls'] - s['calls_failed']}/{s['calls']}"),
     ("calls served", lambda s: fmt_count(s.get("calls_served", 0), s["calls"])),
@@ -83,20 +91,30 @@ SUMMARY_COLUMNS: tuple[Column, ...] = (
         "turns answered",
         lambda s: fmt_count(s["turns_completed"], s.get("caller_turns_of_call", s["caller_turns"])),
     ),
+    ("false starts", _false_starts),
     ("latency p50", lambda s: fmt_ms(s["latency_ms"]["p50"], " ms")),
     ("p90", lambda s: fmt_ms(s["latency_ms"]["p90"], " ms")),
+    ("p95", lambda s: fmt_ms(s["latency_ms"].get("p95"), " ms")),
     ("p99", lambda s: fmt_ms(s["latency_ms"]["p99"], " ms")),
     ("mean", lambda s: fmt_ms(s["latency_ms"]["mean"], " ms")),
-    ("barge-in success", _barge),
-    ("stop p50", lambda s: fmt_ms(s["barge_in"]["stop_latency_p50_ms"], " ms")),
-    ("pause takeover", lambda s: fmt_rate(s["pause_takeover_rate"])),
-    ("backchannel carry-on", lambda s: fmt_rate(s["backchannel_carry_on_rate"])),
     ("rhythm (1-5)", lambda s: fmt_score(s["rhythm_mean"])),
     ("first word p50", lambda s: fmt_ms(s["first_word_p50_ms"], " ms")),
     ("longest silence", lambda s: fmt_ms(s["longest_silence_ms_max"], " ms")),
 )
 
-_SHOWN = ("latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "latency_mean_ms")
+CUE_COLUMNS: tuple[Column, ...] = (
+    ("barge-ins", lambda s: str(s["barge_in"]["n"])),
+    ("unscripted", lambda s: str(s["barge_in"].get("unscripted", "-"))),
+    ("success", _barge),
+    ("stop p50", lambda s: fmt_ms(s["barge_in"]["stop_latency_p50_ms"], " ms")),
+    ("p90", lambda s: fmt_ms(s["barge_in"]["stop_latency_p90_ms"], " ms")),
+    ("p95", lambda s: fmt_ms(s["barge_in"].get("stop_latency_p95_ms"), " ms")),
+    ("never stopped", lambda s: str(s["barge_in"].get("never_stopped", "-"))),
+    ("pause takeover", lambda s: fmt_rate(s["pause_takeover_rate"])),
+    ("backchannel carry-on", lambda s: fmt_rate(s["backchannel_carry_on_rate"])),
+)
+
+_SHOWN = ("latency_p50_ms", "latency_p90_ms", "latency_p95_ms", "latency_p99_ms", "latency_mean_ms")
 
 
 def _figure_column(key: str) -> Column:
@@ -118,18 +136,26 @@ def _call_barge(c: Row) -> str:
     return fmt_count(sum(1 for b in active if b.get("success")), len(active))
 
 
+def _served(c: Row) -> str:
+    return "-" if "served" not in c else ("yes" if c["served"] else "no")
+
+
 CALL_COLUMNS: tuple[Column, ...] = (
     ("scenario", lambda c: str(c.get("scenario", "-"))),
     ("preset", lambda c: str(c.get("preset_type", "-"))),
     ("relation", lambda c: str(c.get("relation", "-"))),
     ("outcome", lambda c: c["outcome"] + (" (FAILED)" if c["failed"] else "")),
-    ("answered", lambda c: f"{c['turns_completed']}/{c['caller_turns_planned']}"),
+    ("answered", lambda c: f"{c['turns_completed']}/{c.get('turns_of_call', c['caller_turns_planned'])}"),
+    ("served", _served),
+    ("false starts", lambda c: str(c.get("false_starts", "-"))),
     ("latency p50", lambda c: fmt_ms(c.get("latency_p50_ms"), " ms")),
     ("p90", lambda c: fmt_ms(c.get("latency_p90_ms"), " ms")),
     ("barge-in", _call_barge),
     ("first word", lambda c: fmt_ms(c.get("first_word_ms"), " ms")),
     ("rhythm", lambda c: fmt_score(c.get("rhythm"))),
+    ("how it ended", lambda c: str(c.get("detail") or "-")),
 )
+CALL_TEXT_COLUMNS = ("scenario", "preset", "relation", "outcome", "how it ended")  # left-aligned
 
 BREAKDOWN_TITLES = {name: key.replace("_", " ") for key, name in BREAKDOWNS}
 
@@ -139,9 +165,29 @@ def latencies(t: TargetView) -> list[float]:
     return [x["latency_ms"] for c in t.calls for x in c["turns"] if x.get("latency_ms") is not None]
 
 
+def stop_latencies(t: TargetView) -> list[float]:
+    """Every barge-in's stop latency (the assistant was speaking, and stopped), as pooled in the summary."""
+    return [
+        b["stop_latency_ms"]
+        for c in t.calls
+        for x in c["turns"]
+        if (b := x.get("barge_in")) and b.get("active") and b.get("stop_latency_ms") is not None
+    ]
+
+
 def rhythm_counts(t: TargetView) -> list[float]:
     hist = t.summary.get("rhythm_histogram", {})
     return [float(hist.get(str(k), 0)) for k in range(1, 6)]
+
+
+def heard_by_assistant(t: TargetView) -> list[tuple[str, int, str, str]]:
+    """``(call, turn, caller said, assistant heard)`` for every turn the assistant logged hearing."""
+    return [
+        (c["call_id"], x["turn"], x.get("text", ""), x["assistant_asr_text"])
+        for c in t.calls
+        for x in c["turns"]
+        if x.get("assistant_asr_text") is not None
+    ]
 
 
 def describe_run(run: RunView) -> list[tuple[str, str]]:
@@ -150,11 +196,7 @@ def describe_run(run: RunView) -> list[tuple[str, str]]:
     if run.run:
         r = run.run
         facts += [
-            ("dialogues", str(r.get("dialogues") or "-")),
             ("calls per target", str(r.get("calls_per_target", "-"))),
-            ("repeats", str(r.get("repeats", 1))),
-            ("seed", str(r.get("seed", 0))),
-            ("concurrency", str(r.get("concurrency", "-"))),
             ("caller voice", str(r.get("tts", "-"))),
         ]
     else:
@@ -162,3 +204,73 @@ def describe_run(run: RunView) -> list[tuple[str, str]]:
         facts += [("calls", str(len(run.targets[0].calls)) if run.targets else "0")]
         facts += [("caller voice", str(settings.get("tts", "-")))]
     return facts
+
+
+def describe_effects(effects: Mapping[str, Any]) -> str:
+    """The network between caller and assistant, in words: ``none`` for a clean line."""
+    parts = []
+    if effects.get("mulaw_band_limit"):
+        parts.append("G.711 mu-law band limit (8 kHz)")
+    if effects.get("jitter_ms"):
+        parts.append(f"jitter 0-{effects['jitter_ms']:g} ms")
+    if effects.get("loss_rate"):
+        parts.append(f"packet loss {100 * effects['loss_rate']:g} %")
+    if effects.get("noise_snr_db") is not None:
+        parts.append(f"noise at {effects['noise_snr_db']:g} dB SNR")
+    if effects.get("caller_gain_db"):
+        parts.append(f"caller gain {effects['caller_gain_db']:+g} dB")
+    return ", ".join(parts) or "none"
+
+
+def describe_timing(timing: Mapping[str, Any]) -> str:
+    """How the caller paced itself (its think time and patience), in words."""
+    if not timing:
+        return "-"
+    g = {k: v for k, v in timing.items() if isinstance(v, int | float)}
+    think = "uniform"
+    if timing.get("think_distribution") != "uniform":
+        think = f"lognormal, median {g.get('think_median_ms', 0):g} ms, sigma {g.get('think_sigma', 0):g}"
+    return (
+        f"think time {think}, clipped to {g.get('think_min_ms', 0):g}-{g.get('think_max_ms', 0):g} ms;"
+        f" a reply is over after {g.get('end_of_reply_ms', 0):g} ms of silence;"
+        f" no reply after {g.get('response_timeout_ms', 0):g} ms"
+    )
+
+
+def _calls_at_once(n: object) -> str:
+    return f"{n} call{'' if n == 1 else 's'} at once"
+
+
+def run_settings(run: RunView) -> list[tuple[str, str]]:
+    """Everything the run was made with, as ``(setting, value)``: enough to make it again."""
+    r = run.run or {}
+    first = run.targets[0].doc.get("settings", {}) if run.targets else {}
+    timing = first.get("timing", {})
+    seed = r.get("seed", timing.get("seed", "-"))
+    repeats = int(r.get("repeats", 1))
+    rows = [
+        ("dialogues", str(r.get("dialogues") or "-")),
+        ("calls per target", str(r.get("calls_per_target", len(run.targets[0].calls) if run.targets else 0))),
+        ("repeats", str(repeats) + (" (call ids <dialogue>.r<k>)" if repeats > 1 else "")),
+        (
+            "seed",
+            f"{seed} (the caller's timing and the network"
+            + ("; repeat k > 1 uses a seed derived from it, in each call's meta)" if repeats > 1 else ")"),
+        ),
+        ("concurrency", _calls_at_once(r["concurrency"]) if "concurrency" in r else "-"),
+        ("caller voice", str(r.get("tts", first.get("tts", "-")))),
+        ("caller timing", describe_timing(timing)),
+    ]
+    for t in run.targets:
+        settings = t.doc.get("settings", {})
+        line = settings.get("line", {})
+        protocol = str(line.get("protocol", "-")) + (f" ({line['codec']})" if line.get("codec") else "")
+        rows.append(
+            (
+                f"line to {t.target}",
+                f"{protocol}; network effects: {describe_effects(line.get('effects', {}))}",
+            )
+        )
+        if settings.get("assistant_tts"):
+            rows.append((f"voice of {t.target}", str(settings["assistant_tts"])))
+    return rows

@@ -1,34 +1,31 @@
 """``report.html``: one self-contained page per run (inline CSS, SVG and a few lines of script).
 
-Summary and breakdown tables, latency and rhythm charts, then per call a timeline of both sides with
-latency and barge-in marks, the turn texts next to what the assistant was heard saying and the reference,
-and a player for the stereo recording (caller left, assistant right) embedded as Ogg Opus.  Nothing is
+The run's settings, summary and cue tables, latency, barge-in stop-latency and rhythm charts, breakdowns,
+the call index, then per call a timeline, a player and the turns (:mod:`voice.report.calls`).  Nothing is
 fetched from the network, so the file can be mailed, attached to CI, or opened years later.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from html import escape
-from typing import Any
 
-from voice.errors import RecordingError
-from voice.metrics.results import fmt_ms, fmt_score
-from voice.report.audio import data_uri, encode_opus
+from voice.report.calls import anchor, call_section, legend, logs_hearing, table
 from voice.report.data import (
     BREAKDOWN_COLUMNS,
     BREAKDOWN_TITLES,
     CALL_COLUMNS,
+    CALL_TEXT_COLUMNS,
+    CUE_COLUMNS,
     SUMMARY_COLUMNS,
+    Column,
     RunView,
-    TargetView,
     describe_run,
     latencies,
     rhythm_counts,
+    run_settings,
+    stop_latencies,
 )
 from voice.report.svg import cdf, color, grouped_bars, histogram
-from voice.report.timeline import ASSISTANT, BACKCHANNEL, BARGE, CALLER, timeline_from_recording, timeline_svg
-from voice.run.recording import load_recording, recording_paths
 
 AUDIO_MODES = ("embed", "link", "none")
 OPEN_CALLS = 12  # with more calls than this, per-call sections start collapsed
@@ -66,6 +63,8 @@ details.call>summary{cursor:pointer;font-weight:600}
 audio{width:560px;max-width:100%}
 .legend span{margin-right:14px;color:#334155;font-size:12px}
 .turns td{max-width:260px}.why{color:#64748b;font-size:12px}
+.diff{background:#fef3c7}.wide{overflow-x:auto;max-width:100%}td a{white-space:nowrap}
+.settings td:first-child{white-space:nowrap;font-weight:600}
 """
 
 # Moves the playhead with the audio; a click on a timeline plays from that moment.
@@ -87,18 +86,6 @@ document.querySelectorAll('details.call').forEach(function (sec) {
 """
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric_from: int = 1) -> str:
-    """An HTML table of already-escaped cells; columns from ``numeric_from`` are right-aligned."""
-    head = "".join(f"<th>{h}</th>" for h in header)
-    body = "".join(
-        "<tr>"
-        + "".join(f"<td{' class=n' if i >= numeric_from else ''}>{c}</td>" for i, c in enumerate(r))
-        + "</tr>"
-        for r in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
 def _target_cell(run: RunView, i: int) -> str:
     return (
         f'<span class="nw"><span class="swatch" style="background:{color(i)}"></span>'
@@ -106,16 +93,22 @@ def _target_cell(run: RunView, i: int) -> str:
     )
 
 
-def _summary(run: RunView) -> str:
+def _per_target(run: RunView, columns: tuple[Column, ...]) -> str:
+    """One row per target of summary figures (``columns`` read its summary)."""
     rows = [
-        [_target_cell(run, i), *(escape(f(t.summary)) for _, f in SUMMARY_COLUMNS)]
-        for i, t in enumerate(run.targets)
+        [_target_cell(run, i), *(escape(f(t.summary)) for _, f in columns)] for i, t in enumerate(run.targets)
     ]
-    return _table(["target", *(escape(c[0]) for c in SUMMARY_COLUMNS)], rows)
+    return table(["target", *(escape(c[0]) for c in columns)], rows, range(1, len(columns) + 1))
+
+
+def _settings(run: RunView) -> str:
+    rows = [[escape(k), escape(v)] for k, v in run_settings(run)]
+    return table(["setting", "value"], rows).replace("<table>", '<table class="settings">', 1)
 
 
 def _charts(run: RunView) -> str:
     lat = [(t.target, latencies(t)) for t in run.targets]
+    stops = [(t.target, stop_latencies(t)) for t in run.targets]
     return (
         '<div class="charts">'
         + "".join(
@@ -128,6 +121,14 @@ def _charts(run: RunView) -> str:
                     title="Dialogue-rhythm score per turn",
                     xlabel="score",
                     ylabel="turns",
+                ),
+                histogram(stops, title="Barge-in stop latency", xlabel="ms", ylabel="barge-ins"),
+                cdf(
+                    stops,
+                    title="Barge-in stop latency, cumulative",
+                    xlabel="ms",
+                    ylabel="share of barge-ins",
+                    noun="barge-ins",
                 ),
             ]
         )
@@ -148,145 +149,23 @@ def _breakdowns(run: RunView) -> str:
         )
         if rows:
             out.append(f"<h3>By {escape(title)}</h3>")
-            out.append(_table([escape(title), "target", *(escape(c[0]) for c in BREAKDOWN_COLUMNS)], rows, 2))
+            header = [escape(title), "target", *(escape(c[0]) for c in BREAKDOWN_COLUMNS)]
+            out.append(table(header, rows, range(2, len(header))))
     return "".join(out)
-
-
-def _anchor(ti: int, call_id: str) -> str:
-    return f"call-{ti}-{call_id}"
 
 
 def _index(run: RunView) -> str:
     rows = [
         [
             _target_cell(run, ti),
-            f'<a href="#{escape(_anchor(ti, c["call_id"]))}">{escape(c["call_id"])}</a>',
+            f'<a href="#{escape(anchor(ti, c["call_id"]))}">{escape(c["call_id"])}</a>',
             *(escape(f(c)) for _, f in CALL_COLUMNS),
         ]
         for ti, t in enumerate(run.targets)
         for c in t.calls
     ]
-    return _table(["target", "call", *(escape(c[0]) for c in CALL_COLUMNS)], rows, 6)
-
-
-def _turn_rows(c: Mapping[str, Any]) -> str:
-    rows = []
-    for t in c["turns"]:
-        bi = t.get("barge_in")
-        barge = "-"
-        if bi:
-            stop = bi.get("stop_latency_ms")
-            barge = (
-                "assistant already silent"
-                if not bi.get("active")
-                else ("✓ " if bi.get("success") else "✗ ")
-                + ("never stopped" if stop is None else f"stopped in {stop:.0f} ms")
-            )
-        cues = [barge if bi else ""]
-        if t.get("pause_takeover") is not None:
-            cues.append("pause taken over ✗" if t["pause_takeover"] else "pause respected ✓")
-        if t.get("backchannel_carried_on") is not None:
-            cues.append(
-                "carried on after backchannel ✓"
-                if t["backchannel_carried_on"]
-                else "stopped at backchannel ✗"
-            )
-        reasons = "; ".join(t.get("rhythm_reasons") or ())
-        rhythm = "-" if t.get("rhythm") is None else f"{t['rhythm']}/5"
-        rows.append(
-            [
-                str(t["turn"] + 1),
-                escape(str(t.get("mode", ""))),
-                escape(str(t.get("text", ""))),
-                f'<span class="nw">{escape(fmt_ms(t["latency_ms"], " ms"))}</span>'
-                if t.get("latency_ms") is not None
-                else "no reply",
-                escape(", ".join(x for x in cues if x) or "-"),
-                f"{rhythm}" + (f'<div class="why">{escape(reasons)}</div>' if reasons else ""),
-                escape(t.get("heard_text") or ("-" if t.get("heard_text") is None else "(nothing heard)")),
-                escape(t.get("reference") or "-"),
-            ]
-        )
-    header = [
-        "#",
-        "mode",
-        "caller said",
-        "latency",
-        "barge-in / pause / backchannel",
-        "rhythm",
-        "assistant (heard)",
-        "reference",
-    ]
-    return _table(header, rows, 99).replace("<table>", '<table class="turns">', 1)
-
-
-def _player(t: TargetView, call_id: str, rec_channels: tuple[Any, Any, int] | None, audio: str) -> str:
-    wav, _ = recording_paths(t.folder, call_id)
-    href = escape(f"{t.rel}/{wav.name}" if t.rel else wav.name)
-    if audio == "none" or not wav.exists():
-        return ""
-    if audio == "embed" and rec_channels is not None:
-        data = encode_opus(*rec_channels)
-        if data is not None:
-            return (
-                f'<div class="player"><audio controls preload="metadata" src="{data_uri(data)}"></audio>'
-                f'<span class="meta">stereo: caller left, assistant right · <a href="{href}">WAV</a>'
-                "</span></div>"
-            )
-    return f'<p><a href="{href}">recording (WAV, caller left, assistant right)</a></p>'
-
-
-def _call_section(t: TargetView, ti: int, c: Mapping[str, Any], audio: str, open_: bool) -> str:
-    call_id = c["call_id"]
-    facts = " · ".join(
-        f(c) for name, f in CALL_COLUMNS if name in ("scenario", "preset", "relation", "outcome")
-    )
-    p50 = c.get("latency_p50_ms")
-    head = (
-        f'<summary>{escape(call_id)} <span class="meta">— {escape(t.target)} · {escape(facts)}'
-        f" · latency p50 {escape(fmt_ms(p50, ' ms'))} · rhythm {fmt_score(c.get('rhythm'))}</span></summary>"
-    )
-    body: list[str] = []
-    if c.get("failed"):
-        body.append(f'<p class="fail">failed: {escape(str(c["outcome"]))}</p>')
-    channels = None
-    try:
-        rec = load_recording(t.folder / call_id)
-        channels = (rec.caller, rec.assistant, rec.sample_rate)
-        body.append(
-            timeline_svg(
-                timeline_from_recording(rec, c.get("assistant_speech_ms")),
-                c["turns"],
-                first_word_ms=c.get("first_word_ms"),
-            )
-        )
-    except RecordingError:
-        body.append('<p class="meta">no recording (the call never connected)</p>')
-    body.append(_player(t, call_id, channels, audio))
-    body.append(_turn_rows(c))
-    return (
-        f'<details class="call" id="{escape(_anchor(ti, call_id))}"{" open" if open_ else ""}>'
-        + head
-        + "".join(body)
-        + "</details>"
-    )
-
-
-def _legend() -> str:
-    items = [
-        (CALLER, "caller speech"),
-        (BACKCHANNEL, "caller backchannel"),
-        (ASSISTANT, "assistant speech (as heard)"),
-        (BARGE, "barge-in; bar = time until the assistant stopped"),
-    ]
-    spans = "".join(
-        f'<span><i class="swatch" style="background:{c}"></i>{escape(n)}</span>' for c, n in items
-    )
-    return (
-        f'<p class="legend">{spans}<span>arrows: response latency (green ≥ 4, amber 3, red ≤ 2 rhythm)</span>'
-        "<span>dashed box: mid-turn pause</span>"
-        "<span>hover for texts; click a timeline to play from there</span></p>"
-    )
+    numeric = [i + 2 for i, (name, _) in enumerate(CALL_COLUMNS) if name not in CALL_TEXT_COLUMNS]
+    return table(["target", "call", *(escape(c[0]) for c in CALL_COLUMNS)], rows, numeric)
 
 
 def render_html(run: RunView, *, audio: str = "embed") -> str:
@@ -299,20 +178,31 @@ def render_html(run: RunView, *, audio: str = "embed") -> str:
         '<meta name="viewport" content="width=device-width,initial-scale=1">',
         f"<title>CallSim report: {escape(run.title)}</title><style>{CSS}</style></head><body><main>",
         f"<h1>CallSim report: {escape(run.title)}</h1><p class=facts>{facts}</p>",
+        "<h2>Settings</h2>",
+        _settings(run),
         "<h2>Summary</h2>",
-        _summary(run),
-        "<p class=\"meta\">Latency: onset of the assistant's reply minus the end of the caller's speech, "
-        "measured on the caller's side (negative: it started early). "
-        "Barge-in success: the assistant stopped within 1.5 s. Rhythm: mean 1-5 score per turn.</p>",
+        _per_target(run, SUMMARY_COLUMNS),
+        '<p class="meta">Calls ran: did not fail (connected, no protocol error or timeout, the assistant '
+        "did not go silent); served: ran and the assistant answered every caller turn of the call. "
+        "Latency: onset of the assistant's reply minus the end of the caller's speech, measured on the "
+        "caller's side (negative: it started early). False starts: assistant speech begun and abandoned "
+        "while the caller was still talking. Rhythm: mean 1-5 score per turn.</p>",
+        "<h3>Barge-ins, pauses and backchannels</h3>",
+        _per_target(run, CUE_COLUMNS),
+        '<p class="meta">Barge-in success: the assistant was speaking and stopped within 1.5 s. Stop '
+        "latency: from the caller's first sound to the end of the assistant's speech, over the barge-ins it "
+        "stopped for (never stopped: still talking when the call ended). Unscripted: the caller's turn "
+        "began while the assistant spoke.</p>",
         _charts(run),
         "<h2>Breakdowns</h2>",
         _breakdowns(run),
         "<h2>Calls</h2>",
         _index(run),
-        _legend(),
+        legend(),
     ]
     for ti, t in enumerate(run.targets):
+        show_asr = logs_hearing(t)
         for c in t.calls:
-            parts.append(_call_section(t, ti, c, audio, n_calls <= OPEN_CALLS))
+            parts.append(call_section(t, ti, c, audio, open_=n_calls <= OPEN_CALLS, show_asr=show_asr))
     parts.append(f"</main><script>{JS}</script></body></html>")
     return "\n".join(parts)

@@ -1,4 +1,9 @@
-"""``report.md``: the run's summary as Markdown tables, for terminals, CI logs and pull requests."""
+"""``report.md``: the run's settings and summary as Markdown tables, for terminals, CI logs and pull requests.
+
+Settings, the summary and cue tables (latency p50/p90/p95/p99, barge-in stop latency p50/p90/p95, false
+starts, calls ran and served), the breakdowns, one row per call (with why it ended), and, when an assistant
+logged what it heard, its own ASR next to what the caller said.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,13 @@ from voice.report.data import (
     BREAKDOWN_COLUMNS,
     BREAKDOWN_TITLES,
     CALL_COLUMNS,
+    CUE_COLUMNS,
     SUMMARY_COLUMNS,
+    Column,
     RunView,
     describe_run,
+    heard_by_assistant,
+    run_settings,
 )
 
 
@@ -24,20 +33,32 @@ def md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
+def _per_target(run: RunView, columns: tuple[Column, ...]) -> str:
+    return md_table(
+        ["target", *(c[0] for c in columns)],
+        [[t.target, *(f(t.summary) for _, f in columns)] for t in run.targets],
+    )
+
+
 def render_markdown(run: RunView) -> str:
     out = [f"# CallSim report: {run.title}", ""]
     out += [f"- **{k}**: {v}" for k, v in describe_run(run)]
-    out += ["", "## Summary", ""]
-    out.append(
-        md_table(
-            ["target", *(c[0] for c in SUMMARY_COLUMNS)],
-            [[t.target, *(f(t.summary) for _, f in SUMMARY_COLUMNS)] for t in run.targets],
-        )
-    )
+    out += ["", "## Settings", ""]
+    out.append(md_table(["setting", "value"], run_settings(run)))
+    out += ["", "## Summary", "", _per_target(run, SUMMARY_COLUMNS)]
     out += [
         "",
-        "Latency: onset of the assistant's reply minus the end of the caller's speech, on the caller's side "
-        "(negative: it started early).  Rhythm: mean 1-5 score per turn.",
+        "Calls ran: did not fail; served: ran and every caller turn of the call was answered.  Latency: "
+        "onset of the assistant's reply minus the end of the caller's speech, on the caller's side "
+        "(negative: it started early).  False starts: assistant speech begun and abandoned while the "
+        "caller was still talking.  Rhythm: mean 1-5 score per turn.",
+        "",
+        "## Barge-ins, pauses and backchannels",
+        "",
+        _per_target(run, CUE_COLUMNS),
+        "",
+        "Stop latency: from the caller's first sound to the end of the assistant's speech, over the "
+        "barge-ins it stopped for; success: it stopped within 1.5 s.",
     ]
     for name, title in BREAKDOWN_TITLES.items():
         rows = [
@@ -52,4 +73,11 @@ def render_markdown(run: RunView) -> str:
     out += ["", "## Calls", ""]
     rows = [[t.target, c["call_id"], *(f(c) for _, f in CALL_COLUMNS)] for t in run.targets for c in t.calls]
     out.append(md_table(["target", "call", *(c[0] for c in CALL_COLUMNS)], rows))
+    heard = [(t.target, *h) for t in run.targets for h in heard_by_assistant(t)]
+    if heard:
+        out += ["", "## What the assistant heard", ""]
+        out.append("Its own ASR, from the `log` messages it sent, next to what the caller said.")
+        out += [""]
+        header = ["target", "call", "turn", "caller said", "assistant heard"]
+        out.append(md_table(header, [[t, c, str(i + 1), said, got] for t, c, i, said, got in heard]))
     return "\n".join(out) + "\n"

@@ -113,15 +113,22 @@ def _empty(title: str) -> str:
     return "\n".join(lines)
 
 
-def histogram(series: Series, *, title: str, xlabel: str, bins: int = 24) -> str:
+def min_span(lo: float, hi: float) -> float:
+    """The x range a chart of values in ``[lo, hi]`` spans: at least 10 % of their size (and 1), so that one
+    value, or a few close ones, still get an axis that reads (``220, 225, 230``, not ``220, 220, 220``)."""
+    return max(hi - lo, 0.1 * max(abs(lo), abs(hi)), 1.0)
+
+
+def histogram(series: Series, *, title: str, xlabel: str, ylabel: str = "turns", bins: int = 24) -> str:
     """Counts per bin, one bar per target side by side in each bin (shared bin edges)."""
     values = [v for _, vs in series for v in vs]
     if not values:
         return _empty(title)
-    lo, hi = min(values), max(values)
-    step = nice_step(max(hi - lo, 1.0), bins)
-    lo = math.floor(lo / step) * step
-    n_bins = max(1, math.ceil((hi - lo) / step + 1e-9))
+    first, hi = min(values), max(values)
+    span = min_span(first, hi)
+    step = nice_step(span, bins)
+    lo = math.floor(first / step) * step
+    n_bins = max(1, math.ceil((max(hi, first + span) - lo) / step - 1e-9))
     if lo + n_bins * step <= hi:
         n_bins += 1
     counts = [[0] * n_bins for _ in series]
@@ -129,7 +136,7 @@ def histogram(series: Series, *, title: str, xlabel: str, bins: int = 24) -> str
         for v in vs:
             counts[s][min(n_bins - 1, int((v - lo) // step))] += 1
     top = max(max(c) for c in counts)
-    out = _frame(title, xlabel, "turns")
+    out = _frame(title, xlabel, ylabel)
     axes, sc = _axes(lo, lo + n_bins * step, 0, top * 1.1)
     out += axes
     width = (sc.x(lo + step) - sc.x(lo)) / len(series)
@@ -148,15 +155,19 @@ def histogram(series: Series, *, title: str, xlabel: str, bins: int = 24) -> str
     return "\n".join(out)
 
 
-def cdf(series: Series, *, title: str, xlabel: str) -> str:
+def cdf(
+    series: Series, *, title: str, xlabel: str, ylabel: str = "share of turns", noun: str = "turns"
+) -> str:
     """Empirical cumulative distribution per target, as step lines on a shared axis."""
     values = [v for _, vs in series for v in vs]
     if not values:
         return _empty(title)
-    lo, hi = min(values), max(values)
-    step = nice_step(max(hi - lo, 1.0), 7)
-    lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
-    out = _frame(title, xlabel, "share of turns")
+    first, last = min(values), max(values)
+    span = min_span(first, last)
+    step = nice_step(span, 7)
+    lo = math.floor(first / step) * step
+    hi = math.ceil(max(last, first + span) / step) * step
+    out = _frame(title, xlabel, ylabel)
     axes, sc = _axes(lo, hi, 0, 1)
     out += axes
     for s, (name, vs) in enumerate(series):
@@ -170,7 +181,7 @@ def cdf(series: Series, *, title: str, xlabel: str) -> str:
         pts.append(f"{sc.x(hi):.1f},{sc.y(1):.1f}")
         out.append(
             f'<polyline points="{" ".join(pts)}" fill="none" stroke="{color(s)}" stroke-width="2">'
-            f"<title>{escape(name)}: {len(xs)} turns</title></polyline>"
+            f"<title>{escape(name)}: {len(xs)} {escape(noun)}</title></polyline>"
         )
     out += _legend([n for n, _ in series])
     out.append("</svg>")

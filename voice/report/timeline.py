@@ -1,9 +1,11 @@
-"""A call's timeline for the report: who spoke when, with latency, barge-in, pause and backchannel marks.
+"""A call's timeline for the report: who spoke when, with latency, barge-in, pause, backchannel and
+false-start marks.
 
 The lanes come from the recording, exactly as measurement sees it: the caller's speech from the event log
 (``caller_turn`` speech boundaries split at a mid-turn pause, and ``backchannel`` intervals), the assistant's
 from :func:`voice.metrics.measure.assistant_segments` on the channel as heard.  The marks come from the call's
-metrics (latency, barge-in, takeover, carry-on, rhythm), never recomputed here.
+metrics (latency, barge-in, takeover, carry-on, false starts, rhythm), never recomputed here: a false start
+is marked on the assistant segments that measurement's rule picks out (:func:`false_start_segments`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from voice.run.recording import Recording
 CALLER = "#2563eb"
 BACKCHANNEL = "#7dd3fc"
 ASSISTANT = "#ea580c"
+FALSE_START = "#fdba74"  # an abandoned start: paler than the assistant's speech, outlined in BARGE
 BARGE = "#dc2626"
 LATENCY = "#334155"
 GOOD, FAIR, POOR = "#059669", "#d97706", "#dc2626"
@@ -72,6 +75,26 @@ def timeline_from_recording(
     else:
         assistant = [(round(s, 1), round(e, 1)) for s, e in assistant_ms]
     return Timeline(ms(len(rec.assistant)), caller, backchannels, pauses, assistant)
+
+
+def false_start_segments(
+    assistant: Sequence[tuple[float, float]], t: Mapping[str, Any]
+) -> list[tuple[float, float]]:
+    """The assistant's segments that were turn ``t``'s false starts (none unless it counted some).
+
+    Measurement's rule on the measured segments: speech that starts once the caller's turn has begun (once
+    the assistant yielded, after a barge-in: its onset plus the stop latency) and ends before the caller's
+    speech ends.  Times are compared to 0.1 ms, the timeline's rounding.
+    """
+    if not t.get("false_starts") or t.get("caller_start_ms") is None or t.get("caller_end_ms") is None:
+        return []
+    lo, end = float(t["caller_start_ms"]), float(t["caller_end_ms"])
+    bi = t.get("barge_in")
+    if bi:
+        if bi.get("stop_latency_ms") is None:
+            return []  # it never stopped: nothing it began afterwards
+        lo = max(lo, float(bi["at_ms"]) + float(bi["stop_latency_ms"]))
+    return [(s, e) for s, e in assistant if s >= lo - 0.1 and e <= end + 0.1]
 
 
 def rhythm_color(score: object) -> str:
@@ -128,6 +151,22 @@ def timeline_svg(
             f'<rect x="{x(s):.1f}" y="{ASSISTANT_Y}" width="{max(x(e) - x(s), 0.8):.1f}" height="{LANE_H}"'
             f' fill="{ASSISTANT}"><title>assistant speech {s / 1000:.2f}–{e / 1000:.2f} s</title></rect>'
         )
+    for t in turns:
+        for s, e in false_start_segments(tl.assistant, t):
+            title = (
+                f"false start (T{t['turn'] + 1}): assistant speech {s / 1000:.2f}–{e / 1000:.2f} s began and"
+                " ended while the caller was still speaking"
+            )
+            out.append(
+                f'<rect x="{x(s):.1f}" y="{ASSISTANT_Y}" width="{max(x(e) - x(s), 0.8):.1f}"'
+                f' height="{LANE_H}" fill="{FALSE_START}" stroke="{BARGE}" stroke-width="1.5"'
+                f' class="falsestart">'
+                f"<title>{escape(title)}</title></rect>"
+            )
+            out.append(
+                f'<text x="{x(s):.1f}" y="{ASSISTANT_Y - 3}" class="mark" fill="{BARGE}">'
+                f"false start<title>{escape(title)}</title></text>"
+            )
     labelled: set[int] = set()
     for s, e, turn in tl.caller:
         t = by_turn.get(turn, {"turn": turn})

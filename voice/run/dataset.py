@@ -8,12 +8,14 @@ and a short default subset: one code path.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import fcntl
 import hashlib
 import os
 import re
+import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,13 +24,13 @@ from typing import Any
 from voice.core.caller import CallerTiming
 from voice.core.clock import Clock, MonotonicClock
 from voice.dialogues import PRESET_TYPES, RELATIONS, SCENARIOS, Dialogue
-from voice.errors import ConfigError
+from voice.errors import ConfigError, LineError
 from voice.lines.base import Line
 from voice.lines.effects import LineEffects
 from voice.lines.factory import describe_line, make_line_factory
 from voice.lines.targets import BUILTIN, Target, parse_target
 from voice.metrics.measure import CallMetrics
-from voice.metrics.results import write_json
+from voice.metrics.results import RESULTS_SCHEMA, write_json
 from voice.run.runner import CallStatus, RunSettings, TargetRun, plan_jobs, run_calls
 from voice.speech.asr import ASREngine
 from voice.speech.tts.base import TTSEngine
@@ -152,6 +154,45 @@ class BenchConfig:
     source: str = ""  # where the dialogues came from, for the record
     effects: LineEffects | None = None  # the phone network between caller and assistant (default: none)
     timing: CallerTiming = field(default_factory=CallerTiming)  # its seed is replaced by ``seed``
+    retry_failed: bool = False  # on resume, make the failed calls again
+    fresh: bool = False  # delete the targets' earlier calls first
+    wait_for_target: float | None = None  # seconds to wait for remote targets to accept a connection
+
+
+async def wait_for_targets(targets: Sequence[Target], timeout_s: float, poll_s: float = 0.2) -> None:
+    """Wait until every target accepts a TCP connection (CI starting the bot and the bench together).
+
+    Polls each target's host and port until it connects or ``timeout_s`` (for all of them) has passed; then
+    a :class:`LineError` naming the target and the last refusal.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    for target in targets:
+        host, port = target.address()
+        while True:
+            try:
+                left = max(0.05, deadline - loop.time())
+                _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), left)
+                writer.close()
+                break
+            except (OSError, TimeoutError) as exc:
+                last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            if loop.time() >= deadline:
+                raise LineError(
+                    f"--wait-for-target: {target} did not accept a connection within {timeout_s:g} s"
+                    f" (last try: {last})"
+                )
+            await asyncio.sleep(min(poll_s, max(0.0, deadline - loop.time())))
+
+
+def exit_probe(proc: subprocess.Popen[bytes], log: Path) -> Callable[[], str | None]:
+    """Why the built-in assistant's process is gone (its exit code, where its log is), or None if it runs."""
+
+    def crashed() -> str | None:
+        code = proc.poll()
+        return None if code is None else f"the built-in assistant exited (code {code}; its log: {log})"
+
+    return crashed
 
 
 @dataclass(frozen=True)
@@ -159,6 +200,7 @@ class TargetResult:
     target: str
     slug: str
     calls: list[CallMetrics]
+    summary: dict[str, Any] = field(default_factory=dict)  # as in the target's ``results.json``
 
 
 async def run_bench(
@@ -175,7 +217,8 @@ async def run_bench(
 
     ``line_factories`` (by target text) replaces how lines are opened, for tests with in-memory lines.
     The built-in assistant is started once, whichever of its routes (``builtin``, ``builtin+twilio``)
-    the targets call.
+    the targets call; if it exits during the run, the run stops (:class:`~voice.errors.AssistantCrashed`)
+    without keeping the call it was in.
     """
     targets = [parse_target(t) for t in config.targets]
     names = [str(t) for t in targets]
@@ -188,10 +231,17 @@ async def run_bench(
     jobs = plan_jobs(dialogues, config.repeats, config.seed)
     timing = dataclasses.replace(config.timing, seed=config.seed)
     assistant_tts = config.assistant_tts or config.tts
+    remote = [t for t in targets if t.protocol != BUILTIN and str(t) not in (line_factories or {})]
     with folder_lock(config.out):
+        if config.wait_for_target is not None:  # before --fresh deletes anything
+            await wait_for_targets(remote, config.wait_for_target)
+        if config.fresh:  # first the run's summary and report, which describe the calls about to go
+            for name in ("results.json", "report.html", "report.md"):
+                (config.out / name).unlink(missing_ok=True)
         async with contextlib.AsyncExitStack() as stack:
             runs = []
             server_url: str | None = None
+            crashed: Callable[[], str | None] | None = None
             for target, slug in zip(targets, slugs, strict=True):
                 folder = config.out / slug
                 extra: dict[str, Any] = {"line": describe_line(target, config.effects, config.seed)}
@@ -204,16 +254,28 @@ async def run_bench(
                     if target.protocol == BUILTIN and server_url is None:
                         from voice.run.launch import builtin_assistant
 
+                        log, procs = config.out / "assistant.log", list[subprocess.Popen[bytes]]()
                         server_url = await stack.enter_async_context(  # one server, its log in the run
-                            builtin_assistant(tts=assistant_tts, log_path=config.out / "assistant.log")
+                            builtin_assistant(tts=assistant_tts, log_path=log, on_start=procs.append)
                         )
+                        crashed = exit_probe(procs[0], log)
                     resolved = target.resolve_builtin(server_url) if server_url else target
                     make_line = make_line_factory(resolved, effects=config.effects, seed=config.seed)
-                runs.append(TargetRun(settings, make_line, slug))
+                watch = crashed if target.protocol == BUILTIN else None
+                runs.append(TargetRun(settings, make_line, slug, watch))
             results = await run_calls(
-                runs, jobs, tts, asr, concurrency=concurrency, new_clock=new_clock, on_status=on_status
+                runs,
+                jobs,
+                tts,
+                asr,
+                concurrency=concurrency,
+                new_clock=new_clock,
+                on_status=on_status,
+                retry_failed=config.retry_failed,
+                fresh=config.fresh,
             )
         run_doc: dict[str, Any] = {
+            "schema_version": RESULTS_SCHEMA,
             "kind": "run",
             "dialogues": config.source,
             "calls_per_target": len(jobs),
@@ -227,4 +289,6 @@ async def run_bench(
             ],
         }
         write_json(config.out / "results.json", run_doc)
-    return [TargetResult(str(t), s, r.calls) for t, s, r in zip(targets, slugs, results, strict=True)]
+    return [
+        TargetResult(str(t), s, r.calls, r.summary) for t, s, r in zip(targets, slugs, results, strict=True)
+    ]

@@ -1,25 +1,40 @@
-"""Start the built-in assistant (``server``) in a child process for a run, and stop it afterwards.
+"""Start the assistants CallSim calls in child processes, and stop them afterwards: voice/'s one launcher.
 
-A separate process keeps the assistant's event loop and model inference from disturbing the caller's
-frame pacing, and makes it an assistant like any other: reached only through its websocket.
+Three programs of ``server/`` are started from here and nowhere else: the built-in assistant (``python -m
+server``, for runs and ``scripts/bench_stages``), the echo (``python -m server.assistants.echo``, for
+``scripts/bench_capacity``) and the reference (``python -m server.assistants.reference``, for
+``scripts/bench_fidelity``).  A separate process keeps the assistant's event loop (and the built-in one's
+model inference) from disturbing the caller's frame pacing, and makes it an assistant like any other:
+reached only through its websocket.
+
+Every launch goes the same way: pick a free localhost port, start the module with ``--port``, wait until the
+port accepts a connection (failing early if the child exits), and on the way out terminate it (killed if it
+has not exited within :data:`STOP_TIMEOUT_S`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
+from typing import IO
 
+from voice.core.clock import MonotonicClock
 from voice.errors import EngineUnavailable
 
-READY_TIMEOUT_S = 180.0
+READY_TIMEOUT_S = 180.0  # the built-in assistant loads and warms its speech models first
+TEST_ASSISTANT_READY_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 10.0
+_POLL_S = 0.2
 
 
 def free_port() -> int:
+    """A localhost port free right now (the child binds it a moment later)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -27,40 +42,116 @@ def free_port() -> int:
 
 @contextlib.asynccontextmanager
 async def builtin_assistant(
-    *, tts: str, port: int | None = None, log_path: Path | None = None, extra_args: list[str] | None = None
+    *,
+    tts: str,
+    port: int | None = None,
+    log_path: Path | None = None,
+    extra_args: list[str] | None = None,
+    on_start: Callable[[subprocess.Popen[bytes]], None] | None = None,
 ) -> AsyncIterator[str]:
-    """Run ``python -m server`` on a free localhost port; yield its ``pcm+ws://`` target once it listens."""
+    """Run ``python -m server`` on a free localhost port; yield its ``pcm+ws://`` target once it listens.
+
+    ``on_start`` is given the child process as soon as it starts (a run watches it for a crash)."""
     port = port or free_port()
-    args = [sys.executable, "-m", "server", "--host", "127.0.0.1", "--port", str(port), "--tts", tts]
-    args += extra_args or []
-    log = open(log_path, "wb") if log_path else subprocess.DEVNULL  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+    args = ["--tts", tts, *(extra_args or [])]
+    with contextlib.ExitStack() as files:
+        log = files.enter_context(open(log_path, "wb")) if log_path else None
+        what = "the built-in assistant"
+        async with _running(what, "server", args, port, READY_TIMEOUT_S, log=log, on_start=on_start):
+            yield f"pcm+ws://127.0.0.1:{port}/pcm"
+
+
+@contextlib.asynccontextmanager
+async def reference_assistant() -> AsyncIterator[str]:
+    """Run ``python -m server.assistants.reference``; yield its ``ws://`` URL once it listens.
+
+    The behaviour comes with each call (``start.dialogue.reference``), so one server plays every case.
+    """
+    port = free_port()
+    module = "server.assistants.reference"
+    async with _running("the reference assistant", module, [], port, TEST_ASSISTANT_READY_TIMEOUT_S):
+        yield f"ws://127.0.0.1:{port}/pcm"
+
+
+@contextlib.contextmanager
+def echo_assistant(delay_ms: int, extra: Sequence[str] = (), nice: int = 0) -> Iterator[tuple[str, int]]:
+    """Run ``python -m server.assistants.echo`` on a free port; yield (url, pid) once it listens.
+
+    ``nice`` > 0 runs it at a lower CPU priority, so that on a small machine the assistant's work yields
+    to the callers' frame deadlines (it would run on other hardware in a real test).  Synchronous: the
+    capacity bench drives its caller processes from plain code, not from an event loop.
+    """
+    port = free_port()
+    args = ["--delay-ms", str(delay_ms), *extra]
+    proc = _start("server.assistants.echo", args, port, nice=nice)
     try:
-        await _wait_listening(proc, port)
-        yield f"pcm+ws://127.0.0.1:{port}/pcm"
+        _wait_listening(proc, port, "the echo assistant", TEST_ASSISTANT_READY_TIMEOUT_S)
+        yield f"ws://127.0.0.1:{port}/pcm", proc.pid
     finally:
-        proc.terminate()
-        try:
-            await asyncio.wait_for(asyncio.to_thread(proc.wait), 10)
-        except TimeoutError:
-            proc.kill()
-            await asyncio.to_thread(proc.wait)
-        if log_path and not isinstance(log, int):
-            log.close()
+        _stop(proc)
 
 
-async def _wait_listening(proc: subprocess.Popen[bytes], port: int) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + READY_TIMEOUT_S
-    while loop.time() < deadline:
-        if proc.poll() is not None:
-            raise EngineUnavailable(f"the built-in assistant exited at start-up (code {proc.returncode})")
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.close()
-            return
-        except OSError:
-            await asyncio.sleep(0.2)
-    raise EngineUnavailable(
-        f"the built-in assistant did not listen on port {port} within {READY_TIMEOUT_S:.0f} s"
+# --- the shared steps --------------------------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def _running(
+    what: str,
+    module: str,
+    args: Sequence[str],
+    port: int,
+    ready_timeout_s: float,
+    *,
+    log: IO[bytes] | None = None,
+    on_start: Callable[[subprocess.Popen[bytes]], None] | None = None,
+) -> AsyncIterator[None]:
+    """:func:`echo_assistant`'s steps for callers inside an event loop (the waits run in a thread)."""
+    proc = _start(module, args, port, log=log)
+    if on_start is not None:
+        on_start(proc)
+    try:
+        await asyncio.to_thread(_wait_listening, proc, port, what, ready_timeout_s)
+        yield
+    finally:
+        await asyncio.to_thread(_stop, proc)
+
+
+def _start(
+    module: str, args: Sequence[str], port: int, *, log: IO[bytes] | None = None, nice: int = 0
+) -> subprocess.Popen[bytes]:
+    """``python -m module --host 127.0.0.1 --port port args``; its output goes to ``log`` (or nowhere)."""
+    cmd = [sys.executable, "-m", module, "--host", "127.0.0.1", "--port", str(port), *args]
+    return subprocess.Popen(
+        cmd,
+        stdout=log if log is not None else subprocess.DEVNULL,
+        stderr=subprocess.STDOUT if log is not None else None,
+        preexec_fn=(lambda: os.nice(nice)) if nice else None,
     )
+
+
+def _wait_listening(proc: subprocess.Popen[bytes], port: int, what: str, timeout_s: float) -> None:
+    """Return once ``port`` accepts a connection; raise if the child exits or ``timeout_s`` passes first."""
+    clock = MonotonicClock()
+    deadline = clock.now_ns() + int(timeout_s * 1e9)
+    while clock.now_ns() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1.0):
+                return
+        except OSError:
+            pass
+        try:
+            code = proc.wait(_POLL_S)  # the pause between attempts, which also notices an early exit
+        except subprocess.TimeoutExpired:
+            continue
+        raise EngineUnavailable(f"{what} exited at start-up (code {code})")
+    raise EngineUnavailable(f"{what} did not listen on port {port} within {timeout_s:.0f} s")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Terminate the child; kill it if it has not exited within :data:`STOP_TIMEOUT_S`."""
+    proc.terminate()
+    try:
+        proc.wait(STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -80,6 +80,10 @@ class Progress:
         return elapsed / self.made * (self.total - self.finished)
 
     def __call__(self, status: CallStatus) -> None:
+        if status.state == "note":  # e.g. what a resumed folder held: said once, above the calls
+            self._clear()
+            print(f"{status.target}: {status.detail}", file=self.stream, flush=True)
+            return
         key = f"{status.target}/{status.call_id}"
         if status.state == "calling":
             if self._start_ns is None:

@@ -3,7 +3,9 @@
 For each call: plan the caller (TTS, cached), call the assistant in real time, save the recording,
 measure it, transcribe what the assistant said, and save the call's metrics — last, atomically.  A call
 whose metrics file exists is skipped on the next run with the same settings, so a run killed at any point
-(even ``kill -9``) resumes where it stopped: a recording without metrics is simply made again.
+(even ``kill -9``) resumes where it stopped: a recording without metrics is simply made again.  What a
+folder keeps (and ``--retry-failed``, ``--fresh``) is :mod:`voice.run.resume`'s business.  If the process of
+an assistant CallSim started (the built-in) exits, the run stops and the calls it was in are not written.
 
 Calls run as asyncio tasks in one process, at most ``concurrency`` at a time: on the caller's side a call
 is I/O-bound (20 ms frames on a socket), while the blocking work — TTS, measuring, Whisper — goes to
@@ -16,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,14 +27,17 @@ from voice.core.audio import ms_to_samples
 from voice.core.caller import CallerPlan, CallerTiming, plan_call
 from voice.core.clock import Clock, MonotonicClock
 from voice.dialogues import Dialogue
-from voice.errors import ConfigError, LineError
+from voice.errors import AssistantCrashed, ConfigError, LineError
 from voice.lines.base import CallStart, Line
-from voice.metrics.measure import BargeIn, CallMetrics, TurnMetrics, measure
-from voice.metrics.results import call_to_json, summarize_run, write_json
+from voice.metrics.measure import CallMetrics, measure
+from voice.metrics.results import RESULTS_SCHEMA, call_to_json, summarize_run, write_json
 from voice.run.driver import CallTrace, record_call
 from voice.run.recording import Recording, save_recording
+from voice.run.resume import dialogue_sha, metrics_path, open_folder
 from voice.speech.asr import ASREngine
 from voice.speech.tts.base import TTSEngine
+
+CRASH_POLLS, CRASH_POLL_S = 40, 0.05  # how long a suspect call waits for an assistant's exit to show
 
 
 @dataclass(frozen=True)
@@ -78,12 +82,6 @@ class CallJob:
         }
 
 
-def dialogue_sha(d: Dialogue) -> str:
-    """A short content hash, so an edited dialogue is called again instead of reusing an old result."""
-    text = json.dumps(dataclasses.asdict(d), ensure_ascii=False, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
 def repeat_seed(seed: int, repeat: int) -> int:
     """The caller's seed for repeat ``repeat`` (1-based): ``seed`` itself for the first, then derived."""
     if repeat == 1:
@@ -112,73 +110,20 @@ class TargetRun:
     settings: RunSettings
     make_line: Callable[[], Line]
     label: str = ""  # how progress names it (default: the target)
+    # For an assistant CallSim started (the built-in): why its process is gone, or None while it runs.
+    crashed: Callable[[], str | None] | None = None
 
 
 @dataclass(frozen=True)
 class CallStatus:
-    """A progress event: ``state`` is kept, calling, done or failed (``metrics`` set for the last three)."""
+    """A progress event: ``state`` is kept, calling, done or failed (``metrics`` set for the last three),
+    or note: a line about a target before its calls (``detail``: what its folder held...; no ``call_id``)."""
 
     target: str
     call_id: str
     state: str
     metrics: CallMetrics | None = None
     detail: str = ""
-
-
-def check_resumable(settings: RunSettings) -> None:
-    """Refuse to mix calls made with different settings in one folder."""
-    run_file = settings.out_dir / "run.json"
-    if run_file.exists():
-        try:
-            previous = json.loads(run_file.read_text(encoding="utf-8")).get("settings")
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"{run_file}: unreadable ({exc}); remove it or choose another --out") from exc
-        if previous != settings.fingerprint():
-            raise ConfigError(
-                f"{settings.out_dir} holds a run made with other settings; choose another --out or remove it"
-            )
-    write_json(run_file, {"settings": settings.fingerprint()})
-
-
-def remove_partial_files(folder: Path) -> int:
-    """Delete temporary files a killed writer left behind (``atomic_write_bytes`` names them ``.*.tmp``)."""
-    stale = list(folder.glob(".*.tmp"))
-    for p in stale:
-        p.unlink(missing_ok=True)
-    return len(stale)
-
-
-def metrics_path(out_dir: Path, call_id: str) -> Path:
-    return out_dir / f"{call_id}.metrics.json"
-
-
-def load_done(out_dir: Path, call_id: str) -> dict[str, Any] | None:
-    """A completed call's metrics JSON, or None (absent or unreadable: the call is made again)."""
-    path = metrics_path(out_dir, call_id)
-    if not path.exists():
-        return None
-    try:
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        return data
-    except (OSError, json.JSONDecodeError):
-        return None
-
-
-def metrics_from_json(d: dict[str, Any]) -> CallMetrics:
-    """Rebuild :class:`CallMetrics` from its JSON form (for resumed runs, reports and comparisons)."""
-    turn_fields = {f.name for f in dataclasses.fields(TurnMetrics)}
-    turns = []
-    for t in d["turns"]:
-        t = {k: v for k, v in t.items() if k in turn_fields}
-        if t.get("barge_in") is not None:
-            t["barge_in"] = BargeIn(**t["barge_in"])
-        if "rhythm_reasons" in t:
-            t["rhythm_reasons"] = tuple(t["rhythm_reasons"])
-        turns.append(TurnMetrics(**t))
-    fields = {f.name for f in dataclasses.fields(CallMetrics)}
-    speech = [(float(s), float(e)) for s, e in d.get("assistant_speech_ms", [])]
-    kept = {k: v for k, v in d.items() if k in fields}
-    return CallMetrics(**{**kept, "turns": turns, "assistant_speech_ms": speech})
 
 
 async def call_once(
@@ -227,6 +172,24 @@ def transcribe_replies(rec: Recording, metrics: CallMetrics, asr: ASREngine) -> 
 def _save_and_measure(out_dir: Path, rec: Recording) -> CallMetrics:
     save_recording(out_dir, rec)
     return measure(rec)
+
+
+async def _check_alive(run: TargetRun, job: CallJob, suspect: bool) -> None:
+    """Stop the run if the target's process (the built-in assistant) has exited: the call is not kept.
+
+    A call that failed or saw the line close (``suspect``) gives the exit up to 2 s to show: the socket
+    closes as the process dies, a moment before its exit code can be read.
+    """
+    if run.crashed is None:
+        return
+    for _ in range(CRASH_POLLS if suspect else 1):
+        if (reason := run.crashed()) is not None:
+            raise AssistantCrashed(
+                f"{reason}; the run stops, call {job.call_id} and any other unfinished one not kept"
+                " (a rerun resumes and makes them)"
+            )
+        if suspect:
+            await asyncio.sleep(CRASH_POLL_S)
 
 
 def _connect_failed(job: CallJob, plan: CallerPlan) -> CallMetrics:
@@ -289,24 +252,18 @@ class _Calls:
             try:
                 rec, _ = await call_once(job, plan, run.make_line(), self.new_clock(), settings)
             except LineError as exc:
+                await _check_alive(run, job, suspect=True)
                 metrics = _connect_failed(job, plan)
                 self.on_status(CallStatus(label, job.call_id, "failed", metrics, f"cannot connect: {exc}"))
                 return metrics
         metrics = await loop.run_in_executor(None, _save_and_measure, settings.out_dir, rec)
+        await _check_alive(run, job, suspect=metrics.failed or metrics.outcome == "line_closed")
         if self.asr is not None and settings.transcribe:
             async with self.asr_lock:
                 metrics = await loop.run_in_executor(None, transcribe_replies, rec, metrics, self.asr)
         write_json(metrics_path(settings.out_dir, job.call_id), call_to_json(metrics, labels))
         self.on_status(CallStatus(label, job.call_id, "done", metrics))
         return metrics
-
-
-def _kept(run: TargetRun, job: CallJob) -> dict[str, Any] | None:
-    """A finished call to reuse: metrics on disk for the same dialogue content."""
-    done = load_done(run.settings.out_dir, job.call_id)
-    if done is None or done.get("dialogue_sha", dialogue_sha(job.dialogue)) != dialogue_sha(job.dialogue):
-        return None
-    return done
 
 
 @dataclass(frozen=True)
@@ -324,6 +281,7 @@ def write_target_results(run: TargetRun, jobs: Sequence[CallJob], calls: list[Ca
     write_json(
         run.settings.out_dir / "results.json",
         {
+            "schema_version": RESULTS_SCHEMA,
             "kind": "target",
             "target": run.settings.target,
             "settings": run.settings.fingerprint(),
@@ -343,28 +301,36 @@ async def run_calls(
     concurrency: int = 1,
     new_clock: Callable[[], Clock] = MonotonicClock,
     on_status: Callable[[CallStatus], None] = lambda _: None,
+    retry_failed: bool = False,
+    fresh: bool = False,
 ) -> list[TargetCalls]:
     """Make every job's call on every target, at most ``concurrency`` at once; per target, in job order.
 
-    Finished calls found on disk are reused (resume).  Targets are interleaved job by job, so a run cut
-    short holds comparable calls for every target.  Each call gets its own clock from ``new_clock``
-    (virtual clocks in tests must not be shared between concurrent calls).
+    Finished calls found on disk are reused (resume; failed ones made again with ``retry_failed``; none
+    with ``fresh``, which deletes each target folder's earlier run first).  Targets are interleaved job by
+    job, so a run cut short holds comparable calls for every target.  Each call gets its own clock from
+    ``new_clock`` (virtual clocks in tests must not be shared between concurrent calls).
     """
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1 (got {concurrency})")
+    keep: list[list[CallMetrics | None]] = []
+    calls = [(job.call_id, dialogue_sha(job.dialogue)) for job in jobs]
     for run in runs:
-        run.settings.out_dir.mkdir(parents=True, exist_ok=True)
-        check_resumable(run.settings)
-        remove_partial_files(run.settings.out_dir)
+        found, note = open_folder(
+            run.settings.out_dir, run.settings.fingerprint(), calls, retry_failed=retry_failed, fresh=fresh
+        )
+        keep.append(found)
+        if note:
+            on_status(CallStatus(run.label or run.settings.target, "", "note", detail=note))
     state = _Calls(tts, asr, concurrency, new_clock, on_status)
     results: list[list[Any]] = [[None] * len(jobs) for _ in runs]
     pending: list[tuple[int, int, asyncio.Task[CallMetrics]]] = []
     for j, job in enumerate(jobs):
         for r, run in enumerate(runs):
-            done = _kept(run, job)
-            if done is not None:
-                results[r][j] = metrics_from_json(done)
-                on_status(CallStatus(run.label or run.settings.target, job.call_id, "kept", results[r][j]))
+            kept = keep[r][j]
+            if kept is not None:
+                results[r][j] = kept
+                on_status(CallStatus(run.label or run.settings.target, job.call_id, "kept", kept))
             else:
                 state.expect(job)
                 pending.append((r, j, asyncio.ensure_future(state.one(run, job))))
@@ -395,7 +361,7 @@ async def run_dialogues(
     def say(s: CallStatus) -> None:
         m = s.metrics
         what = s.detail or (f"{m.outcome}, {m.turns_completed}/{m.caller_turns_planned}" if m else s.state)
-        progress(f"{s.call_id}: {s.state}: {what}")
+        progress(f"{s.target}: {s.detail}" if s.state == "note" else f"{s.call_id}: {s.state}: {what}")
 
     shared: Clock = clock or MonotonicClock()  # one call at a time: one clock is enough
     jobs = plan_jobs(dialogues, 1, settings.timing.seed)

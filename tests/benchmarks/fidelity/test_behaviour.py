@@ -19,7 +19,7 @@ def behaviour(**kw) -> ReferenceBehaviour:
 
 
 def test_behaviour_round_trips_through_json_and_rejects_unknown_keys():
-    b = behaviour(stop_ms=None, greeting_ms=None)
+    b = behaviour(stop_ms=None, greeting_ms=None, hangup_after_turns=2)
     assert ReferenceBehaviour.from_json(b.to_json()) == b
     with pytest.raises(ValueError, match="unknown behaviour keys: stop"):
         ReferenceBehaviour.from_json({**b.to_json(), "stop": 1})
@@ -33,6 +33,7 @@ def test_behaviour_round_trips_through_json_and_rejects_unknown_keys():
         ({"stop_on_backchannel": False, "stop_ms": 350.0 + CONFIRM_MARGIN_MS - 1}, "stop_ms"),
         ({"stop_ms": DECISION_MARGIN_MS - 1}, "stop_ms"),
         ({"greeting_ms": 0.0}, "greeting_ms"),
+        ({"hangup_after_turns": -1}, "hangup_after_turns"),
     ],
 )
 def test_behaviours_that_cannot_be_played_on_time_are_refused(kw, why):

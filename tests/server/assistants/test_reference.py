@@ -3,7 +3,15 @@
 import numpy as np
 import pytest
 
-from server.assistants.reference import Note, OriginEstimator, Play, ReferenceCore, Stop, serve_reference
+from server.assistants.reference import (
+    Hangup,
+    Note,
+    OriginEstimator,
+    Play,
+    ReferenceCore,
+    Stop,
+    serve_reference,
+)
 from tests.records import short_delivery
 from voice.benchmarks.fidelity.behaviour import REPLY_GAP_MS, ReferenceBehaviour
 from voice.core.audio import FRAME_SAMPLES, ms_to_samples, samples_to_ns
@@ -145,6 +153,14 @@ def test_a_reply_not_yet_heard_is_held_when_the_caller_goes_on():
     assert [c for _, c in got if isinstance(c, Stop)] == [Stop(first_end + ms_to_samples(900))]
     assert plays[0].reply.end == plays[0].reply.start  # never heard
     assert plays[1].reply.start == first_end + ms_to_samples(400) + 8000 + ms_to_samples(900)
+
+
+def test_after_answering_hangup_after_turns_turns_it_hangs_up_at_the_next_turns_end():
+    core = ReferenceCore(behaviour(greeting_ms=None, hangup_after_turns=1), AUDIBLE)
+    quiet = ("q", ms_to_samples(4000))
+    got = feed(core, stream(("s", 16000), quiet, ("s", 16000), quiet, ("s", 16000), quiet))
+    assert [type(c) for _, c in got] == [Play, Hangup]  # one reply, then the hangup, then nothing
+    assert got[1][0] == 16000 + 64000 + 16000 + ms_to_samples(200)  # decided at the endpoint
 
 
 # --- a real call -------------------------------------------------------------------------------------------

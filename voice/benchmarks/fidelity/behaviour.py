@@ -37,6 +37,8 @@ class ReferenceBehaviour:
     ``confirm_ms`` is a backchannel: never answered, and it stops the reply only with
     ``stop_on_backchannel``; otherwise a stop needs the speech confirmed first, so
     ``stop_ms >= confirm_ms + CONFIRM_MARGIN_MS``.  ``stop_ms`` None: it never stops talking.
+    ``hangup_after_turns`` N: once N caller turns are answered, the next finished turn gets a ``hangup``
+    instead of a reply (None: it never hangs up; the caller ends the call).
     """
 
     reply_ms: float
@@ -47,6 +49,7 @@ class ReferenceBehaviour:
     reply_len_ms: float = 3000.0
     endpoint_ms: float | None = None
     confirm_ms: float = 350.0
+    hangup_after_turns: int | None = None
 
     def __post_init__(self) -> None:
         problems = []
@@ -64,6 +67,8 @@ class ReferenceBehaviour:
             problems.append(f"greeting_ms {self.greeting_ms:g} < {DECISION_MARGIN_MS:g} (no clock yet)")
         if self.reply_len_ms < 100 or self.confirm_ms <= 0:
             problems.append("reply_len_ms must be >= 100 and confirm_ms > 0")
+        if self.hangup_after_turns is not None and self.hangup_after_turns < 0:
+            problems.append("hangup_after_turns must be >= 0")
         if problems:
             raise ValueError("; ".join(problems))
 

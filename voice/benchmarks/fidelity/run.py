@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import gc
 import itertools
 import json
 import re
 import sys
-from asyncio.subprocess import PIPE
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +40,7 @@ from voice.lines.base import CallStart
 from voice.lines.pcm import PcmWebsocketLine
 from voice.run.driver import record_call
 from voice.run.gcpause import freeze_long_lived
+from voice.run.launch import reference_assistant
 from voice.run.recording import load_recording, save_recording
 from voice.speech.tts import make_tts
 from voice.speech.tts.base import TTSEngine
@@ -127,24 +126,6 @@ def inner_gap_ms(plan: CallerPlan) -> float:
     return worst
 
 
-@contextlib.asynccontextmanager
-async def reference_url() -> AsyncIterator[str]:
-    """A reference server in its own process, so its event loop and the callers' never delay each other."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "server.assistants.reference", stdout=PIPE
-    )
-    try:
-        assert proc.stdout is not None
-        line = await asyncio.wait_for(proc.stdout.readline(), 60)
-        if not line.startswith(b"ws://"):
-            raise RuntimeError(f"the reference server did not start (said {line!r})")
-        yield line.decode().strip()
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            proc.terminate()
-        await proc.wait()
-
-
 async def run_cases(cases: Sequence[Case], tts: TTSEngine, *, concurrency: int = 4) -> list[CallResult]:
     """Plan every call first (TTS off the clock), then run them, ``concurrency`` at a time."""
     loop = asyncio.get_running_loop()
@@ -171,7 +152,7 @@ async def run_cases(cases: Sequence[Case], tts: TTSEngine, *, concurrency: int =
         late = trace.pacing_late_ms[2]
         return CallResult(case, rec, trace.outcome.reason, trace.outcome.failed, late)
 
-    async with reference_url() as url:
+    async with reference_assistant() as url:
         return list(await asyncio.gather(*(one(i, url) for i in range(len(cases)))))
 
 

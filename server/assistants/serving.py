@@ -1,0 +1,70 @@
+"""Serving a raw-PCM test assistant (the echo, the reference) on ``websockets.asyncio.server``.
+
+CallSim's side of the line has one websocket implementation (``voice.lines.ws_client``); the test assistants
+share one too, the library's own asyncio server, with one set of limits, so they behave alike on the wire:
+messages up to 1 MiB (the protocol's limit, ``docs/protocol.md``, which CallSim's line enforces too), no
+compression (a media stream would not use it), no keepalive pings of our own (CallSim answers pings; a call
+is short), and a closing handshake that gives up after :data:`CLOSE_TIMEOUT_S`.  Any path is accepted.
+
+:func:`run_until_signalled` is the processes' entry point: it prints a banner naming the URL (the
+launcher in ``voice.run.launch`` waits for the port, humans read the banner) and serves until SIGINT or
+SIGTERM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Awaitable, Callable
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+
+from voice.lines.pcm import MAX_MESSAGE_BYTES
+
+CLOSE_TIMEOUT_S = 5.0
+
+Handler = Callable[[ServerConnection], Awaitable[None]]
+
+
+async def serve_pcm(handler: Handler, host: str = "127.0.0.1", port: int = 0) -> tuple[Server, str]:
+    """Bind and serve ``handler`` (one call per connection); ``port=0`` picks a free port.
+
+    Returns the server (``async with`` it, or ``close()`` it) and the ``ws://`` URL it listens on.
+    """
+    server = await serve(
+        handler,
+        host,
+        port,
+        max_size=MAX_MESSAGE_BYTES,
+        compression=None,
+        ping_interval=None,
+        close_timeout=CLOSE_TIMEOUT_S,
+    )
+    bound = server.sockets[0].getsockname()[1] if server.sockets else port
+    return server, f"ws://{host}:{bound}/pcm"
+
+
+def run_until_signalled(
+    start: Callable[[], Awaitable[tuple[Server, str]]],
+    banner: str,
+    on_ready: Callable[[], None] | None = None,
+) -> None:
+    """Start a server, print ``banner.format(url=...)``, and serve until SIGINT or SIGTERM.
+
+    ``on_ready`` runs once the server listens, before the banner (e.g. to freeze long-lived objects out of
+    the garbage collector's reach).
+    """
+
+    async def run() -> None:
+        server, url = await start()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        if on_ready is not None:
+            on_ready()
+        print(banner.format(url=url), flush=True)
+        async with server:
+            await stop.wait()
+
+    asyncio.run(run())

@@ -1,0 +1,36 @@
+"""What the reports show, read from results.json: the run's settings in words, the per-target lists."""
+
+from voice.lines.effects import LineEffects
+from voice.report.data import (
+    describe_effects,
+    describe_timing,
+    heard_by_assistant,
+    load_run,
+    run_settings,
+    stop_latencies,
+)
+
+
+def test_network_effects_and_caller_timing_in_words():
+    assert describe_effects(LineEffects(mulaw_band_limit=False).describe()) == "none"
+    noisy = LineEffects(
+        mulaw_band_limit=True, jitter_ms=40, loss_rate=0.02, noise_snr_db=20, caller_gain_db=-6
+    )
+    assert describe_effects(noisy.describe()) == (
+        "G.711 mu-law band limit (8 kHz), jitter 0-40 ms, packet loss 2 %, noise at 20 dB SNR,"
+        " caller gain -6 dB"
+    )
+    timing = {"think_distribution": "uniform", "think_min_ms": 150.0, "think_max_ms": 1500.0}
+    assert describe_timing(timing).startswith("think time uniform, clipped to 150-1500 ms;")
+    assert describe_timing({}) == "-"
+
+
+async def test_settings_stop_latencies_and_heard_texts_come_from_the_results_files(run_dir):
+    run = load_run(run_dir)
+    settings = dict(run_settings(run))
+    assert settings["caller voice"] == "memory" and settings["repeats"] == "1"
+    assert settings["line to pcm+ws://a.test/pcm"] == "pcm; network effects: none"
+    a, b = run.targets
+    assert stop_latencies(a) == [a.summary["barge_in"]["stop_latency_p50_ms"]]  # the one barge-in
+    assert [h[:2] for h in heard_by_assistant(a)] == [(c, t) for c in ("m-1", "m-2", "m-3") for t in (0, 1)]
+    assert heard_by_assistant(b) == []

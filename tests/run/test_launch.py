@@ -1,0 +1,48 @@
+"""The one launcher of the assistants CallSim runs in child processes: the echo and the reference here (the
+built-in assistant needs its speech models: tests/run/test_e2e.py and tests/server/test_twilio_builtin.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from websockets.asyncio.client import connect
+
+from voice.errors import EngineUnavailable
+from voice.run.launch import echo_assistant, reference_assistant
+
+
+async def _echoed(url: str) -> list[int]:
+    async with connect(url, ping_interval=None) as ws:
+        await ws.send(json.dumps({"event": "start", "call_id": "c"}))
+        for k in range(1, 5):
+            await ws.send(np.full(320, k, dtype="<i2").tobytes())
+        return [int(np.frombuffer(await asyncio.wait_for(ws.recv(), 5), "<i2")[0]) for _ in range(2)]
+
+
+def test_the_echo_runs_in_a_process_of_its_own_until_the_block_ends() -> None:
+    with echo_assistant(40) as (url, pid):
+        assert Path(f"/proc/{pid}").exists()
+        assert asyncio.run(_echoed(url)) == [1, 2]  # two frames (40 ms) late
+    assert not Path(f"/proc/{pid}").exists()  # terminated and reaped
+
+
+def test_a_child_that_exits_at_start_up_is_reported_at_once() -> None:
+    with (
+        pytest.raises(EngineUnavailable, match="exited at start-up"),
+        echo_assistant(40, ["--delay-ms", "x"]),
+    ):
+        pass
+
+
+async def test_the_reference_listens_until_the_block_ends() -> None:
+    async with reference_assistant() as url, connect(url, ping_interval=None) as ws:
+        await ws.send(json.dumps({"event": "start", "call_id": "c", "dialogue": {"id": "d"}}))
+        error = json.loads(await asyncio.wait_for(ws.recv(), 5))  # no behaviour given: it says so
+        assert error["event"] == "error" and "no behaviour" in error["message"]
+    with pytest.raises(OSError):
+        async with connect(url, open_timeout=2):
+            pass

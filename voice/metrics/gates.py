@@ -1,0 +1,278 @@
+"""Release gates: thresholds on a run's figures (``--fail-if``) and on its failed calls (``--max-failed``).
+
+Pure: parsing, and evaluation over the summaries :func:`voice.metrics.results.summarize_run` makes.  A
+figure is a key of the summary's ``figures`` row (``latency_p90_ms``, ``served_rate``...) or a dotted path
+into the summary (``latency_ms.p99``, ``barge_in.stop_latency_p90_ms``, ``by_scenario.taxi.rhythm_mean``).
+Between two runs (``callsim compare``) a figure is ``a.X``, ``b.X`` or ``delta.X`` (B − A).  The CLI turns
+a broken gate into its exit code.
+"""
+
+from __future__ import annotations
+
+import difflib
+import operator
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from voice.errors import ConfigError
+from voice.metrics.results import BREAKDOWNS, summarize_run
+
+OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge,
+    "<=": operator.le,
+    "==": operator.eq,
+    "!=": operator.ne,
+    ">": operator.gt,
+    "<": operator.lt,
+}
+_GATE = re.compile(
+    r"\s*([A-Za-z_][\w.-]*)\s*(>=|<=|==|!=|>|<)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*"
+)
+SIDES = ("a", "b", "delta")  # compare: side A, side B, B − A
+
+
+@dataclass(frozen=True)
+class Gate:
+    """``figure op threshold``: the gate breaks when this holds (or the figure has no value)."""
+
+    figure: str
+    op: str
+    threshold: float
+
+    def __str__(self) -> str:
+        return f"{self.figure}{self.op}{self.threshold:g}"
+
+    def breaks(self, value: float | None) -> bool:
+        return value is None or OPERATORS[self.op](value, self.threshold)
+
+
+@dataclass(frozen=True)
+class Breach:
+    """A gate that broke on one target (or comparison), with the value it saw."""
+
+    where: str
+    gate: Gate
+    value: float | None
+
+    def __str__(self) -> str:
+        if self.value is None:
+            seen = f"{self.gate.figure} has no value (no call or turn it applies to)"
+        else:
+            seen = f"{self.gate.figure} = {self.value:.6g}"
+        return f"{self.where}: --fail-if {self.gate} broke: {seen}"
+
+
+def parse_gate(text: str) -> Gate:
+    """``latency_p90_ms>1500`` → a :class:`Gate`; anything else is a :class:`ConfigError`."""
+    m = _GATE.fullmatch(text)
+    if m is None:
+        raise ConfigError(
+            f"--fail-if {text!r}: expected FIGURE OP NUMBER, e.g. latency_p90_ms>1500 "
+            f"(OP one of {' '.join(sorted(OPERATORS, key=len))})"
+        )
+    return Gate(m[1], m[2], float(m[3]))
+
+
+# --- figures of a summary ------------------------------------------------------------------------------
+
+
+def _leaves(d: Mapping[str, Any], prefix: str = "") -> Iterator[str]:
+    breakdowns = {name for _, name in BREAKDOWNS}
+    for k, v in d.items():
+        if k in breakdowns or k == "figures":
+            continue
+        if isinstance(v, Mapping):
+            yield from _leaves(v, f"{prefix}{k}.")
+        elif v is None or isinstance(v, int | float):
+            yield f"{prefix}{k}"
+
+
+def known_figures(summary: Mapping[str, Any] | None = None) -> list[str]:
+    """Every figure a gate can name, breakdowns as patterns (``by_scenario.<group>.<figure>``)."""
+    summary = summary if summary is not None else summarize_run([], [])
+    flat = list(summary.get("figures", {}))
+    rest = [k for k in _leaves(summary) if k not in flat]
+    return flat + rest + [f"{name}.<group>.<figure>" for _, name in BREAKDOWNS]
+
+
+def _unknown(figure: str, known: Sequence[str], extra: str = "") -> ConfigError:
+    near = difflib.get_close_matches(figure, known, n=3)
+    hint = f" (did you mean {' or '.join(near)}?)" if near else ""
+    return ConfigError(
+        f"--fail-if: unknown figure {figure!r}{hint}{extra}; known figures: {', '.join(known)}"
+    )
+
+
+def check_figure(figure: str) -> None:
+    """Refuse, before any call is made, a figure no summary has (a typo must not cost a whole run)."""
+    parts = figure.split(".")
+    if parts[0] in {name for _, name in BREAKDOWNS}:
+        row = summarize_run([], [])["figures"]
+        if len(parts) == 3 and parts[2] in row:
+            return
+        raise ConfigError(
+            f"--fail-if: {figure!r}: a breakdown's figure is {parts[0]}.<group>.<figure>, the figure one of "
+            + ", ".join(row)
+        )
+    known = known_figures()
+    if figure not in known:
+        raise _unknown(figure, known)
+
+
+def summary_value(summary: Mapping[str, Any], figure: str) -> float | None:
+    """The figure's value in ``summary`` (None: it has no value); a :class:`ConfigError` if it is absent."""
+    row = summary.get("figures", {})
+    if figure in row:
+        node: Any = row[figure]
+    else:
+        node = summary
+        for i, part in enumerate(figure.split(".")):
+            if not isinstance(node, Mapping) or part not in node:
+                at = ".".join(figure.split(".")[:i]) or "the summary"
+                have = ", ".join(node) if isinstance(node, Mapping) and i else ""
+                raise _unknown(
+                    figure, known_figures(summary), f": {at} has no {part!r}" + (f" ({have})" if have else "")
+                )
+            node = node[part]
+    if node is None:
+        return None
+    if isinstance(node, bool) or not isinstance(node, int | float):
+        raise ConfigError(f"--fail-if: {figure} is not a number: name one of its parts")
+    return float(node)
+
+
+def check_run(gates: Sequence[Gate], summaries: Mapping[str, Mapping[str, Any]]) -> list[Breach]:
+    """Every gate on every target's summary (target → summary): the ones that broke."""
+    return [
+        Breach(where, g, value)
+        for where, summary in summaries.items()
+        for g in gates
+        if g.breaks(value := summary_value(summary, g.figure))
+    ]
+
+
+# --- between two runs ----------------------------------------------------------------------------------
+
+
+def check_compare_figure(figure: str) -> None:
+    """``a.X``, ``b.X`` or ``delta.X`` with X a figure (checked before anything is read)."""
+    side, _, rest = figure.partition(".")
+    if side not in SIDES or not rest:
+        raise ConfigError(
+            f"--fail-if {figure!r}: compare gates name a.FIGURE, b.FIGURE or delta.FIGURE (B − A), "
+            "e.g. delta.latency_p50_ms>100"
+        )
+    check_figure(rest)
+
+
+def compare_value(figure: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> float | None:
+    """``a.X`` / ``b.X``: that side's figure; ``delta.X``: B − A (None if either has no value)."""
+    check_compare_figure(figure)
+    side, _, rest = figure.partition(".")
+    if side != "delta":
+        return summary_value(a if side == "a" else b, rest)
+    va, vb = summary_value(a, rest), summary_value(b, rest)
+    return None if va is None or vb is None else vb - va
+
+
+def check_compare(
+    gates: Sequence[Gate], where: str, a: Mapping[str, Any], b: Mapping[str, Any]
+) -> list[Breach]:
+    """Every gate on a comparison of two summaries: the ones that broke."""
+    return [Breach(where, g, value) for g in gates if g.breaks(value := compare_value(g.figure, a, b))]
+
+
+# --- failed calls ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FailedLimit:
+    """``--max-failed``: at most ``count`` failed calls, or at most ``share`` (0-1) of the calls."""
+
+    count: int | None = 0
+    share: float | None = None
+
+    def __str__(self) -> str:
+        return f"{100 * self.share:g}%" if self.share is not None else str(self.count)
+
+    def allows(self, failed: int, calls: int) -> bool:
+        if self.share is not None:
+            return failed <= self.share * calls + 1e-9
+        return failed <= (self.count or 0)
+
+
+def parse_failed_limit(text: str) -> FailedLimit:
+    """``3`` (calls) or ``5%`` (of the calls); a :class:`ConfigError` otherwise."""
+    t = text.strip()
+    try:
+        if t.endswith("%"):
+            share = float(t[:-1]) / 100
+            if 0 <= share <= 1:
+                return FailedLimit(None, share)
+        elif int(t) >= 0:
+            return FailedLimit(int(t))
+    except ValueError:
+        pass
+    raise ConfigError(f"--max-failed {text!r}: expected a number of calls (e.g. 0, 3) or a share (e.g. 5%)")
+
+
+def check_failed(limit: FailedLimit, summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The targets with more failed calls than ``limit`` allows, each said in a line."""
+    out = []
+    for where, s in summaries.items():
+        failed, calls = int(s["calls_failed"]), int(s["calls"])
+        if not limit.allows(failed, calls):
+            share = f" ({100 * failed / calls:.0f}%)" if calls else ""
+            out.append(f"{where}: {failed} of {calls} call(s) failed{share}, more than --max-failed {limit}")
+    return out
+
+
+# --- the verdict -----------------------------------------------------------------------------------------
+
+
+def check_options(max_failed: str | None, gates: Sequence[str], *, compare: bool = False) -> list[Gate]:
+    """Parse ``--max-failed`` and ``--fail-if`` and check every figure, before any call is made or read."""
+    if max_failed is not None:
+        parse_failed_limit(max_failed)
+    parsed = [parse_gate(g) for g in gates]
+    for g in parsed:
+        (check_compare_figure if compare else check_figure)(g.figure)
+    return parsed
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What broke: targets over ``--max-failed`` (one line each) and ``--fail-if`` gates."""
+
+    gates: list[Gate]
+    failed: list[str]
+    broken: list[Breach]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.broken
+
+    def lines(self) -> list[str]:
+        """What to print: each failure and each broken gate, or the gates that held."""
+        out = [f"FAILED CALLS: {line}" for line in self.failed]
+        out += [f"GATE BROKEN: {b}" for b in self.broken]
+        if self.ok and self.gates:
+            out.append(f"{len(self.gates)} gate(s) held: {', '.join(str(g) for g in self.gates)}")
+        return out
+
+
+def judge_run(summaries: Mapping[str, Mapping[str, Any]], max_failed: str, gates: Sequence[str]) -> Verdict:
+    """A run's verdict: every target's summary (target → summary) against the limit and the gates."""
+    parsed = check_options(max_failed, gates)
+    failed = check_failed(parse_failed_limit(max_failed), summaries)
+    return Verdict(parsed, failed, check_run(parsed, summaries))
+
+
+def judge_compare(
+    names: tuple[str, str], a: Mapping[str, Any], b: Mapping[str, Any], gates: Sequence[str]
+) -> Verdict:
+    """A comparison's verdict: the gates on ``a.X``, ``b.X`` and ``delta.X`` (B − A)."""
+    parsed = check_options(None, gates, compare=True)
+    return Verdict(parsed, [], check_compare(parsed, f"B − A ({names[1]} − {names[0]})", a, b))
