@@ -154,10 +154,8 @@ def test_many_calls_are_scored_in_order_with_bounded_concurrency(tmp_path):
     assert all(sum(f"您好{i}" in h for h in heard) == 1 for i in range(5))
 
 
-def test_from_spec_takes_the_model_from_the_spec_and_the_rest_from_settings(tmp_path):
-    j = LLMJudge.from_spec(
-        "openai:deepseek-chat", LLMSettings("ignored", base_url="http://h:1/v1", cache="off")
-    )
+def test_from_spec_takes_the_model_from_the_spec_and_the_rest_from_settings():
+    j = LLMJudge.from_spec("openai:deepseek-chat", base_url="http://h:1/v1", cache="off")
     assert j.name == f"openai:deepseek-chat/{PROMPT_VERSION}"
     assert (j.client.settings.base_url, j.client.settings.cache) == ("http://h:1/v1", "off")
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from typing import Any
 
 from voice.errors import EngineOutputError
@@ -43,10 +42,9 @@ class LLMJudge:
         self.name = f"openai:{client.model}/{PROMPT_VERSION}"
 
     @classmethod
-    def from_spec(cls, spec: str, settings: LLMSettings | None = None) -> LLMJudge:
-        """``from_spec("openai:deepseek-chat")``; the other settings (URL, key, cache) from ``settings``."""
-        model = parse_model_spec(spec).model
-        return cls(LLMClient(replace(settings, model=model) if settings is not None else LLMSettings(model)))
+    def from_spec(cls, spec: str, **settings: Any) -> LLMJudge:
+        """``from_spec("openai:deepseek-chat", base_url=...)``: the other keywords are LLMSettings fields."""
+        return cls(LLMClient(LLMSettings(parse_model_spec(spec).model, **settings)))
 
     def request(self, call: ScoringInput) -> ChatRequest:
         """The chat request that scores ``call`` (what is sent, and what the cache key is made of)."""
