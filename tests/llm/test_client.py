@@ -240,3 +240,16 @@ def test_importing_the_client_does_not_load_openai():
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_plain_text_answer_can_be_rejected_by_the_check_too(llm, tmp_path):
+    def short(text):
+        if len(text) > 10:
+            raise ValueError("a phone reply must be short")
+
+    llm.answer("您好，机主现在正在开会，暂时不方便接听您的电话。").answer("机主在开会。")
+    result = client(llm, tmp_path).chat(ChatRequest((Message("user", "机主在吗"),)), check=short)
+    assert result.text == "机主在开会。" and result.requests == 2
+    assert (
+        llm.requests[1].body["messages"][-1]["content"].endswith("a phone reply must be short. Answer again.")
+    )

@@ -151,9 +151,10 @@ class LLMClient:
             except _Malformed as exc:
                 problem = str(exc)
                 log.warning("%s gave a malformed answer (%s); asking again", self.model, problem)
+                again = "Answer again with only the JSON object." if request.schema else "Answer again."
                 messages += [
                     Message("assistant", text[:8000]),
-                    Message("user", f"That answer is not usable: {problem}. Answer again: only the JSON."),
+                    Message("user", f"That answer is not usable: {problem}. {again}"),
                 ]
                 continue
             if self.settings.cache != "off":
