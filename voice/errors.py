@@ -1,12 +1,14 @@
 """One exception root for CallSim, so callers can catch everything the package raises with one clause.
 
-Third-party errors (websockets, faster-whisper, TensorFlow, edge-tts, PortAudio) are translated into these
-at the edge where they occur (``raise X from exc``), so nothing above the edge depends on them.
+Third-party errors (websockets, faster-whisper, TensorFlow, edge-tts, PortAudio, openai) are translated into
+these at the edge where they occur (``raise X from exc``), so nothing above the edge depends on them.
 
     CallSimError
     ├── DialogueError          a dialogue file is malformed (every problem as file:line: field: reason)
-    ├── EngineError            a speech engine (TTS, ASR, VAD) failed
-    │   ├── EngineUnavailable  an engine cannot run here (no network for edge-tts, missing weights, no binary)
+    ├── EngineError            an engine (TTS, ASR, VAD, an LLM server) failed
+    │   ├── EngineUnavailable  an engine cannot run here (no network for edge-tts, missing weights, no binary,
+    │   │                      an LLM server that cannot be reached or refuses the key)
+    │   ├── EngineOutputError  an engine answered, but not in the form asked for (an LLM's malformed JSON)
     │   └── AssistantCrashed   the built-in assistant's process exited during a run (the run stops)
     ├── LineError              the line to an assistant failed (connect, protocol, closed mid-call)
     ├── RecordingError         a recording or result file is unreadable or inconsistent
@@ -49,6 +51,10 @@ class EngineError(CallSimError):
 
 class EngineUnavailable(EngineError):
     """A speech engine cannot run on this machine (network, weights or a binary missing)."""
+
+
+class EngineOutputError(EngineError):
+    """An engine answered, but not in the form asked for, even after retries (an LLM's malformed JSON)."""
 
 
 class AssistantCrashed(EngineError):

@@ -1,0 +1,135 @@
+"""A real OpenAI-compatible HTTP server in the test process that plays the model from a script.
+
+``FakeLLM`` listens on 127.0.0.1 (a free port) in a thread and answers ``POST …/chat/completions`` with the
+next scripted reply: a completion whose message content is given (:meth:`answer`), an HTTP error
+(:meth:`fail`), or either after a delay (to make the client time out).  With the script empty it answers
+500.  Every request body, path and header set is kept in :attr:`requests`; :attr:`max_in_flight` is the
+most requests it was serving at once.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    content: str = ""
+    finish_reason: str = "stop"
+    body: dict[str, Any] | None = None  # sent as is instead of a completion
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+@dataclass
+class Seen:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+class FakeLLM:
+    def __init__(self, *, hold_s: float = 0.0) -> None:
+        self.script: deque[Reply] = deque()
+        self.requests: list[Seen] = []
+        self.hold_s = hold_s  # every request is held this long (to see concurrency)
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def answer(
+        self, content: str | dict[str, Any], *, finish_reason: str = "stop", delay_s: float = 0.0
+    ) -> FakeLLM:
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        self.script.append(Reply(content=text, finish_reason=finish_reason, delay_s=delay_s))
+        return self
+
+    def fail(
+        self, status: int, message: str = "scripted failure", headers: dict[str, str] | None = None
+    ) -> FakeLLM:
+        body = {"error": {"message": message, "type": "error", "code": status}}
+        self.script.append(Reply(status=status, body=body, headers=dict(headers or {})))
+        return self
+
+    def __enter__(self) -> FakeLLM:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def _next(self, seen: Seen) -> Reply:
+        with self._lock:
+            self.requests.append(seen)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            return self.script.popleft() if self.script else Reply(status=500, body={"error": "script empty"})
+
+    def _done(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                reply = fake._next(Seen(self.path, headers, body))
+                try:
+                    time.sleep(max(reply.delay_s, fake.hold_s))
+                    payload = reply.body if reply.body is not None else _completion(body, reply)
+                    data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    for k, v in reply.headers.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
+                finally:
+                    fake._done()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        return Handler
+
+
+def _completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": request.get("model", ""),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.content},
+                "finish_reason": reply.finish_reason,
+            }
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
