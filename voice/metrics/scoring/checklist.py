@@ -121,10 +121,10 @@ def _guidance(reply: Reply, notes: TurnAnnotations) -> DimensionScore:
 
 
 def _quality(reply: Reply, notes: TurnAnnotations, reference: str | None) -> DimensionScore:
-    if reply.empty:
-        return _score(1, "no reply heard")
     if not notes.key_points:
         return not_scored("no key points annotated for this turn (chrF alone is not a score)")
+    if reply.empty:
+        return _score(1, "no reply heard")
     missing = _missing(reply, notes.key_points)
     got, total = len(notes.key_points) - len(missing), len(notes.key_points)
     n, ref_n = len(m.canonical(reply.text)), len(m.canonical(reference or ""))
