@@ -146,6 +146,8 @@ def test_no_reply_fails_what_it_should_have_said_and_leaves_the_rest_unscored():
     assert got["semantic_understanding"] == (1, "no reply heard")
     assert got["response_quality"][0] == 1
     assert got["preset_compliance"][0] is None and got["safety"][0] is None
+    unannotated = scores("[no reply]", dialogue=parse_dialogue(good()))
+    assert all(unannotated[d][0] is None for d in JUDGED)
 
 
 def test_a_reply_cut_off_by_the_caller_is_not_blamed_for_what_it_had_no_time_to_say():
