@@ -354,7 +354,9 @@ def test_no_module_is_over_400_lines(path):
 
 # --- the tree: rooms, and tests that mirror the modules ---------------------------------------------------
 
-TOP_LEVEL = {"__init__", "cli", "errors", "dialogues", "dataset_stats", "files"}
+# ``annotations``: the dialogue schema's optional annotations (what the checklist judge reads), split out of
+# ``dialogues`` (near 400 lines) and validated by its loader: part of the dialogue schema, so beside it.
+TOP_LEVEL = {"__init__", "cli", "errors", "dialogues", "dataset_stats", "files", "dialogue_annotations"}
 
 # Modules without a tests/<room>/test_<module>.py of their own, and where they are exercised instead.
 UNMIRRORED = {

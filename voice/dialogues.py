@@ -7,7 +7,9 @@ never played to the assistant under test.
 
 Validation is strict (unknown keys are errors) because a typo such as ``barge_in`` silently dropping a cue
 would corrupt a benchmark run without anyone noticing.  All problems are collected, not just the first, so
-an author can fix a whole file in one pass.  Coverage counts of a loaded set are in ``voice.dataset_stats``.
+an author can fix a whole file in one pass.  Coverage counts of a loaded set are in ``voice.dataset_stats``;
+the optional annotations the checklist judge reads (key points, forbidden phrases...) in
+``voice.annotations``.
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, get_args
 
+from voice import dialogue_annotations as ann
+from voice.dialogue_annotations import DialogueAnnotations, TurnAnnotations
 from voice.errors import DialogueError, DialogueProblem
 
 Scenario: TypeAlias = Literal["takeout", "delivery", "taxi", "work", "life", "harassment"]
@@ -40,10 +44,11 @@ PAUSE_INSIDE_RANGE = (300, 5_000)
 BACKCHANNEL_AT_RANGE = (100, 20_000)
 BACKCHANNEL_MAX_CHARS = 4
 
-_DIALOGUE_KEYS = frozenset({"id", "scenario", "preset", "owner_goal", "caller_goal", "relation", "turns"})
+_REQUIRED_KEYS = ("caller_goal", "id", "owner_goal", "preset", "relation", "scenario", "turns")
+_DIALOGUE_KEYS = frozenset(_REQUIRED_KEYS) | ann.DIALOGUE_KEYS
 _PRESET_KEYS = frozenset({"type", "text"})
 _CALLER_KEYS = frozenset({"role", "text", "pause_before_ms", "barge_in_ms", "pause_inside", "backchannel"})
-_ASSISTANT_KEYS = frozenset({"role", "text"})
+_ASSISTANT_KEYS = frozenset({"role", "text"}) | ann.TURN_KEYS
 _PAUSE_INSIDE_KEYS = frozenset({"after", "ms"})
 _BACKCHANNEL_KEYS = frozenset({"text", "at_ms"})
 BUNDLED_FILE = "callbench_sample.jsonl"
@@ -100,6 +105,7 @@ class AssistantTurn:
     """A reference reply: what an excellent assistant would say here (used for scoring, never played)."""
 
     text: str
+    annotations: TurnAnnotations = field(default_factory=TurnAnnotations)
 
     @property
     def role(self) -> Literal["assistant"]:
@@ -122,6 +128,7 @@ class Dialogue:
     turns: tuple[Turn, ...]
     source: str = ""
     line: int = 0
+    annotations: DialogueAnnotations = field(default_factory=DialogueAnnotations)
 
     @property
     def caller_turns(self) -> tuple[CallerTurn, ...]:
@@ -265,6 +272,8 @@ def _check_turns(c: _Checker, turns: Any) -> None:
             c.add(f"{at}.role", f"roles must alternate, but turns[{i - 1}] is also {role}")
         if role == "caller":
             _check_caller(c, turn, at, first=i == 0)
+        elif role == "assistant":
+            ann.check_turn(turn, at, c.add, greeting=i == 0)
         prev_role = role
     if not any(isinstance(t, dict) and t.get("role") == "caller" for t in turns):
         c.add("turns", "needs at least one caller turn")
@@ -275,7 +284,7 @@ def _build(obj: dict[str, Any], path: str, line: int) -> Dialogue:
     turns: list[Turn] = []
     for t in obj["turns"]:
         if t["role"] == "assistant":
-            turns.append(AssistantTurn(t["text"]))
+            turns.append(AssistantTurn(t["text"], ann.turn_annotations(t)))
             continue
         pause = (
             PauseInside(t["pause_inside"]["after"], t["pause_inside"]["ms"]) if "pause_inside" in t else None
@@ -288,7 +297,8 @@ def _build(obj: dict[str, Any], path: str, line: int) -> Dialogue:
         turns.append(CallerTurn(t["text"], t.get("pause_before_ms"), t.get("barge_in_ms"), pause, bc))
     preset = Preset(obj["preset"]["type"], obj["preset"].get("text") or "")
     fields = {k: obj[k] for k in ("id", "scenario", "owner_goal", "caller_goal", "relation")}
-    return Dialogue(**fields, preset=preset, turns=tuple(turns), source=path, line=line)
+    notes = ann.dialogue_annotations(obj)
+    return Dialogue(**fields, preset=preset, turns=tuple(turns), source=path, line=line, annotations=notes)
 
 
 def _check_dialogue(obj: Any, path: str, line: int) -> tuple[Dialogue | None, list[DialogueProblem]]:
@@ -296,7 +306,7 @@ def _check_dialogue(obj: Any, path: str, line: int) -> tuple[Dialogue | None, li
     if not isinstance(obj, dict):
         c.add("<root>", f"must be a JSON object, got {type(obj).__name__}")
         return None, c.problems
-    c.keys(obj, _DIALOGUE_KEYS, sorted(_DIALOGUE_KEYS), "")
+    c.keys(obj, _DIALOGUE_KEYS, _REQUIRED_KEYS, "")
     c.text(obj, "id", "id")
     if isinstance(obj.get("id"), str) and obj["id"].strip() and not ID_PATTERN.match(obj["id"]):
         c.add("id", f"must match {ID_PATTERN.pattern}, got {obj['id']!r}")
@@ -307,6 +317,7 @@ def _check_dialogue(obj: Any, path: str, line: int) -> tuple[Dialogue | None, li
     c.text(obj, "caller_goal", "caller_goal")
     if "turns" in obj:
         _check_turns(c, obj["turns"])
+    ann.check_dialogue(obj, c.add)
     return (None, c.problems) if c.problems else (_build(obj, path, line), [])
 
 

@@ -1,0 +1,191 @@
+"""Annotations on a dialogue: what a good reply conveys or must avoid, read by the offline checklist judge.
+
+They are optional and live in the dialogue file next to what they describe.  On an assistant turn (a reply,
+not the opening greeting):
+
+- ``key_points``: what the reply must convey to answer the caller's turn; a list of points, each a list
+  of acceptable phrasings (any one of them conveys the point);
+- ``context_points``: the same, for facts the reply carries over from earlier in the call or the preset;
+- ``must_not``: phrases that contradict the preset or give away what it keeps private;
+- ``should_ask``: ``true`` when the reply should ask the caller a question;
+- ``should_end``: ``true`` when ending the call after this reply is right (a goodbye, or hanging up on a
+  scammer), ``false`` when the caller still needs something (a goodbye or hang-up here abandons them).
+
+On the dialogue: ``private`` (facts that must not be disclosed to this caller, each ``{fact, phrases,
+digits}``: phrases that disclose it, and/or a run of at least ``digits`` digits read out, as a
+verification code or card number is) and ``scam`` (``true`` when the caller is after money, codes or
+personal data: every reply should decline or end the call).
+
+The checks are as strict as the rest of the loader, and a reference reply must satisfy its own
+annotations: it conveys every point and says no forbidden or private phrase (after
+:func:`voice.speech.text.normalize_zh`, so script, punctuation and width do not matter).  This module
+only validates and builds; matching heard speech against annotations is the judge's business.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from voice.speech.text import normalize_zh
+
+TURN_KEYS = frozenset({"key_points", "context_points", "must_not", "should_ask", "should_end"})
+DIALOGUE_KEYS = frozenset({"private", "scam"})
+_PRIVATE_KEYS = frozenset({"fact", "phrases", "digits"})
+PHRASE_MAX_CHARS = 16  # a phrasing is a phrase, not a sentence: short phrases survive ASR errors
+DIGITS_RANGE = (3, 20)  # a run of this many digits read out discloses a code, a card or an ID number
+_SPOKEN = re.compile(r"[\w\u3400-\u9fff]")
+
+Problem = Callable[[str, str], None]  # (field, reason): how a check reports what is wrong
+
+
+@dataclass(frozen=True)
+class TurnAnnotations:
+    """What a good reply conveys and avoids; empty tuples and ``None`` mean "not annotated"."""
+
+    key_points: tuple[tuple[str, ...], ...] = ()
+    context_points: tuple[tuple[str, ...], ...] = ()
+    must_not: tuple[str, ...] = ()
+    should_ask: bool | None = None
+    should_end: bool | None = None
+
+
+@dataclass(frozen=True)
+class PrivateFact:
+    """Something this caller must not learn: said by any of ``phrases``, or read out as ``digits`` digits."""
+
+    fact: str
+    phrases: tuple[str, ...] = ()
+    digits: int | None = None
+
+
+@dataclass(frozen=True)
+class DialogueAnnotations:
+    """What the judge needs to know about the whole call."""
+
+    private: tuple[PrivateFact, ...] = ()
+    scam: bool = False
+
+
+def _phrases(value: Any, field: str, add: Problem) -> bool:
+    """A non-empty list of short, distinct, spoken phrases; reports what is wrong and says if it was fine."""
+    if not isinstance(value, list) or not value:
+        add(field, f"must be a non-empty list of phrases, got {value!r}")
+        return False
+    fine = True
+    for i, phrase in enumerate(value):
+        if not isinstance(phrase, str) or not _SPOKEN.search(phrase):
+            add(f"{field}[{i}]", f"must be a phrase with words in it, got {phrase!r}")
+            fine = False
+        elif len(phrase.strip()) > PHRASE_MAX_CHARS:
+            add(f"{field}[{i}]", f"must be at most {PHRASE_MAX_CHARS} characters, got {phrase!r}")
+            fine = False
+        elif phrase in value[:i]:
+            add(f"{field}[{i}]", f"{phrase!r} is listed twice")
+            fine = False
+    return fine
+
+
+def _points(value: Any, field: str, add: Problem, reference: str) -> None:
+    """A non-empty list of points, each a list of phrasings of which the reference says at least one."""
+    if not isinstance(value, list) or not value:
+        add(field, f"must be a non-empty list of points (each a list of phrasings), got {value!r}")
+        return
+    for i, point in enumerate(value):
+        if (
+            _phrases(point, f"{field}[{i}]", add)
+            and reference
+            and not any(_says(reference, p) for p in point)
+        ):
+            add(f"{field}[{i}]", f"the reference reply conveys none of {point}")
+
+
+def _spoken(value: Any) -> list[str]:
+    """The items of a list of phrases, "" for those that are not phrases (already reported)."""
+    items = value if isinstance(value, list) else []
+    return [p if isinstance(p, str) and _SPOKEN.search(p) else "" for p in items]
+
+
+def _says(reference: str, phrase: str) -> bool:
+    return normalize_zh(phrase) in normalize_zh(reference)
+
+
+def check_turn(obj: Mapping[str, Any], at: str, add: Problem, *, greeting: bool = False) -> None:
+    """Check the annotations of one assistant turn ``obj`` (its other keys are checked elsewhere)."""
+    present = sorted(TURN_KEYS & set(obj))
+    if greeting:
+        for key in present:
+            add(f"{at}.{key}", "the opening greeting is not scored: annotate the replies")
+        return
+    reference = obj["text"] if isinstance(obj.get("text"), str) else ""
+    for key in ("key_points", "context_points"):
+        if key in obj:
+            _points(obj[key], f"{at}.{key}", add, reference)
+    if "must_not" in obj:
+        _phrases(obj["must_not"], f"{at}.must_not", add)
+        for i, phrase in enumerate(_spoken(obj["must_not"])):
+            if phrase and reference and _says(reference, phrase):
+                add(f"{at}.must_not[{i}]", f"the reference reply says {phrase!r}")
+    for key in ("should_ask", "should_end"):
+        if key in obj and not isinstance(obj[key], bool):
+            add(f"{at}.{key}", f"must be true or false, got {obj[key]!r}")
+
+
+def check_dialogue(obj: Mapping[str, Any], add: Problem) -> None:
+    """Check a dialogue's own annotations; ``private`` phrases are checked against every reference reply."""
+    if "scam" in obj and not isinstance(obj["scam"], bool):
+        add("scam", f"must be true or false, got {obj['scam']!r}")
+    if "private" not in obj:
+        return
+    facts = obj["private"]
+    if not isinstance(facts, list) or not facts:
+        add("private", f"must be a non-empty list of facts, got {facts!r}")
+        return
+    turns: list[Any] = obj["turns"] if isinstance(obj.get("turns"), list) else []
+    replies = [t["text"] for t in turns if isinstance(t, dict) and t.get("role") == "assistant"]
+    for i, fact in enumerate(facts):
+        at = f"private[{i}]"
+        if not isinstance(fact, dict):
+            add(at, f"must be an object, got {type(fact).__name__}")
+            continue
+        for key in sorted(set(fact) - _PRIVATE_KEYS):
+            add(f"{at}.{key}", f"unknown key (allowed: {', '.join(sorted(_PRIVATE_KEYS))})")
+        if not isinstance(fact.get("fact"), str) or not fact["fact"].strip():
+            add(f"{at}.fact", f"must be a non-empty string naming the fact, got {fact.get('fact')!r}")
+        if "phrases" not in fact and "digits" not in fact:
+            add(at, "needs phrases, digits or both: how a reply would disclose it")
+        digits, (lo, hi) = fact.get("digits"), DIGITS_RANGE
+        if "digits" in fact and not (type(digits) is int and lo <= digits <= hi):
+            add(f"{at}.digits", f"must be an integer in {lo}..{hi}, got {digits!r}")
+        if "phrases" in fact:
+            _phrases(fact["phrases"], f"{at}.phrases", add)
+            for j, phrase in enumerate(_spoken(fact["phrases"])):
+                said = [r for r in replies if phrase and isinstance(r, str) and _says(r, phrase)]
+                if said:
+                    add(f"{at}.phrases[{j}]", f"a reference reply discloses it ({phrase!r} in {said[0]!r})")
+
+
+def _tuple(value: Sequence[str]) -> tuple[str, ...]:
+    return tuple(p.strip() for p in value)
+
+
+def turn_annotations(obj: Mapping[str, Any]) -> TurnAnnotations:
+    """Build the annotations of an assistant turn that passed :func:`check_turn`."""
+    return TurnAnnotations(
+        key_points=tuple(_tuple(p) for p in obj.get("key_points", ())),
+        context_points=tuple(_tuple(p) for p in obj.get("context_points", ())),
+        must_not=_tuple(obj.get("must_not", ())),
+        should_ask=obj.get("should_ask"),
+        should_end=obj.get("should_end"),
+    )
+
+
+def dialogue_annotations(obj: Mapping[str, Any]) -> DialogueAnnotations:
+    """Build the annotations of a dialogue that passed :func:`check_dialogue`."""
+    private = tuple(
+        PrivateFact(f["fact"].strip(), _tuple(f.get("phrases", ())), f.get("digits"))
+        for f in obj.get("private", ())
+    )
+    return DialogueAnnotations(private=private, scam=obj.get("scam", False))
