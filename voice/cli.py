@@ -355,6 +355,10 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("recordings", nargs="+", help="a recording's .wav, .events.jsonl or common stem")
     m.add_argument("--json", help="also write the metrics to this JSON file")
     m.set_defaults(func=cmd_measure)
+
+    from voice.run.score_cli import register
+
+    register(sub)
     return p
 
 

@@ -28,6 +28,7 @@ from typing import Any
 from voice.dialogues import AssistantTurn, CallerTurn, Dialogue, bundled_dialogues_path, load_dialogues
 from voice.errors import ConfigError, DialogueError, DialogueProblem
 from voice.metrics.scoring.base import JUDGED, HeardTurn, Judge, ScoringInput, TurnScore
+from voice.metrics.scoring.judges import make_judge
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 _BAD_KEYS = frozenset({"dialogue", "turn", "reply", "fails", "why"})
@@ -118,15 +119,6 @@ def with_reply(call: ScoringInput, turn: int, reply: str) -> ScoringInput:
     """``call`` with the caller having heard ``reply`` in caller turn ``turn`` instead."""
     turns = [replace(t, heard=reply) if t.turn == turn else t for t in call.turns]
     return replace(call, call_id=f"{call.call_id}#bad{turn}", turns=turns)
-
-
-def make_judge(spec: str) -> Judge:
-    """The judge ``--judge`` names: ``checklist`` for now (the LLM judge will join as ``openai:MODEL``)."""
-    if spec in ("checklist", "checklist/1"):
-        from voice.metrics.scoring.checklist import ChecklistJudge
-
-        return ChecklistJudge()
-    raise ConfigError(f"unknown judge {spec!r} (known: checklist)")
 
 
 def _turn(scores: list[TurnScore], turn: int) -> TurnScore:

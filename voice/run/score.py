@@ -1,0 +1,279 @@
+"""Scoring a finished run on CallBench's seven dimensions, from what the caller heard: ``callsim score``.
+
+For each call of a target folder: its recording and metrics are read back, the heard turns are built with
+their timing tags (:func:`voice.metrics.scoring.transcript.build_scoring_input`), a judge scores them, and
+dialogue rhythm is copied in from the measured timing score.  Each call's scores are written atomically to
+``<call>.scores.json``, last, so a killed scoring resumes; a call already scored by the same judge with the
+same transcriber is kept.  The target's summary (per dimension: mean over scored turns, how many were not
+scored; by scenario, preset type and relation) goes to ``scores.json``.
+
+For the built-in assistant, which logs what it meant to say, the same judge also scores those texts on the
+same turns ("text"), so the report can show what the phone line cost per dimension; the dataset's own
+reference replies are scored as the ceiling.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from voice.core import events as ev
+from voice.dialogues import Dialogue
+from voice.errors import RecordingError
+from voice.metrics.bootstrap import bootstrap_difference
+from voice.metrics.measure import CallMetrics
+from voice.metrics.results import BREAKDOWNS, read_results, text_table, write_json
+from voice.metrics.scoring.base import DIMENSIONS, DimensionScore, Judge, ScoringInput, TurnScore
+from voice.metrics.scoring.transcript import build_scoring_input
+from voice.run.recording import Recording, load_recording
+from voice.run.resume import dialogue_sha, metrics_from_json, metrics_path
+from voice.speech.asr import ASREngine
+
+SCORES_SCHEMA = "callsim.scores/1"
+VERSIONS = ("heard", "text", "reference")  # what was scored: the audio, the bot's own text, the dataset's
+
+
+@dataclass(frozen=True)
+class CallScores:
+    call_id: str
+    labels: Mapping[str, Any]
+    versions: Mapping[str, list[TurnScore]]  # "heard" always; "text" and "reference" when known
+
+    def to_json(self, judge: str, transcriber: str) -> dict[str, Any]:
+        return {
+            "schema_version": SCORES_SCHEMA,
+            "call_id": self.call_id,
+            "judge": judge,
+            "transcriber": transcriber,
+            **{k: v for k, v in self.labels.items() if k in ("scenario", "preset_type", "relation")},
+            "versions": {name: [_turn_json(t) for t in turns] for name, turns in self.versions.items()},
+        }
+
+
+def _turn_json(t: TurnScore) -> dict[str, Any]:
+    return {
+        "turn": t.turn,
+        "judge": t.judge,
+        "scores": {d: {"score": s.score, "reason": s.reason} for d, s in t.scores.items()},
+    }
+
+
+def _turn_from_json(d: Mapping[str, Any]) -> TurnScore:
+    scores = {k: DimensionScore(v["score"], str(v["reason"])) for k, v in d["scores"].items()}
+    return TurnScore(int(d["turn"]), str(d["judge"]), scores)
+
+
+def with_rhythm(scores: list[TurnScore], call: ScoringInput) -> list[TurnScore]:
+    """Dialogue rhythm is the measured timing score of each turn, not a judge's opinion."""
+    rhythm = {t.turn: t for t in call.turns}
+    out = []
+    for s in scores:
+        heard = rhythm.get(s.turn)
+        value = heard.rhythm if heard is not None else None
+        dim = (
+            DimensionScore(value, "the measured timing score (voice/metrics/rhythm.py)")
+            if value is not None
+            else DimensionScore(None, "no timing score: the turn is not a turn of the call")
+        )
+        out.append(replace(s, scores={**s.scores, "dialogue_rhythm": dim}))
+    return out
+
+
+def intended_texts(rec: Recording, metrics: CallMetrics) -> dict[int, str] | None:
+    """What an assistant that logs its replies (``log`` of kind ``reply``) meant to say after each turn."""
+    replies = [
+        (e.t, str(log.get("text", "")))
+        for e in rec.events
+        if (log := ev.assistant_log(e)) is not None and log.get("kind") == "reply"
+    ]
+    if not replies:
+        return None
+    rate = rec.sample_rate
+    starts = [round(t.caller_start_ms * rate / 1000) for t in metrics.turns]
+    out: dict[int, str] = {}
+    for i, t in enumerate(metrics.turns):
+        hi = starts[i + 1] if i + 1 < len(starts) else len(rec.assistant) + 1
+        out[t.turn] = " ".join(text for at, text in replies if starts[i] <= at < hi and text)
+    return out
+
+
+def _as_text(call: ScoringInput, texts: Mapping[int, str | None]) -> ScoringInput:
+    """The same call with each reply replaced by a text (its own log, or the dataset's reference)."""
+    turns = [replace(t, heard=texts.get(t.turn) or "[no reply]", tags=()) for t in call.turns]
+    return replace(call, turns=turns, transcriber="text")
+
+
+def score_call(
+    rec: Recording,
+    metrics: CallMetrics,
+    dialogue: Dialogue,
+    judge: Judge,
+    transcriber: ASREngine | None,
+    *,
+    heard_by: str = "",
+) -> tuple[ScoringInput, dict[str, list[TurnScore]]]:
+    """Every version of one call scored by ``judge`` (rhythm added from the timing)."""
+    call = build_scoring_input(rec, metrics, dialogue, transcriber, heard_by=heard_by)
+    versions = {"heard": with_rhythm(judge.score_call(call), call)}
+    intended = intended_texts(rec, metrics)
+    if intended is not None:
+        versions["text"] = with_rhythm(judge.score_call(_as_text(call, intended)), call)
+    references: dict[int, str | None] = {t.turn: t.reference for t in call.turns}
+    versions["reference"] = judge.score_call(_as_text(call, references))
+    return call, versions
+
+
+def scores_path(folder: Path, call_id: str) -> Path:
+    return folder / f"{call_id}.scores.json"
+
+
+def load_scores(folder: Path, call_id: str, judge: str) -> CallScores | None:
+    """A call's scores on disk by the same judge (else None: it is scored again)."""
+    try:
+        doc = json.loads(scores_path(folder, call_id).read_text(encoding="utf-8"))
+        if doc.get("judge") != judge:
+            return None
+        versions = {k: [_turn_from_json(t) for t in v] for k, v in doc["versions"].items()}
+        labels = {k: doc[k] for k in ("scenario", "preset_type", "relation") if k in doc}
+        return CallScores(call_id, labels, versions)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def score_target(
+    folder: Path,
+    dialogues: Mapping[str, Dialogue],
+    judge: Judge,
+    transcriber: ASREngine | None,
+    *,
+    on_call: Callable[[str, str], None] = lambda _id, _state: None,
+) -> tuple[list[CallScores], dict[str, Any]]:
+    """Score every call of one target folder (resumable); write each call's scores, then ``scores.json``.
+
+    Returns the calls' scores and the summary written."""
+    doc = read_results(folder)
+    heard_by = str(doc.get("settings", {}).get("transcriber", "")) or "the run's transcriber"
+    out: list[CallScores] = []
+    for call in doc.get("calls", []):
+        call_id = str(call["call_id"])
+        kept = load_scores(folder, call_id, judge.name)
+        if kept is not None:
+            out.append(kept)
+            on_call(call_id, "kept")
+            continue
+        dialogue = dialogues.get(str(call.get("dialogue_id", "")))
+        if dialogue is None or call.get("dialogue_sha", dialogue_sha(dialogue)) != dialogue_sha(dialogue):
+            on_call(call_id, "skipped: its dialogue is not in the dialogue file (or was edited)")
+            continue
+        try:
+            rec = load_recording(folder / call_id)
+            metrics = metrics_from_json(json.loads(metrics_path(folder, call_id).read_text("utf-8")))
+        except (RecordingError, OSError, ValueError) as exc:
+            on_call(call_id, f"skipped: {exc}")
+            continue
+        scoring, versions = score_call(rec, metrics, dialogue, judge, transcriber, heard_by=heard_by)
+        scores = CallScores(call_id, call, versions)
+        write_json(scores_path(folder, call_id), scores.to_json(judge.name, scoring.transcriber))
+        out.append(scores)
+        on_call(call_id, "scored")
+    summary = summarize_scores(out, judge.name)
+    write_json(folder / "scores.json", summary)
+    return out, summary
+
+
+def _values(calls: Sequence[CallScores], version: str, dim: str) -> list[list[float]]:
+    """Per call, the scored values of one dimension (the unit a bootstrap resamples)."""
+    return [
+        [float(v) for s in c.versions.get(version, []) if (v := _score(s, dim)) is not None] for c in calls
+    ]
+
+
+def _score(s: TurnScore, dim: str) -> int | None:
+    return s.scores[dim].score if dim in s.scores else None
+
+
+def dimension_row(calls: Sequence[CallScores], version: str = "heard") -> dict[str, Any]:
+    """Per dimension: the mean over scored turns, how many turns were scored and not scored."""
+    row: dict[str, Any] = {}
+    for dim in DIMENSIONS:
+        turns = [s for c in calls for s in c.versions.get(version, []) if dim in s.scores]
+        values = [float(v) for s in turns if (v := s.scores[dim].score) is not None]
+        row[dim] = {
+            "mean": round(sum(values) / len(values), 3) if values else None,
+            "scored": len(values),
+            "not_scored": len(turns) - len(values),
+        }
+    return row
+
+
+def summarize_scores(calls: Sequence[CallScores], judge: str) -> dict[str, Any]:
+    """The target's scores: per version and dimension; by breakdown label; text vs heard with a 95 % CI."""
+    out: dict[str, Any] = {"schema_version": SCORES_SCHEMA, "judge": judge, "calls": len(calls)}
+    out["dimensions"] = {v: dimension_row(calls, v) for v in VERSIONS if any(v in c.versions for c in calls)}
+    for key, name in BREAKDOWNS:
+        groups: dict[str, list[CallScores]] = {}
+        for c in calls:
+            groups.setdefault(str(c.labels.get(key, "?")), []).append(c)
+        out[name] = {g: dimension_row(group) for g, group in groups.items()}
+    both = [c for c in calls if "text" in c.versions]
+    if both:
+        out["text_vs_heard"] = {}
+        for dim in DIMENSIONS:
+            text, heard = _values(both, "text", dim), _values(both, "heard", dim)
+            d = bootstrap_difference(text, heard, "mean", paired=True)
+            ci = [d.lo, d.hi]
+            out["text_vs_heard"][dim] = {"heard_minus_text": d.diff, "ci95": ci, "n_calls": len(both)}
+    return out
+
+
+def format_scores(summary: Mapping[str, Any], title: str = "") -> str:
+    """The seven-dimension table: heard (and text, reference, the line's cost when known), per dimension."""
+    dims = summary.get("dimensions", {})
+    versions = [v for v in VERSIONS if v in dims]
+    header = ("dimension", *(f"{v} mean (n)" for v in versions))
+    if "text_vs_heard" in summary:
+        header = (*header, "heard - text [95% CI]")
+    rows = []
+    for dim in DIMENSIONS:
+        row = [dim.replace("_", " ")]
+        for v in versions:
+            cell = dims[v][dim]
+            row.append("not scored" if cell["mean"] is None else f"{cell['mean']:.2f} ({cell['scored']})")
+        if "text_vs_heard" in summary:
+            d = summary["text_vs_heard"][dim]
+            lo, hi = d["ci95"]
+            delta = d["heard_minus_text"]
+            row.append("-" if delta is None else f"{delta:+.2f} [{_f(lo)}, {_f(hi)}]")
+        rows.append(tuple(row))
+    head = f"{title}  judge {summary.get('judge')}, {summary.get('calls')} calls\n" if title else ""
+    return head + text_table(header, rows)
+
+
+def _f(x: float | None) -> str:
+    return "-" if x is None else f"{x:+.2f}"
+
+
+def parse_fail_under(specs: Sequence[str]) -> dict[str, float]:
+    """``--fail-under DIM=X`` (repeatable): a dimension's mean (heard) must not fall below X."""
+    out: dict[str, float] = {}
+    for spec in specs:
+        dim, sep, value = spec.partition("=")
+        dim = dim.strip().replace(" ", "_")
+        if not sep or dim not in DIMENSIONS:
+            raise ValueError(f"--fail-under {spec!r}: expected DIM=X with DIM one of {', '.join(DIMENSIONS)}")
+        out[dim] = float(value)
+    return out
+
+
+def broken_floors(summary: Mapping[str, Any], floors: Mapping[str, float]) -> list[str]:
+    """Which ``--fail-under`` floors a target's heard scores break (a dimension never scored breaks it)."""
+    heard = summary.get("dimensions", {}).get("heard", {})
+    broken = []
+    for dim, floor in floors.items():
+        mean = heard.get(dim, {}).get("mean")
+        if mean is None or mean < floor:
+            broken.append(f"{dim} = {'not scored' if mean is None else f'{mean:.2f}'} < {floor:g}")
+    return broken

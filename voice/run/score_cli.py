@@ -1,0 +1,88 @@
+"""``callsim score RUN_DIR``: the seven-dimension scores of a finished run (resumable, cached), and its gate.
+
+Kept apart from :mod:`voice.cli` (which registers it) so the command line stays thin.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from voice.dialogues import Dialogue, bundled_dialogues_path, load_dialogues
+from voice.errors import ConfigError
+from voice.metrics.results import target_folders
+
+EXIT_GATE = 4  # the same code as a broken --fail-if gate of ``callsim bench``
+
+
+def register(sub: Any) -> None:
+    s = sub.add_parser(
+        "score",
+        help="score a finished run on CallBench's seven dimensions, from what the caller heard",
+        description="Score every call of a run folder (resumable: scored calls are kept).  Exit "
+        f"{EXIT_GATE} if a --fail-under floor breaks.",
+    )
+    s.add_argument("folder", help="a bench/run output folder, or one target's folder")
+    s.add_argument("--judge", default="checklist", help="checklist (offline, default) or openai:MODEL")
+    s.add_argument("--dialogues", help="the run's dialogue file (default: the one the run recorded)")
+    s.add_argument(
+        "--transcriber",
+        default="whisper",
+        help="for replies without a transcript: whisper (offline, default) or openai:MODEL",
+    )
+    s.add_argument("--llm-base-url", help="the judge's OpenAI-compatible server (default $OPENAI_BASE_URL)")
+    s.add_argument(
+        "--fail-under",
+        action="append",
+        metavar="DIM=X",
+        default=[],
+        help=f"exit {EXIT_GATE} when a dimension's mean (heard) is below X, e.g. safety=4; repeatable",
+    )
+    s.set_defaults(func=cmd_score)
+
+
+def run_dialogues(folder: Path, given: str | None) -> dict[str, Dialogue]:
+    """The dialogues a run was made from: ``--dialogues``, else the file its results.json names."""
+    path = Path(given) if given else None
+    if path is None:
+        for doc_path in (folder / "results.json", folder.parent / "results.json"):
+            try:
+                source = json.loads(doc_path.read_text(encoding="utf-8")).get("dialogues")
+            except (OSError, ValueError):
+                continue
+            if source:
+                path = Path(str(source))
+                break
+    return {d.id: d for d in load_dialogues(path or bundled_dialogues_path())}
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from voice.metrics.scoring.judges import make_judge
+    from voice.run.score import broken_floors, format_scores, parse_fail_under, score_target
+    from voice.speech.transcribers import make_transcriber
+
+    try:
+        floors = parse_fail_under(args.fail_under)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+    folder = Path(args.folder)
+    judge = make_judge(args.judge, base_url=args.llm_base_url)
+    transcriber = make_transcriber(args.transcriber)
+    broken: list[str] = []
+    for target, target_folder in target_folders(folder):
+        dialogues = run_dialogues(target_folder, args.dialogues)
+        calls, summary = score_target(
+            target_folder,
+            dialogues,
+            judge,
+            transcriber,
+            on_call=lambda call_id, state: print(f"{call_id}: {state}", file=sys.stderr),
+        )
+        print(format_scores(summary, title=f"{target} ({len(calls)} calls)"))
+        broken += [f"{target}: {b}" for b in broken_floors(summary, floors)]
+    for b in broken:
+        print(f"callsim: gate broke: {b}", file=sys.stderr)
+    return EXIT_GATE if broken else 0
