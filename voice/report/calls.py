@@ -17,6 +17,7 @@ from voice.errors import RecordingError
 from voice.metrics.results import fmt_ms, fmt_score
 from voice.report.audio import data_uri, encode_opus
 from voice.report.data import CALL_COLUMNS, TargetView
+from voice.report.scores import call_scores_html
 from voice.report.timeline import (
     ASSISTANT,
     BACKCHANNEL,
@@ -180,6 +181,7 @@ def call_section(
         body.append('<p class="meta">no recording (the call never connected)</p>')
     body.append(player(t, call_id, channels, audio))
     body.append(turn_rows(c, show_asr=show_asr))
+    body.append(call_scores_html(t, call_id))
     return (
         f'<details class="call" id="{escape(anchor(ti, call_id))}"{" open" if open_ else ""}>'
         + head

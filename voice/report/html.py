@@ -25,6 +25,7 @@ from voice.report.data import (
     run_settings,
     stop_latencies,
 )
+from voice.report.scores import scores_html
 from voice.report.svg import cdf, color, grouped_bars, histogram
 
 AUDIO_MODES = ("embed", "link", "none")
@@ -194,6 +195,8 @@ def render_html(run: RunView, *, audio: str = "embed") -> str:
         "stopped for (never stopped: still talking when the call ended). Unscripted: the caller's turn "
         "began while the assistant spoke.</p>",
         _charts(run),
+        "<h2>CallBench dimensions</h2>",
+        scores_html(run),
         "<h2>Breakdowns</h2>",
         _breakdowns(run),
         "<h2>Calls</h2>",

@@ -21,6 +21,7 @@ from voice.report.data import (
     heard_by_assistant,
     run_settings,
 )
+from voice.report.scores import scores_md
 
 
 def _cell(text: str) -> str:
@@ -60,6 +61,9 @@ def render_markdown(run: RunView) -> str:
         "Stop latency: from the caller's first sound to the end of the assistant's speech, over the "
         "barge-ins it stopped for; success: it stopped within 1.5 s.",
     ]
+    dims = scores_md(run)
+    if dims:
+        out += ["", "## CallBench dimensions", *dims]
     for name, title in BREAKDOWN_TITLES.items():
         rows = [
             [value, t.target, *(f(row) for _, f in BREAKDOWN_COLUMNS)]

@@ -1,0 +1,119 @@
+"""The CallBench dimensions in the reports: each target's seven-dimension table, and each call's turn scores.
+
+Read from what ``callsim score`` wrote (``scores.json`` per target, ``<call>.scores.json`` per call); a run
+not scored yet shows a line saying how to score it.  Versions: *heard* (the transcript of what the caller
+heard, with timing tags), *text* (what the built-in assistant meant to say, from its own log) and
+*reference* (the dataset's reference replies: the ceiling).
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from voice.metrics.scoring.base import DIMENSIONS
+from voice.report.data import RunView, TargetView
+
+VERSIONS = ("heard", "text", "reference")
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    try:
+        doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return doc
+    except (OSError, ValueError):
+        return None
+
+
+def target_scores(t: TargetView) -> dict[str, Any] | None:
+    return _load(t.folder / "scores.json")
+
+
+def _cell(summary: dict[str, Any], version: str, dim: str) -> str:
+    cell = summary.get("dimensions", {}).get(version, {}).get(dim)
+    if not cell or cell.get("mean") is None:
+        return "not scored"
+    return f"{cell['mean']:.2f} (n={cell['scored']})"
+
+
+def _delta(summary: dict[str, Any], dim: str) -> str:
+    d = summary.get("text_vs_heard", {}).get(dim)
+    if not d or d.get("heard_minus_text") is None:
+        return "-"
+    lo, hi = d["ci95"]
+    ci = "" if lo is None or hi is None else f" [{lo:+.2f}, {hi:+.2f}]"
+    return f"{d['heard_minus_text']:+.2f}{ci}"
+
+
+def dimension_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of one target's seven-dimension table."""
+    versions = [v for v in VERSIONS if v in summary.get("dimensions", {})]
+    header = ["dimension", *versions] + (["heard − text (95% CI)"] if "text_vs_heard" in summary else [])
+    rows = []
+    for dim in DIMENSIONS:
+        row = [dim.replace("_", " "), *(_cell(summary, v, dim) for v in versions)]
+        if "text_vs_heard" in summary:
+            row.append(_delta(summary, dim))
+        rows.append(row)
+    return header, rows
+
+
+def scores_html(run: RunView) -> str:
+    parts = []
+    for t in run.targets:
+        summary = target_scores(t)
+        if summary is None:
+            parts.append(f'<p class="meta">{escape(t.target)}: not scored yet (callsim score FOLDER)</p>')
+            continue
+        header, rows = dimension_rows(summary)
+        head = "".join(f"<th>{escape(h)}</th>" for h in header)
+        body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+        parts.append(
+            f"<h3>{escape(t.target)} · judge {escape(str(summary.get('judge')))} · "
+            f"{summary.get('calls')} calls</h3><table><tr>{head}</tr>{body}</table>"
+        )
+    note = (
+        '<p class="meta">1-5 per assistant turn, mean over the turns a judge could score (n); "not scored" '
+        "where it could not decide. Heard: what the caller heard (transcribed, with timing tags); text: what "
+        "the assistant meant to say (its own log); reference: the dataset's replies. Dialogue rhythm is the "
+        "measured timing score. Rubric: docs/scoring.md.</p>"
+    )
+    return "".join(parts) + note
+
+
+def scores_md(run: RunView) -> list[str]:
+    out: list[str] = []
+    for t in run.targets:
+        summary = target_scores(t)
+        if summary is None:
+            continue
+        header, rows = dimension_rows(summary)
+        out += ["", f"### {t.target} (judge {summary.get('judge')}, {summary.get('calls')} calls)", ""]
+        out.append("| " + " | ".join(header) + " |")
+        out.append("|" + "---|" * len(header))
+        out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out
+
+
+def call_scores_html(t: TargetView, call_id: str) -> str:
+    """One call's heard turns, scored: a row per turn, each dimension's score with its reason on hover."""
+    doc = _load(t.folder / f"{call_id}.scores.json")
+    if doc is None:
+        return ""
+    turns = doc.get("versions", {}).get("heard", [])
+    head = "<th>turn</th>" + "".join(f"<th>{escape(d.replace('_', ' '))}</th>" for d in DIMENSIONS)
+    rows = []
+    for turn in turns:
+        cells = []
+        for d in DIMENSIONS:
+            s = turn["scores"].get(d, {})
+            value = "–" if s.get("score") is None else str(s["score"])
+            cells.append(f'<td title="{escape(str(s.get("reason", "")))}">{value}</td>')
+        rows.append(f"<tr><td>T{turn['turn'] + 1}</td>{''.join(cells)}</tr>")
+    judge = escape(str(doc.get("judge")))
+    return (
+        f'<p class="meta">scores by {judge} (hover a score for its reason; – not scored)</p>'
+        f"<table>{head}{''.join(rows)}</table>"
+    )
