@@ -1,0 +1,91 @@
+"""Transcribers by name: offline Whisper (the default) or any OpenAI-compatible transcription server.
+
+``make_transcriber("whisper")`` is Whisper base with the settings that hear the built-in assistant's replies
+best (:data:`REPLY_WHISPER`: beam search and a phone-assistant prompt; figures in the README's benchmark
+section); ``make_transcriber("openai:MODEL")`` posts each reply to ``/v1/audio/transcriptions`` of a server
+(faster-whisper servers, FunASR, vLLM, OpenAI) with the same prompt.  Every transcriber can
+:meth:`~voice.speech.asr.ASREngine.describe` itself, so a scored run records what made its transcripts.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from voice.errors import ConfigError
+from voice.speech.asr import DEFAULT_PROMPT, ASREngine, WhisperASR
+
+TRANSCRIBERS = ("whisper", "openai:MODEL")
+
+REPLY_PROMPT = (
+    "以下是电话助理替机主接电话时说的普通话。"
+    "机主现在不方便接听，外卖放门口，快递放驿站或快递柜，验证码不能提供，我会转告机主，再见。"
+)
+"""The initial prompt for transcribing replies: the register and vocabulary of a phone assistant (机主,
+外卖, 快递, 驿站, 验证码, 转告...), which Whisper base otherwise mishears (机主 as 基础, 记者, 吉祖)."""
+
+
+@dataclass(frozen=True)
+class WhisperSettings:
+    """Decoding settings of offline Whisper (what :class:`~voice.speech.asr.WhisperASR` takes)."""
+
+    beam_size: int = 1
+    initial_prompt: str | None = DEFAULT_PROMPT
+    hotwords: str | None = None
+
+
+ASSISTANT_WHISPER = WhisperSettings()
+"""The built-in assistant's settings for the caller's speech: greedy, fastest (it is on the critical path)."""
+
+REPLY_WHISPER = WhisperSettings(beam_size=5, initial_prompt=REPLY_PROMPT)
+"""For transcribing replies after a call, where accuracy matters more than time (README: benchmarks)."""
+
+
+def make_transcriber(
+    spec: str = "whisper",
+    *,
+    whisper: WhisperSettings = REPLY_WHISPER,
+    model_dir: Path | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    timeout_s: float = 60.0,
+    max_retries: int = 2,
+    prompt: str | None = REPLY_PROMPT,
+    language: str = "zh",
+) -> ASREngine:
+    """A transcriber from its name: ``whisper`` or ``openai:MODEL``.
+
+    Whisper takes ``whisper`` (settings) and ``model_dir`` (default: the Whisper base weights).  The
+    OpenAI-compatible one takes ``base_url`` and ``api_key`` (default: ``$CALLSIM_ASR_BASE_URL`` /
+    ``$CALLSIM_ASR_API_KEY``, else ``$OPENAI_BASE_URL`` / ``$OPENAI_API_KEY``, so the transcription server
+    can differ from a judge's chat server), ``timeout_s`` per request, ``max_retries`` (the client's
+    backoff on 429, 5xx, timeouts and lost connections) and ``prompt``.  Unknown names raise
+    :class:`~voice.errors.ConfigError`.
+    """
+    name, _, model = spec.partition(":")
+    if spec == "whisper":
+        return WhisperASR(
+            model_dir,
+            language=language,
+            beam_size=whisper.beam_size,
+            initial_prompt=whisper.initial_prompt,
+            hotwords=whisper.hotwords,
+        )
+    if name == "openai" and model.strip():
+        from voice.speech.openai_asr import OpenAIASR
+
+        return OpenAIASR(
+            model.strip(),
+            base_url=base_url or _env("CALLSIM_ASR_BASE_URL", "OPENAI_BASE_URL"),
+            api_key=api_key or _env("CALLSIM_ASR_API_KEY", "OPENAI_API_KEY"),
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            prompt=prompt,
+            language=language,
+        )
+    raise ConfigError(f"unknown transcriber {spec!r}; choose one of: {', '.join(TRANSCRIBERS)}")
+
+
+def _env(*names: str) -> str | None:
+    return next((v for n in names if (v := os.environ.get(n, "").strip())), None)
