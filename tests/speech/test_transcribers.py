@@ -29,6 +29,7 @@ def test_whisper_is_the_default_with_the_reply_settings():
     assert described.startswith("whisper-base int8 faster-whisper/")
     assert f"beam={REPLY_WHISPER.beam_size}" in described and "language=zh" in described
     assert "prompt=以下是电话助…" in described  # the prompt by its start and a hash
+    assert "hotwords=机主 外卖 …" in described
     assert asr._model is None  # nothing loads until the first transcription
 
 
