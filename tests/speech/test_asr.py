@@ -160,3 +160,18 @@ def test_whisper_gives_nothing_for_digital_silence_without_loading():
 def test_a_bad_model_folder_is_unavailable(tmp_path):
     with pytest.raises(EngineUnavailable, match="cannot load Whisper model"):
         WhisperASR(tmp_path).transcribe(np.ones(SAMPLE_RATE, np.int16))
+
+
+def test_whisper_describes_its_model_and_every_setting_without_loading(tmp_path):
+    engine = WhisperASR()
+    assert engine.describe().startswith("whisper-base int8 faster-whisper/")
+    assert "beam=1 language=zh prompt=以下是普通话…" in engine.describe()
+    assert engine.describe().endswith("hotwords=none")
+    tuned = WhisperASR(tmp_path / "small", beam_size=5, initial_prompt=None, hotwords="机主")
+    assert tuned.describe().startswith("whisper(small) int8")
+    assert "beam=5" in tuned.describe() and "prompt=none" in tuned.describe()
+    assert "hotwords=机主…" in tuned.describe()
+    assert engine._model is None and tuned._model is None
+    with pytest.raises(ValueError):
+        WhisperASR(beam_size=0)
+    assert MemoryASR([]).describe() == "memory (scripted)"

@@ -12,8 +12,34 @@ def test_to_simplified_converts_traditional_and_keeps_simplified():
 
 def test_normalize_strips_punctuation_whitespace_and_folds_width_and_case():
     assert normalize_zh("你好，世界！ Hello\tＷｏｒｌｄ。") == "你好世界helloworld"
-    assert normalize_zh("“價格”是１２３元？") == "价格是123元"
+    assert normalize_zh("“價格”是１２３元？") == "价格是一百二十三元"
     assert normalize_zh("……  。") == ""
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("晚上9点", "晚上九点"),
+        ("10点", "十点"),
+        ("第20个", "第二十个"),
+        ("105", "一百零五"),
+        ("110", "一百一十"),
+        ("1500元", "一千五百元"),
+        ("1005", "一千零五"),
+        ("0", "零"),
+        ("2024年", "二零二四年"),  # years, codes and phone numbers digit by digit
+        ("验证码382916", "验证码三八二九一六"),
+        ("0571", "零五七一"),
+        ("两点", "二点"),  # 两 and 二 are the same number
+    ],
+)
+def test_numbers_are_normalised_to_how_they_are_said(written, said):
+    assert normalize_zh(written) == said
+
+
+def test_an_asr_writing_digits_for_spoken_numbers_is_not_charged():
+    assert cer("晚上九点后回家，下午两点开会", "晚上9点后回家，下午2点开会") == 0.0
+    assert cer("上午十点复诊", "上午10点复诊") == 0.0
 
 
 @pytest.mark.parametrize(

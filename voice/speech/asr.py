@@ -17,6 +17,7 @@ import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -40,10 +41,19 @@ _CLOCK = MonotonicClock()  # engine compute time is a duration at the edge; no w
 
 
 class ASREngine(Protocol):
-    """Speech to text: 16 kHz mono int16 in, simplified Chinese out; blocks."""
+    """A transcriber: speech to text, 16 kHz mono int16 in, simplified Chinese out; blocks.
+
+    Offline Whisper (:class:`WhisperASR`), any OpenAI-compatible ``/v1/audio/transcriptions`` server
+    (:class:`voice.speech.openai_asr.OpenAIASR`) and the scripted double (:class:`MemoryASR`) all speak it;
+    :func:`voice.speech.transcribers.make_transcriber` builds one from a name.
+    """
 
     def transcribe(self, pcm: Pcm) -> str:
         """The text spoken in ``pcm`` ("" for silence)."""
+        ...
+
+    def describe(self) -> str:
+        """Which transcriber this is, with every setting that changes its output (recorded with scores)."""
         ...
 
 
@@ -84,6 +94,9 @@ class MemoryASR:
     def from_pairs(cls, pairs: Iterable[tuple[Pcm, str]], *, default: str | None = None) -> MemoryASR:
         """Recognise each given clip as its paired text (e.g. clips made with MemoryTTS)."""
         return cls({pcm_key(pcm): text for pcm, text in pairs}, default=default)
+
+    def describe(self) -> str:
+        return "memory (scripted)"
 
     def transcribe(self, pcm: Pcm) -> str:
         with self._lock:
@@ -188,9 +201,12 @@ def ensure_whisper_base(cache_dir: Path | None = None) -> Path:
 class WhisperASR:
     """Offline Mandarin recognition with Whisper (base by default) on CPU with int8 weights.
 
-    Decoding is greedy (``beam_size=1``) without timestamps or conditioning on earlier text, which is the
-    fastest setting and avoids Whisper's repetition loops on short utterances.  The model loads on first
-    use (about 1 s); one model instance serves all threads, one utterance at a time.
+    By default decoding is greedy (``beam_size=1``) without timestamps or conditioning on earlier text,
+    which is the fastest setting (what the built-in assistant needs on its critical path) and avoids
+    Whisper's repetition loops on short utterances.  ``beam_size``, ``initial_prompt`` and ``hotwords``
+    (faster-whisper puts them before the prompt as earlier context) trade time for accuracy, e.g. for
+    transcribing replies after a call (:data:`voice.speech.transcribers.REPLY_WHISPER`).  The model loads on
+    first use (about 1 s); one model instance serves all threads, one utterance at a time.
     """
 
     def __init__(
@@ -200,13 +216,28 @@ class WhisperASR:
         cpu_threads: int | None = None,
         language: str = "zh",
         initial_prompt: str | None = DEFAULT_PROMPT,
+        beam_size: int = 1,
+        hotwords: str | None = None,
     ) -> None:
+        if beam_size < 1:
+            raise ValueError(f"beam_size must be at least 1, got {beam_size}")
         self._model_dir = model_dir
         self._cpu_threads = cpu_threads if cpu_threads is not None else max(1, min(4, os.cpu_count() or 1))
         self._language = language
         self._prompt = initial_prompt
+        self._beam_size = beam_size
+        self._hotwords = hotwords or None
         self._lock = threading.Lock()
         self._model: Any = None
+
+    def describe(self) -> str:
+        """``whisper-base int8 beam=5 language=zh prompt=… hotwords=…`` (texts by a short fingerprint)."""
+        model = "whisper-base" if self._model_dir is None else f"whisper({self._model_dir.name})"
+        return (
+            f"{model} int8 faster-whisper/{_faster_whisper_version()} beam={self._beam_size} "
+            f"language={self._language} prompt={_fingerprint(self._prompt)} "
+            f"hotwords={_fingerprint(self._hotwords)}"
+        )
 
     def load(self) -> None:
         """Load the model now (otherwise the first transcription does), e.g. before a call starts."""
@@ -246,8 +277,9 @@ class WhisperASR:
                 segments, _info = model.transcribe(
                     pcm16_to_float(pcm),
                     language=self._language,
-                    beam_size=1,
+                    beam_size=self._beam_size,
                     initial_prompt=self._prompt,
+                    hotwords=self._hotwords,
                     condition_on_previous_text=False,
                     vad_filter=False,
                     without_timestamps=True,
@@ -257,3 +289,18 @@ class WhisperASR:
                 raise EngineError(f"Whisper failed on {audio_s:.2f} s of audio: {exc}") from exc
             elapsed = (_CLOCK.now_ns() - started) / 1e9
         return Transcription(to_simplified(text.strip()), audio_s, elapsed)
+
+
+def _fingerprint(text: str | None) -> str:
+    """``none``, or the first characters of ``text`` and a hash of all of it (names a prompt in one word)."""
+    if not text:
+        return "none"
+    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    return f"{text[:6]}…{digest}" if len(text) > 6 else f"{text}…{digest}"
+
+
+def _faster_whisper_version() -> str:
+    try:
+        return metadata.version("faster-whisper")
+    except metadata.PackageNotFoundError:
+        return "missing"
