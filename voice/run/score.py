@@ -34,6 +34,7 @@ from voice.speech.asr import ASREngine
 
 SCORES_SCHEMA = "callsim.scores/1"
 VERSIONS = ("heard", "text", "reference")  # what was scored: the audio, the bot's own text, the dataset's
+LABELS = ("scenario", "preset_type", "relation")  # what scores are broken down by
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class CallScores:
             "call_id": self.call_id,
             "judge": judge,
             "transcriber": transcriber,
-            **{k: v for k, v in self.labels.items() if k in ("scenario", "preset_type", "relation")},
+            **{k: v for k, v in self.labels.items() if k in LABELS},
             "versions": {name: [_turn_json(t) for t in turns] for name, turns in self.versions.items()},
         }
 
@@ -137,7 +138,7 @@ def load_scores(folder: Path, call_id: str, judge: str) -> CallScores | None:
         if doc.get("judge") != judge:
             return None
         versions = {k: [_turn_from_json(t) for t in v] for k, v in doc["versions"].items()}
-        labels = {k: doc[k] for k in ("scenario", "preset_type", "relation") if k in doc}
+        labels = {k: doc[k] for k in LABELS if k in doc}
         return CallScores(call_id, labels, versions)
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -175,7 +176,7 @@ def score_target(
             on_call(call_id, f"skipped: {exc}")
             continue
         scoring, versions = score_call(rec, metrics, dialogue, judge, transcriber, heard_by=heard_by)
-        scores = CallScores(call_id, call, versions)
+        scores = CallScores(call_id, {k: call[k] for k in LABELS if k in call}, versions)
         write_json(scores_path(folder, call_id), scores.to_json(judge.name, scoring.transcriber))
         out.append(scores)
         on_call(call_id, "scored")

@@ -67,7 +67,7 @@ def _say_number(match: re.Match[str]) -> str:
     return _read_number(digits)
 
 
-def normalize_zh(text: str) -> str:
+def normalize_zh(text: str, *, say_numbers: bool = True) -> str:
     """Text reduced to what is spoken: simplified script, no punctuation or whitespace, halfwidth, lowercase,
     numbers in characters.
 
@@ -75,10 +75,11 @@ def normalize_zh(text: str) -> str:
     lowercased so ``OK`` and ``ok`` match.  Numbers are written as they are said, so an ASR that writes
     ``9点`` for "九点" is not charged for it: integers up to four digits as numbers (``10`` → 十, ``105``
     → 一百零五), longer ones, ones with a leading zero and years digit by digit (``2024年`` → 二零二四年,
-    ``0571`` → 零五七一); 两 counts as 二 (``两点`` and ``2点`` are both 二点).
+    ``0571`` → 零五七一); 两 counts as 二 (``两点`` and ``2点`` are both 二点).  ``say_numbers=False`` keeps
+    digits as written (for matching, which reads numerals as digits instead).
     """
     folded = unicodedata.normalize("NFKC", to_simplified(text)).lower()
-    spoken = _NUMBER.sub(_say_number, folded).replace("两", "二")
+    spoken = _NUMBER.sub(_say_number, folded).replace("两", "二") if say_numbers else folded
     return "".join(ch for ch in spoken if not _is_dropped(ch))
 
 

@@ -67,7 +67,9 @@ def _numeral_value(run: str) -> str:
 def canonical(text: str) -> str:
     """``normalize_zh`` with numerals as arabic digits: the form phrases are matched in."""
     # numerals first: punctuation still separates 尾号三八六，二十八块 into two numbers
-    return normalize_zh(_NUMERAL.sub(lambda m: _numeral_value(m.group()), to_simplified(text)))
+    return normalize_zh(
+        _NUMERAL.sub(lambda m: _numeral_value(m.group()), to_simplified(text)), say_numbers=False
+    )
 
 
 def _fuzzy(syllable: str) -> str:
