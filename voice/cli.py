@@ -75,9 +75,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     tts = make_tts(args.tts)
     asr = None
     if not args.no_transcribe:
-        from voice.speech.asr import WhisperASR
+        from voice.speech.transcribers import make_transcriber
 
-        asr = WhisperASR()
+        asr = make_transcriber(args.transcriber)
     out = Path(args.out)
     config = BenchConfig(
         out=out,
@@ -115,6 +115,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(f"\n{r.target}  ({out / r.slug})")
         print(format_table(r.calls, r.summary))
     print(f"\nresults.json in {out}" + ("" if len(results) == 1 else " and each target's folder"))
+    if args.judge:
+        from voice.run.score_cli import score_run
+
+        score_run(out, args.judge, asr, dialogues={d.id: d for d in dialogues})
     if not args.no_report:
         from voice.report.build import build_report
 
@@ -241,6 +245,10 @@ def _call_options(
     )
     p.add_argument("--assistant-tts", help="the built-in assistant's TTS engine (default: same as --tts)")
     p.add_argument("--no-transcribe", action="store_true", help="skip transcribing the assistant's replies")
+    p.add_argument(
+        "--transcriber", default="whisper", help="for the replies: whisper (default) or openai:MODEL"
+    )
+    p.add_argument("--judge", help="score the run when it ends: checklist (offline) or openai:MODEL")
     net = p.add_argument_group("the phone network (all off by default; seeded by --seed and the call id)")
     net.add_argument(
         "--band-limit",

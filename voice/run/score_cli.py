@@ -14,6 +14,7 @@ from typing import Any
 from voice.dialogues import Dialogue, bundled_dialogues_path, load_dialogues
 from voice.errors import ConfigError
 from voice.metrics.results import target_folders
+from voice.speech.asr import ASREngine
 
 EXIT_GATE = 4  # the same code as a broken --fail-if gate of ``callsim bench``
 
@@ -59,9 +60,37 @@ def run_dialogues(folder: Path, given: str | None) -> dict[str, Dialogue]:
     return {d.id: d for d in load_dialogues(path or bundled_dialogues_path())}
 
 
-def cmd_score(args: argparse.Namespace) -> int:
+def score_run(
+    folder: Path,
+    judge_spec: str,
+    transcriber: ASREngine | None,
+    *,
+    dialogues: dict[str, Dialogue] | None = None,
+    floors: dict[str, float] | None = None,
+    base_url: str | None = None,
+) -> list[str]:
+    """Score every target of a run folder, print each seven-dimension table; the floors that broke."""
     from voice.metrics.scoring.judges import make_judge
-    from voice.run.score import broken_floors, format_scores, parse_fail_under, score_target
+    from voice.run.score import broken_floors, format_scores, score_target
+
+    judge = make_judge(judge_spec, base_url=base_url)
+    broken: list[str] = []
+    for target, target_folder in target_folders(folder):
+        known = dialogues if dialogues is not None else run_dialogues(target_folder, None)
+        calls, summary = score_target(
+            target_folder,
+            known,
+            judge,
+            transcriber,
+            on_call=lambda call_id, state: print(f"{call_id}: {state}", file=sys.stderr),
+        )
+        print(format_scores(summary, title=f"{target} ({len(calls)} calls)"))
+        broken += [f"{target}: {b}" for b in broken_floors(summary, floors or {})]
+    return broken
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from voice.run.score import parse_fail_under
     from voice.speech.transcribers import make_transcriber
 
     try:
@@ -69,20 +98,11 @@ def cmd_score(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
     folder = Path(args.folder)
-    judge = make_judge(args.judge, base_url=args.llm_base_url)
+    dialogues = run_dialogues(folder, args.dialogues) if args.dialogues else None
     transcriber = make_transcriber(args.transcriber)
-    broken: list[str] = []
-    for target, target_folder in target_folders(folder):
-        dialogues = run_dialogues(target_folder, args.dialogues)
-        calls, summary = score_target(
-            target_folder,
-            dialogues,
-            judge,
-            transcriber,
-            on_call=lambda call_id, state: print(f"{call_id}: {state}", file=sys.stderr),
-        )
-        print(format_scores(summary, title=f"{target} ({len(calls)} calls)"))
-        broken += [f"{target}: {b}" for b in broken_floors(summary, floors)]
+    broken = score_run(
+        folder, args.judge, transcriber, dialogues=dialogues, floors=floors, base_url=args.llm_base_url
+    )
     for b in broken:
         print(f"callsim: gate broke: {b}", file=sys.stderr)
     return EXIT_GATE if broken else 0
