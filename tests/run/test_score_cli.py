@@ -1,5 +1,7 @@
 """``callsim score`` through the real command line: the table, the scores files and the gate's exit code."""
 
+import json
+
 from tests.runs import bench
 from voice.cli import main
 from voice.dialogues import bundled_dialogues_path, load_dialogues
@@ -11,6 +13,8 @@ async def test_score_prints_the_table_and_gates(tmp_path, capsys):
     assert main(["score", str(tmp_path), "--transcriber", "memory"]) == 0
     out = capsys.readouterr().out
     assert out.count("semantic understanding") == 2  # one table per target
-    assert (tmp_path / "pcm-ws-a.test-pcm" / "scores.json").exists()
-    assert main(["score", str(tmp_path), "--fail-under", "semantic_understanding=5.1"]) == 4
+    summary = json.loads((tmp_path / "pcm-ws-a.test-pcm" / "scores.json").read_text())
+    assert summary["transcriber"] == {"name": "memory (scripted)"}  # every scored run says who transcribed it
+    floor = ["--fail-under", "semantic_understanding=5.1"]
+    assert main(["score", str(tmp_path), "--transcriber", "memory", *floor]) == 4
     assert "gate broke" in capsys.readouterr().err

@@ -151,6 +151,7 @@ def score_target(
     transcriber: ASREngine | None,
     *,
     on_call: Callable[[str, str], None] = lambda _id, _state: None,
+    transcriber_facts: Mapping[str, Any] | None = None,
 ) -> tuple[list[CallScores], dict[str, Any]]:
     """Score every call of one target folder (resumable); write each call's scores, then ``scores.json``.
 
@@ -181,6 +182,8 @@ def score_target(
         out.append(scores)
         on_call(call_id, "scored")
     summary = summarize_scores(out, judge.name)
+    if transcriber_facts:
+        summary["transcriber"] = dict(transcriber_facts)  # who transcribed, and its CER on known replies
     write_json(folder / "scores.json", summary)
     return out, summary
 

