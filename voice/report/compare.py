@@ -19,7 +19,9 @@ from voice.errors import ConfigError
 from voice.metrics.bootstrap import DEFAULT_RESAMPLES, bootstrap_difference
 from voice.metrics.measure import CallMetrics
 from voice.metrics.results import FIGURES, fmt_figure, read_results, target_folders, text_table, unit_values
+from voice.metrics.scoring.base import DIMENSIONS, TurnScore
 from voice.run.resume import metrics_from_json, settings_diff
+from voice.run.score import load_scores, scored_by
 
 DEFAULT_MIN_N = 5  # calls a side below which a difference is not starred
 LABELS = ("scenario", "preset_type", "relation", "dialogue_sha", "seed")
@@ -186,8 +188,51 @@ def compare_sides(
             if ca and cb:
                 groups[v] = _compare_calls(ca, cb, **kw)
         doc["by"], doc["groups"] = by, groups
+    dims = compare_dimensions(a, b, n_resamples=n_resamples, seed=seed, level=level)
+    if dims:
+        doc["dimensions"] = dims
     doc["warnings"] = small_n_warnings(doc)
     return doc
+
+
+def _side_scores(side: Side) -> dict[str, list[TurnScore]] | None:
+    """Each call's heard turn scores (``callsim score``), or None if the side is not (fully) scored."""
+    judge = scored_by(side.folder)
+    if judge is None:
+        return None
+    out = {}
+    for c in side.calls:
+        scores = load_scores(side.folder, c.call_id, judge)
+        if scores is None:
+            return None
+        out[c.call_id] = list(scores.versions.get("heard", []))
+    return out
+
+
+def _values(turns: Sequence[TurnScore], dim: str) -> list[float]:
+    return [float(v) for t in turns if (v := t.scores[dim].score if dim in t.scores else None) is not None]
+
+
+def compare_dimensions(
+    a: Side, b: Side, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = 0.95
+) -> dict[str, Any] | None:
+    """Each CallBench dimension's mean, B - A, with the bootstrap over calls (paired on the same calls)."""
+    sa, sb = _side_scores(a), _side_scores(b)
+    if sa is None or sb is None:
+        return None
+    paired = sorted(sa) == sorted(sb)
+    ids_a, ids_b = sorted(sa), sorted(sb) if not paired else sorted(sa)
+    out: dict[str, Any] = {}
+    for dim in DIMENSIONS:
+        ua = [[float(v) for t in sa[i] if (v := t.scores[dim].score if dim in t.scores else None) is not None]
+              for i in ids_a]  # fmt: skip
+        ub = [[float(v) for t in sb[i] if (v := t.scores[dim].score if dim in t.scores else None) is not None]
+              for i in ids_b]  # fmt: skip
+        d = bootstrap_difference(
+            ua, ub, "mean", paired=paired, n_resamples=n_resamples, seed=seed, level=level
+        )
+        out[dim] = {"a": d.a, "b": d.b, "diff": d.diff, "lo": d.lo, "hi": d.hi, "significant": d.significant}
+    return out
 
 
 def small_n_warnings(doc: Mapping[str, Any]) -> list[str]:
@@ -240,6 +285,11 @@ def format_comparison(doc: Mapping[str, Any]) -> str:
     rows = _rows(overall)
     for value, block in doc.get("groups", {}).items():
         rows += _rows(block, f"{doc['by']}={value}: ")
+    for dim, d in doc.get("dimensions", {}).items():
+        ci = "-" if d["lo"] is None else f"[{d['lo']:+.2f}, {d['hi']:+.2f}]"
+        cells = ["-" if x is None else f"{x:.2f}" for x in (d["a"], d["b"])]
+        delta = "-" if d["diff"] is None else f"{d['diff']:+.2f}" + (" *" if d["significant"] else "")
+        rows.append([f"score: {dim.replace('_', ' ')}", *cells, delta, ci])
     table = text_table(["figure", "A", "B", "B − A", f"{pct} CI"], rows)
     tail = [f"* the {pct} interval excludes 0; pp = percentage points"]
     tail += [f"small n: {w}" for w in doc.get("warnings", [])]

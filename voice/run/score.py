@@ -131,6 +131,15 @@ def scores_path(folder: Path, call_id: str) -> Path:
     return folder / f"{call_id}.scores.json"
 
 
+def scored_by(folder: Path) -> str | None:
+    """The judge a target folder was scored by (its ``scores.json``), or None if it was not scored."""
+    try:
+        judge = json.loads((folder / "scores.json").read_text(encoding="utf-8")).get("judge")
+    except (OSError, ValueError):
+        return None
+    return judge if isinstance(judge, str) else None
+
+
 def load_scores(folder: Path, call_id: str, judge: str) -> CallScores | None:
     """A call's scores on disk by the same judge (else None: it is scored again)."""
     try:
