@@ -33,6 +33,7 @@ async def test_every_call_is_scored_on_seven_dimensions_and_rhythm_is_the_measur
     # what the scripted bot "said" is the memory ASR's 好的 everywhere: the references must do far better
     heard, ref = summary["dimensions"]["heard"], summary["dimensions"]["reference"]
     assert ref["semantic_understanding"]["mean"] > heard["semantic_understanding"]["mean"]
+    assert ref["dialogue_rhythm"]["mean"] is None  # the reference was never said: no timing to score
     assert summary["by_scenario"].keys() == {"takeout", "harassment"}
     table = format_scores(summary, title="a")
     assert "semantic understanding" in table and "dialogue rhythm" in table

@@ -101,9 +101,15 @@ def intended_texts(rec: Recording, metrics: CallMetrics) -> dict[int, str] | Non
     return out
 
 
-def _as_text(call: ScoringInput, texts: Mapping[int, str | None]) -> ScoringInput:
-    """The same call with each reply replaced by a text (its own log, or the dataset's reference)."""
-    turns = [replace(t, heard=texts.get(t.turn) or "[no reply]", tags=()) for t in call.turns]
+def _as_text(call: ScoringInput, texts: Mapping[int, str | None], *, timed: bool) -> ScoringInput:
+    """The same call with each reply replaced by a text (its own log, or the dataset's reference).
+
+    ``timed``: the text was said in this call, so the turn keeps its measured rhythm (the reference was
+    never said: it has no timing to score)."""
+    turns = [
+        replace(t, heard=texts.get(t.turn) or "[no reply]", tags=(), rhythm=t.rhythm if timed else None)
+        for t in call.turns
+    ]
     return replace(call, turns=turns, transcriber="text")
 
 
@@ -121,9 +127,9 @@ def score_call(
     versions = {"heard": with_rhythm(judge.score_call(call), call)}
     intended = intended_texts(rec, metrics)
     if intended is not None:
-        versions["text"] = with_rhythm(judge.score_call(_as_text(call, intended)), call)
+        versions["text"] = with_rhythm(judge.score_call(_as_text(call, intended, timed=True)), call)
     references: dict[int, str | None] = {t.turn: t.reference for t in call.turns}
-    versions["reference"] = judge.score_call(_as_text(call, references))
+    versions["reference"] = judge.score_call(_as_text(call, references, timed=False))
     return call, versions
 
 
