@@ -51,16 +51,15 @@ def talked_over(seconds: float) -> str:
 
 @dataclass(frozen=True)
 class _Reply:
-    """One stretch of assistant speech to render: a turn's reply (``turn`` ≥ 0) or the greeting (-1)."""
+    """One stretch of assistant speech to render: a turn's reply or the greeting."""
 
-    turn: int
     span: Span | None  # None: no reply
     next_turn: TurnMetrics | None  # the caller turn that follows (it may cut in)
     heard_text: str | None  # from the metrics
 
 
 class _Ears:
-    """Transcribes spans of the assistant channel once each; records which transcripts were used."""
+    """Transcribes spans of the assistant channel (or takes the metrics' text), noting whose text it used."""
 
     def __init__(self, rec: Recording, transcriber: ASREngine | None, heard_by: str) -> None:
         self.rec, self.transcriber, self.heard_by = rec, transcriber, heard_by
@@ -100,7 +99,6 @@ def build_scoring_input(
     following = [*turns[1:], _cut_in(rec, metrics, segs, {t.turn for t in turns})]
     replies = [
         _Reply(
-            i,
             _reply_span(
                 segs, t.reply_onset_ms, turns[i + 1].caller_start_ms if i + 1 < len(turns) else end_ms
             ),
@@ -183,9 +181,7 @@ def _before_reply(t: TurnMetrics, segs: Sequence[Span], ears: _Ears) -> tuple[li
     out: list[str] = []
     tags: tuple[str, ...] = ()
     lo = t.caller_start_ms
-    if (
-        t.barge_in is not None
-    ):  # the reply it cut into is not this turn's (nor is anything, if it never stopped)
+    if t.barge_in is not None:  # the reply it cut into is not this turn's (nothing is, if it never stopped)
         stop = t.barge_in.stop_latency_ms
         lo = max(lo, t.barge_in.at_ms + stop) if stop is not None else float("inf")
     for s, e in segs:
@@ -254,7 +250,7 @@ def _greeting(
     spoken = first is not None and first.turn in {t.turn for t in metrics.turns}
     next_start = first.caller_start_ms if first is not None and spoken else metrics.duration_ms
     span = _reply_span(segs, metrics.first_word_ms, next_start)
-    text, _tags = _render(_Reply(-1, span, first, None), segs, ears)
+    text, _tags = _render(_Reply(span, first, None), segs, ears)
     return None if text == NOT_TRANSCRIBED else text
 
 
