@@ -180,6 +180,29 @@ def test_a_hang_up_ends_the_call_and_later_turns_are_its_ending_not_failures():
     assert any("2 caller turn(s) after the hang-up" in n for n in call.notes)
 
 
+def test_a_reply_cut_by_a_barge_in_and_then_hung_up_on_reads_as_interrupted():
+    # turn 1 barges in at 3500 and the assistant stops at 3800 and hangs up: turn 1 is not a turn of the call,
+    # but the reply it cut into must not read as merely unfinished
+    barge = ev.BargedIn(S(3500), 1, S(3500), reply_onset=S(2500), offset=S(1000))
+    turns = [(1000, 2000, {}), (3500, 5000, {"mode": "barge_in"})]
+    hangup = ev.HungUp(S(3900), "assistant", "bye")
+    rec = synthetic(4000, [(2500, 3800)], turns, [barge, hangup], end=("assistant_hangup", False))
+    call = scored(rec, LengthASR({1300: "谢谢机主不需要也不会"}))
+    assert call.turns[0].heard == (
+        "谢谢机主不需要也 [caller interrupted here] 不会 [assistant cut off] [assistant hung up]"
+    )
+    assert call.turns[0].tags == ("interrupted", "cut_off", "hung_up")
+    assert call.turns[1].after_hangup
+
+
+def test_a_turn_cut_by_the_hang_up_that_began_in_silence_interrupted_nothing():
+    hangup = ev.HungUp(S(3600), "assistant", "bye")
+    rec = synthetic(
+        4500, [(2500, 3500)], [(1000, 2000, {}), (3550, 4500, {})], [hangup], end=("assistant_hangup", False)
+    )
+    assert scored(rec, LengthASR({1000: "再见。"})).turns[0].heard == "再见。 [assistant hung up]"
+
+
 def test_an_assistant_that_hangs_up_during_its_greeting_answered_nothing():
     hangup = ev.HungUp(S(1600), "assistant", "bye")
     rec = synthetic(2000, [(200, 1500)], [], [hangup], planned=2, end=("assistant_hangup", False))

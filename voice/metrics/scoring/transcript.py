@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from voice.core import events as ev
-from voice.core.audio import ms_to_samples
+from voice.core.audio import ms_to_samples, samples_to_ms
 from voice.dialogues import Dialogue
-from voice.metrics.measure import BARGE_IN_SUCCESS_MS, CallMetrics, TurnMetrics
+from voice.metrics.measure import BARGE_IN_SUCCESS_MS, YIELD_SILENCE_MS, BargeIn, CallMetrics, TurnMetrics
 from voice.metrics.scoring.base import HeardTurn, ScoringInput
 from voice.run.recording import Recording
 from voice.speech.asr import ASREngine
@@ -51,16 +51,15 @@ def talked_over(seconds: float) -> str:
 
 @dataclass(frozen=True)
 class _Reply:
-    """One stretch of assistant speech to render: a turn's reply (``turn`` ≥ 0) or the greeting (-1)."""
+    """One stretch of assistant speech to render: a turn's reply or the greeting."""
 
-    turn: int
     span: Span | None  # None: no reply
     next_turn: TurnMetrics | None  # the caller turn that follows (it may cut in)
     heard_text: str | None  # from the metrics
 
 
 class _Ears:
-    """Transcribes spans of the assistant channel once each; records which transcripts were used."""
+    """Transcribes spans of the assistant channel (or takes the metrics' text), noting whose text it used."""
 
     def __init__(self, rec: Recording, transcriber: ASREngine | None, heard_by: str) -> None:
         self.rec, self.transcriber, self.heard_by = rec, transcriber, heard_by
@@ -97,13 +96,13 @@ def build_scoring_input(
     ears = _Ears(rec, transcriber, heard_by)
     turns = list(metrics.turns)
     end_ms = metrics.duration_ms
+    following = [*turns[1:], _cut_in(rec, metrics, segs, {t.turn for t in turns})]
     replies = [
         _Reply(
-            i,
             _reply_span(
                 segs, t.reply_onset_ms, turns[i + 1].caller_start_ms if i + 1 < len(turns) else end_ms
             ),
-            turns[i + 1] if i + 1 < len(turns) else None,
+            following[i],
             None if retranscribe else t.heard_text,
         )
         for i, t in enumerate(turns)
@@ -119,7 +118,7 @@ def build_scoring_input(
             text, tags = f"{text} {HUNG_UP}", (*tags, "hung_up")
         heard.append(_heard(t.turn, t.text, text, tags, plans, dialogue, t.reference, t.rhythm))
     heard += _unheard(metrics, plans, dialogue, {t.turn for t in turns})
-    greeting = _greeting(metrics, turns, segs, ears)
+    greeting = _greeting(metrics, turns[0] if turns else following[-1], segs, ears)
     if greeting is not None and metrics.hangup_ms is not None and not turns:
         greeting = f"{greeting} {HUNG_UP}"
     return ScoringInput(
@@ -182,9 +181,7 @@ def _before_reply(t: TurnMetrics, segs: Sequence[Span], ears: _Ears) -> tuple[li
     out: list[str] = []
     tags: tuple[str, ...] = ()
     lo = t.caller_start_ms
-    if (
-        t.barge_in is not None
-    ):  # the reply it cut into is not this turn's (nor is anything, if it never stopped)
+    if t.barge_in is not None:  # the reply it cut into is not this turn's (nothing is, if it never stopped)
         stop = t.barge_in.stop_latency_ms
         lo = max(lo, t.barge_in.at_ms + stop) if stop is not None else float("inf")
     for s, e in segs:
@@ -199,6 +196,42 @@ def _before_reply(t: TurnMetrics, segs: Sequence[Span], ears: _Ears) -> tuple[li
     return out, tags
 
 
+def _cut_in(
+    rec: Recording, metrics: CallMetrics, segs: Sequence[Span], spoken: set[int]
+) -> TurnMetrics | None:
+    """The caller turn under way when the assistant hung up, if it cut into the last reply.
+
+    It is not a turn of the call, so the metrics keep no barge-in for it; it is rebuilt here (as measure
+    does: the assistant's speech run covering the caller's first sound, runs closer than 300 ms joined), so
+    a reply cut short by the caller and then hung up on reads as interrupted, not as unfinished.
+    """
+    if metrics.hangup_ms is None:
+        return None
+    cut = sorted(
+        (e for e in rec.events if isinstance(e, ev.CallerSpoke) and e.turn not in spoken),
+        key=lambda e: e.turn,
+    )
+    if not cut:
+        return None
+    d, rate = cut[0], rec.sample_rate
+    scripted = next((e.at for e in rec.events if isinstance(e, ev.BargedIn) and e.turn == d.turn), None)
+    at = samples_to_ms(scripted if scripted is not None else d.speech_start, rate)
+    runs: list[list[float]] = []
+    for s, e in segs:
+        if runs and s - runs[-1][1] < YIELD_SILENCE_MS:
+            runs[-1][1] = max(runs[-1][1], e)
+        else:
+            runs.append([s, e])
+    covering = next(((s, e) for s, e in runs if s <= at < e), None)
+    if covering is None:
+        return None
+    latency = covering[1] - at if covering[1] < metrics.duration_ms else None
+    success = latency is not None and latency <= BARGE_IN_SUCCESS_MS
+    barge = BargeIn(at, True, latency, success, scripted is not None)
+    start, end = samples_to_ms(d.speech_start, rate), samples_to_ms(d.speech_end, rate)
+    return TurnMetrics(d.turn, d.mode, "", start, end, None, None, 0.0, barge_in=barge)
+
+
 def _overlap(segs: Sequence[Span], lo: float, hi: float) -> float:
     return sum(max(0.0, min(e, hi) - max(s, lo)) for s, e in segs)
 
@@ -209,14 +242,15 @@ def _backchannel_text(rec: Recording, turn: int) -> str:
 
 
 def _greeting(
-    metrics: CallMetrics, turns: Sequence[TurnMetrics], segs: Sequence[Span], ears: _Ears
+    metrics: CallMetrics, first: TurnMetrics | None, segs: Sequence[Span], ears: _Ears
 ) -> str | None:
     """The opening as heard (with an interruption by the caller's first turn marked), if there was one."""
     if metrics.first_word_ms is None:
         return None
-    first = turns[0] if turns else None
-    span = _reply_span(segs, metrics.first_word_ms, first.caller_start_ms if first else metrics.duration_ms)
-    text, _tags = _render(_Reply(-1, span, first, None), segs, ears)
+    spoken = first is not None and first.turn in {t.turn for t in metrics.turns}
+    next_start = first.caller_start_ms if first is not None and spoken else metrics.duration_ms
+    span = _reply_span(segs, metrics.first_word_ms, next_start)
+    text, _tags = _render(_Reply(span, first, None), segs, ears)
     return None if text == NOT_TRANSCRIBED else text
 
 
