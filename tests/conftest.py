@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from tests.llm_fake import FakeLLM
+
 # Model tests in files edited elsewhere, marked here instead (file paths or test ids, without parameters);
 # once their files mark them ``models`` themselves, delete them from this list.
 MODEL_TESTS = {
@@ -89,3 +91,20 @@ def _models_only_in_model_tests(request: pytest.FixtureRequest) -> Iterator[None
             "(or list it in tests/conftest.py's MODEL_TESTS)",
             pytrace=False,
         )
+
+
+# --- the local server that plays an OpenAI-compatible LLM (tests/llm_fake.py) ------------------------------
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeLLM]:
+    """A real HTTP server in this process answering chat completions from a script."""
+    with FakeLLM() as fake:
+        yield fake
+
+
+@pytest.fixture
+def no_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No OPENAI_* variables from the developer's shell may reach a test."""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)

@@ -28,16 +28,7 @@ ASK = ChatRequest(
 )
 
 
-@pytest.fixture
-def llm():
-    with FakeLLM() as fake:
-        yield fake
-
-
-@pytest.fixture(autouse=True)
-def no_openai_env(monkeypatch):
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+pytestmark = pytest.mark.usefixtures("no_openai_env")
 
 
 def client(fake_or_url, tmp_path, sleeps=None, **settings):

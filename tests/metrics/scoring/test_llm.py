@@ -23,16 +23,7 @@ def answer(turns, score=4, **override):
     return {"turns": [{"turn": t, "scores": scores} for t in turns]}
 
 
-@pytest.fixture
-def llm():
-    with FakeLLM() as fake:
-        yield fake
-
-
-@pytest.fixture(autouse=True)
-def no_openai_env(monkeypatch):
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+pytestmark = pytest.mark.usefixtures("no_openai_env")
 
 
 def judge(url, tmp_path, sleeps=None, **settings):
