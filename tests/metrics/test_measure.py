@@ -5,7 +5,15 @@ import pytest
 
 from tests.fakes import ReferenceBot, plan, reference, turn
 from voice.core.call import CallCore
-from voice.metrics.measure import measure, merge_segments, overlap
+from voice.metrics.measure import (
+    CallMetrics,
+    TurnMetrics,
+    heard_span,
+    measure,
+    merge_segments,
+    overlap,
+    reply_spans_ms,
+)
 from voice.run.recording import Recording
 
 
@@ -108,3 +116,18 @@ def test_the_reason_a_call_ended_is_kept_in_words():
 def test_helpers():
     assert merge_segments([(0, 10), (15, 20), (40, 50)], gap=6) == [(0, 20), (40, 50)]
     assert overlap([(0, 10), (20, 30)], 5, 25) == 10
+
+
+def test_a_reply_is_heard_from_its_onset_to_the_last_speech_that_starts_before_the_next_turn():
+    m = CallMetrics(
+        "c", "d", "completed", False, 10_000.0, None,
+        turns=[
+            TurnMetrics(0, "after_reply", "", 1000.0, 2000.0, 2400.0, 400.0, 0.0),
+            TurnMetrics(1, "after_reply", "", 5000.0, 6000.0, None, None, 0.0),
+            TurnMetrics(2, "after_reply", "", 8000.0, 8500.0, 8800.0, 300.0, 0.0),
+        ],
+        assistant_speech_ms=[(2400.0, 3000.0), (3300.0, 4100.0), (4990.0, 5200.0), (8800.0, 9900.0)],
+    )  # fmt: skip
+    assert reply_spans_ms(m) == [(2400.0, 5200.0), None, (8800.0, 9900.0)]
+    assert heard_span(m.assistant_speech_ms, None, 5000.0) is None
+    assert reply_spans_ms(CallMetrics("c", "d", "assistant_hangup", False, 900.0, 80.0)) == []

@@ -121,6 +121,25 @@ class CallMetrics:
         return [t.barge_in for t in self.turns if t.barge_in is not None and t.barge_in.active]
 
 
+def heard_span(
+    speech_ms: Sequence[tuple[float, float]], onset: float | None, until: float
+) -> tuple[float, float] | None:
+    """What the caller heard from ``onset`` on, in ms: to the end of the last assistant speech segment that
+    starts before ``until`` (the next caller turn, or the end of the call).  None without an onset."""
+    if onset is None:
+        return None
+    return onset, max((e for s, e in speech_ms if onset <= s < until), default=max(onset, until))
+
+
+def reply_spans_ms(m: CallMetrics) -> list[tuple[float, float] | None]:
+    """Per caller turn, where its reply was heard (None: unanswered): what is transcribed as the reply and
+    what a judge reads."""
+    ends = [t.caller_start_ms for t in m.turns[1:]] + [m.duration_ms] * bool(m.turns)
+    return [
+        heard_span(m.assistant_speech_ms, t.reply_onset_ms, nxt) for t, nxt in zip(m.turns, ends, strict=True)
+    ]
+
+
 def assistant_segments(pcm: Pcm) -> list[Segment]:
     """The assistant's speech as heard, in samples (webrtcvad, 60 ms minimum, 200 ms gaps merged)."""
     return speech_segments(pcm, min_speech_ms=60, min_silence_ms=200)

@@ -29,7 +29,7 @@ from voice.core.clock import Clock, MonotonicClock
 from voice.dialogues import Dialogue
 from voice.errors import AssistantCrashed, ConfigError, LineError
 from voice.lines.base import CallStart, Line
-from voice.metrics.measure import CallMetrics, measure
+from voice.metrics.measure import CallMetrics, measure, reply_spans_ms
 from voice.metrics.results import RESULTS_SCHEMA, call_to_json, summarize_run, write_json
 from voice.run.driver import CallTrace, record_call
 from voice.run.recording import Recording, save_recording
@@ -147,22 +147,17 @@ async def call_once(
 
 
 def transcribe_replies(rec: Recording, metrics: CallMetrics, asr: ASREngine) -> CallMetrics:
-    """Attach what the assistant said after each caller turn (its heard audio, transcribed).
+    """Attach what the assistant said after each caller turn (its heard reply, transcribed).
 
-    A reply runs from its onset to the end of the last speech segment that starts before the next caller
-    turn, on the segments ``measure`` found (:attr:`CallMetrics.assistant_speech_ms`).
+    The reply's extent is :func:`~voice.metrics.measure.reply_spans_ms`: the same span a judge reads.
     """
     rate = rec.sample_rate
-    n = len(rec.assistant)
-    segs = [(ms_to_samples(s, rate), ms_to_samples(e, rate)) for s, e in metrics.assistant_speech_ms]
     turns = []
-    for i, t in enumerate(metrics.turns):
-        if t.reply_onset_ms is None:
+    for t, span in zip(metrics.turns, reply_spans_ms(metrics), strict=True):
+        if span is None:
             turns.append(t)
             continue
-        lo = ms_to_samples(t.reply_onset_ms, rate)
-        hi = ms_to_samples(metrics.turns[i + 1].caller_start_ms, rate) if i + 1 < len(metrics.turns) else n
-        hi = max((e for s, e in segs if lo <= s < hi), default=hi)
+        lo, hi = ms_to_samples(span[0], rate), ms_to_samples(span[1], rate)
         turns.append(
             dataclasses.replace(t, heard_text=asr.transcribe(rec.assistant[lo:hi]) if hi > lo else "")
         )

@@ -29,7 +29,15 @@ from dataclasses import dataclass
 from voice.core import events as ev
 from voice.core.audio import ms_to_samples, samples_to_ms
 from voice.dialogues import Dialogue
-from voice.metrics.measure import BARGE_IN_SUCCESS_MS, YIELD_SILENCE_MS, BargeIn, CallMetrics, TurnMetrics
+from voice.metrics.measure import (
+    BARGE_IN_SUCCESS_MS,
+    YIELD_SILENCE_MS,
+    BargeIn,
+    CallMetrics,
+    TurnMetrics,
+    heard_span,
+    reply_spans_ms,
+)
 from voice.metrics.scoring.base import HeardTurn, ScoringInput
 from voice.run.recording import Recording
 from voice.speech.asr import ASREngine
@@ -95,17 +103,10 @@ def build_scoring_input(
     segs = list(metrics.assistant_speech_ms)
     ears = _Ears(rec, transcriber, heard_by)
     turns = list(metrics.turns)
-    end_ms = metrics.duration_ms
     following = [*turns[1:], _cut_in(rec, metrics, segs, {t.turn for t in turns})]
     replies = [
-        _Reply(
-            _reply_span(
-                segs, t.reply_onset_ms, turns[i + 1].caller_start_ms if i + 1 < len(turns) else end_ms
-            ),
-            following[i],
-            None if retranscribe else t.heard_text,
-        )
-        for i, t in enumerate(turns)
+        _Reply(span, following[i], None if retranscribe else t.heard_text)
+        for i, (t, span) in enumerate(zip(turns, reply_spans_ms(metrics), strict=True))
     ]
     plans = {e.turn: e for e in rec.events if isinstance(e, ev.TurnPlanned)}
     heard: list[HeardTurn] = []
@@ -130,13 +131,6 @@ def build_scoring_input(
         transcriber="; ".join(ears.used),
         notes=_notes(metrics),
     )
-
-
-def _reply_span(segs: Sequence[Span], onset: float | None, next_start: float) -> Span | None:
-    """From the onset to the end of the last segment that starts before the next caller turn."""
-    if onset is None:
-        return None
-    return onset, max((e for s, e in segs if onset <= s < next_start), default=max(onset, next_start))
 
 
 def _speech_before(segs: Sequence[Span], span: Span, at: float) -> float:
@@ -249,7 +243,7 @@ def _greeting(
         return None
     spoken = first is not None and first.turn in {t.turn for t in metrics.turns}
     next_start = first.caller_start_ms if first is not None and spoken else metrics.duration_ms
-    span = _reply_span(segs, metrics.first_word_ms, next_start)
+    span = heard_span(segs, metrics.first_word_ms, next_start)
     text, _tags = _render(_Reply(span, first, None), segs, ears)
     return None if text == NOT_TRANSCRIBED else text
 
