@@ -206,7 +206,10 @@ class TapeBot:
         out: list[LineInput] = []
         while self.tape and self.tape[0][0] <= now_ms:
             _, what, length = self.tape.pop(0)
-            out.append(AssistantAudio(tone(length, f0=300.0)) if what == "speak" else AssistantControl(what))
+            if what == "speak":
+                out.append(AssistantAudio(tone(length, f0=300.0)))
+            else:
+                out.append(AssistantControl(what, {"reason": "goodbye"}))
         return out
 
 
@@ -256,6 +259,7 @@ def test_turns_after_a_proper_hang_up_are_not_turns_of_the_call():
     assert [t.turn for t in m.turns] == [0] and m.turns[0].rhythm == 5
     assert m.caller_turns_cut == 2 and m.turns_of_call == 1 and m.served
     assert m.hangup_ms == pytest.approx(5200, abs=40)
+    assert m.detail == "the assistant hung up: goodbye"  # why the call ended, in the reports
 
 
 def test_an_assistant_that_hangs_up_at_once_ran_a_call_but_did_not_serve_the_caller():

@@ -259,7 +259,7 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
         assistant_speech_ms=[(_ms(s, rate), _ms(e, rate)) for s, e in segs],
         hangup_ms=_ms(hangup, rate) if hangup is not None else None,
         caller_turns_cut=len(cut) + (max(0, len(plans) - len(cut) - len(turns)) if hangup is not None else 0),
-        detail=end.detail if end else "",
+        detail=(end.detail if end else "") or _hangup_reason(events),
     )
 
 
@@ -306,6 +306,12 @@ def _assistant_hangup(events: Sequence[ev.CallEvent]) -> int | None:
         if isinstance(e, ev.HungUp | ev.CallEnded):
             return None  # the caller hung up first: what follows is not the assistant's doing
     return None
+
+
+def _hangup_reason(events: Sequence[ev.CallEvent]) -> str:
+    """The reason the assistant gave when it hung up, if it did (the call's detail says nothing else)."""
+    reason = next((e.reason for e in events if isinstance(e, ev.HungUp) and e.by == "assistant"), "")
+    return f"the assistant hung up: {reason}" if reason else ""
 
 
 def _covering(runs: Sequence[Segment], at: int) -> Segment | None:

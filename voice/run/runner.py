@@ -187,10 +187,18 @@ async def _check_alive(run: TargetRun, job: CallJob, suspect: bool) -> None:
             await asyncio.sleep(CRASH_POLL_S)
 
 
-def _connect_failed(job: CallJob, plan: CallerPlan) -> CallMetrics:
+def _connect_failed(job: CallJob, plan: CallerPlan, why: str) -> CallMetrics:
     """A call that never connected: counted as failed, but not saved, so a rerun tries it again."""
+    planned = len(plan.turns)
     return CallMetrics(
-        job.call_id, job.dialogue.id, "connect_failed", True, 0.0, None, caller_turns_planned=len(plan.turns)
+        job.call_id,
+        job.dialogue.id,
+        "connect_failed",
+        True,
+        0.0,
+        None,
+        caller_turns_planned=planned,
+        detail=why,
     )
 
 
@@ -248,8 +256,8 @@ class _Calls:
                 rec, _ = await call_once(job, plan, run.make_line(), self.new_clock(), settings)
             except LineError as exc:
                 await _check_alive(run, job, suspect=True)
-                metrics = _connect_failed(job, plan)
-                self.on_status(CallStatus(label, job.call_id, "failed", metrics, f"cannot connect: {exc}"))
+                metrics = _connect_failed(job, plan, f"cannot connect: {exc}")
+                self.on_status(CallStatus(label, job.call_id, "failed", metrics, metrics.detail))
                 return metrics
         metrics = await loop.run_in_executor(None, _save_and_measure, settings.out_dir, rec)
         await _check_alive(run, job, suspect=metrics.failed or metrics.outcome == "line_closed")
