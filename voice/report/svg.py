@@ -119,17 +119,22 @@ def min_span(lo: float, hi: float) -> float:
     return max(hi - lo, 0.1 * max(abs(lo), abs(hi)), 1.0)
 
 
+def _x_range(values: Sequence[float], ticks: int) -> tuple[float, float, float]:
+    """Where a chart of ``values`` starts (a whole step), its step, and how far it must at least reach."""
+    first, last = min(values), max(values)
+    span = min_span(first, last)
+    step = nice_step(span, ticks)
+    return math.floor(first / step) * step, step, max(last, first + span)
+
+
 def histogram(series: Series, *, title: str, xlabel: str, ylabel: str = "turns", bins: int = 24) -> str:
     """Counts per bin, one bar per target side by side in each bin (shared bin edges)."""
     values = [v for _, vs in series for v in vs]
     if not values:
         return _empty(title)
-    first, hi = min(values), max(values)
-    span = min_span(first, hi)
-    step = nice_step(span, bins)
-    lo = math.floor(first / step) * step
-    n_bins = max(1, math.ceil((max(hi, first + span) - lo) / step - 1e-9))
-    if lo + n_bins * step <= hi:
+    lo, step, reach = _x_range(values, bins)
+    n_bins = max(1, math.ceil((reach - lo) / step - 1e-9))
+    if lo + n_bins * step <= max(values):
         n_bins += 1
     counts = [[0] * n_bins for _ in series]
     for s, (_, vs) in enumerate(series):
@@ -162,11 +167,8 @@ def cdf(
     values = [v for _, vs in series for v in vs]
     if not values:
         return _empty(title)
-    first, last = min(values), max(values)
-    span = min_span(first, last)
-    step = nice_step(span, 7)
-    lo = math.floor(first / step) * step
-    hi = math.ceil(max(last, first + span) / step) * step
+    lo, step, reach = _x_range(values, 7)
+    hi = math.ceil(reach / step) * step
     out = _frame(title, xlabel, ylabel)
     axes, sc = _axes(lo, hi, 0, 1)
     out += axes

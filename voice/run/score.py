@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from voice.core import events as ev
+from voice.core.audio import ms_to_samples
 from voice.dialogues import Dialogue
 from voice.errors import RecordingError
 from voice.metrics.bootstrap import bootstrap_difference
@@ -92,8 +93,7 @@ def intended_texts(rec: Recording, metrics: CallMetrics) -> dict[int, str] | Non
     ]
     if not replies:
         return None
-    rate = rec.sample_rate
-    starts = [round(t.caller_start_ms * rate / 1000) for t in metrics.turns]
+    starts = [ms_to_samples(t.caller_start_ms, rec.sample_rate) for t in metrics.turns]
     out: dict[int, str] = {}
     for i, t in enumerate(metrics.turns):
         hi = starts[i + 1] if i + 1 < len(starts) else len(rec.assistant) + 1
