@@ -3,8 +3,9 @@
 ``FakeLLM`` listens on 127.0.0.1 (a free port) in a thread and answers ``POST …/chat/completions`` with the
 next scripted reply: a completion whose message content is given (:meth:`answer`), an HTTP error
 (:meth:`fail`), or either after a delay (to make the client time out).  With the script empty it answers
-500.  Every request body, path and header set is kept in :attr:`requests`; :attr:`max_in_flight` is the
-most requests it was serving at once.
+with the :meth:`respond` function's answer to the request, if one is set, else 500.  Every request body,
+path and header set is kept in :attr:`requests`; :attr:`max_in_flight` is the most requests it was serving
+at once.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -35,15 +37,20 @@ class Seen:
     body: dict[str, Any]
 
 
+Responder = Callable[[dict[str, Any]], "str | dict[str, Any]"]
+
+
 class FakeLLM:
-    def __init__(self, *, hold_s: float = 0.0) -> None:
+    def __init__(self, *, hold_s: float = 0.0, port: int = 0) -> None:
         self.script: deque[Reply] = deque()
+        self.responder: Responder | None = None  # answers when the script is empty
+        self.responder_delay_s = 0.0
         self.requests: list[Seen] = []
         self.hold_s = hold_s  # every request is held this long (to see concurrency)
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
 
@@ -56,6 +63,11 @@ class FakeLLM:
     ) -> FakeLLM:
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
         self.script.append(Reply(content=text, finish_reason=finish_reason, delay_s=delay_s))
+        return self
+
+    def respond(self, responder: Responder, *, delay_s: float = 0.0) -> FakeLLM:
+        """Answer every request the script does not, with ``responder(request body)`` after ``delay_s``."""
+        self.responder, self.responder_delay_s = responder, delay_s
         return self
 
     def fail(
@@ -79,7 +91,13 @@ class FakeLLM:
             self.requests.append(seen)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
-            return self.script.popleft() if self.script else Reply(status=500, body={"error": "script empty"})
+            if self.script:
+                return self.script.popleft()
+        if self.responder is not None:
+            answer = self.responder(seen.body)
+            text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+            return Reply(content=text, delay_s=self.responder_delay_s)
+        return Reply(status=500, body={"error": "script empty"})
 
     def _done(self) -> None:
         with self._lock:

@@ -50,6 +50,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from voice.lines.targets import parse_target
     from voice.metrics.gates import check_options, judge_run
     from voice.metrics.results import format_table
+    from voice.react.options import caller_from_args
     from voice.run.dataset import BenchConfig, default_concurrency, run_bench, select_dialogues, split_values
     from voice.run.progress import Progress
     from voice.speech.tts import make_tts
@@ -73,8 +74,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if concurrency < 1 or args.repeats < 1:
         raise ConfigError("--concurrency and --repeats must be at least 1")
     tts = make_tts(args.tts)
+    caller = caller_from_args(args)
     asr = None
-    if not args.no_transcribe:
+    if not args.no_transcribe or caller is not None:  # a reactive caller hears through it
         from voice.speech.transcribers import make_transcriber
 
         asr = make_transcriber(args.transcriber)
@@ -99,6 +101,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         retry_failed=args.retry_failed,
         fresh=args.fresh,
         wait_for_target=args.wait_for_target,
+        caller=caller,
     )
     total = len(dialogues) * args.repeats * len(targets)
     print(
@@ -249,6 +252,9 @@ def _call_options(
         "--transcriber", default="whisper", help="for the replies: whisper (default) or openai:MODEL"
     )
     p.add_argument("--judge", help="score the run when it ends: checklist (offline) or openai:MODEL")
+    from voice.react.options import add_caller_options
+
+    add_caller_options(p)
     net = p.add_argument_group("the phone network (all off by default; seeded by --seed and the call id)")
     net.add_argument(
         "--band-limit",

@@ -253,6 +253,15 @@ def _check_caller(c: _Checker, obj: dict[str, Any], at: str, first: bool) -> Non
             c.add(f"{at}.backchannel", "needs a preceding assistant turn to overlap")
 
 
+def check_caller_turn(obj: Mapping[str, Any], source: str, at: str) -> list[DialogueProblem]:
+    """The problems of one caller turn object (text and cues, same bounds as a file): for generated turns."""
+    c = _Checker(source, 0)
+    c.keys(obj, _CALLER_KEYS, ["text"], at)
+    c.text(obj, "text", f"{at}.text", cjk=True)
+    _check_caller(c, dict(obj), at, first=False)
+    return c.problems
+
+
 def _check_turns(c: _Checker, turns: Any) -> None:
     if not isinstance(turns, list) or not turns:
         c.add("turns", "must be a non-empty list of turns")

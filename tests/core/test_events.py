@@ -42,6 +42,10 @@ EXAMPLES: list[ev.CallEvent] = [
     ev.BargeInSkipped(5000, 1, "reply ended before the barge-in point"),
     ev.BackchannelSaid(5000, 1, "嗯", 4900, 5200, 3100),
     ev.BackchannelSkipped(5000, 1, "reply already ended"),
+    ev.TurnRequested(9000, 2, "reply_ended", 8000),
+    ev.CallerDecided(9600, 2, "say", "llm", "那放门口吧", "助理：放哪儿？", reason="answer", key="ab12"),
+    ev.CallerLate(12_000, 2, 11_000, 1000),
+    ev.GoalReported(30_000, "partly", "放了门口，但没人签收", 3),
 ]
 
 

@@ -14,17 +14,9 @@ from voice.dialogues import parse_dialogue
 from voice.errors import ConfigError, LineError
 from voice.lines.memory import MemoryLine
 from voice.metrics.results import call_to_json
+from voice.run.jobs import CallJob, plan_jobs, repeat_seed
 from voice.run.resume import load_done, metrics_from_json
-from voice.run.runner import (
-    CallJob,
-    CallStatus,
-    RunSettings,
-    TargetRun,
-    plan_jobs,
-    repeat_seed,
-    run_calls,
-    run_dialogues,
-)
+from voice.run.runner import CallStatus, RunSettings, TargetRun, run_calls, run_dialogues
 from voice.speech.asr import MemoryASR
 from voice.speech.tts.memory import MemoryTTS
 
@@ -90,16 +82,6 @@ async def test_a_folder_with_other_settings_is_refused(tmp_path):
 
 
 # --- concurrency, repeats, several targets ------------------------------------------------------------
-
-
-def test_repeats_get_their_own_ids_and_seeds():
-    jobs = plan_jobs([dialogue(1), dialogue(2)], repeats=2, seed=7)
-    assert [j.call_id for j in jobs] == ["d-1.r1", "d-2.r1", "d-1.r2", "d-2.r2"]  # whole passes first
-    assert [j.seed for j in jobs[:2]] == [7, 7] and jobs[2].seed == repeat_seed(7, 2) != 7
-    assert repeat_seed(7, 2) != repeat_seed(8, 2)
-    assert [j.call_id for j in plan_jobs([dialogue(1)])] == ["d-1"]  # one repeat: the dialogue id
-    with pytest.raises(ConfigError):
-        plan_jobs([dialogue(1)], repeats=0)
 
 
 async def calls_on(tmp_path, jobs, targets=("a",), concurrency=2, lines=None, tts=None, events=None):

@@ -113,6 +113,7 @@ class _State(enum.Enum):
     AWAIT_REPLY = "await_reply"
     IN_REPLY = "in_reply"
     SPEAKING = "speaking"
+    THINKING = "thinking"  # a reactive caller is making its next turn (voice.core.reactive)
     CLOSING = "closing"
     DRAINING = "draining"
     DONE = "done"
@@ -136,7 +137,9 @@ class CallCore:
         self._ear = PlayoutBuffer()  # assistant audio as the caller hears it
         self._mouth = PlayoutBuffer()  # the caller's own scheduled speech
         self._marks: deque[tuple[int, str]] = deque()  # (sample where it has played, name), in that order
+        self._turns: list[PlannedTurn] = list(plan.turns)  # a reactive caller appends as it goes
         self._next_turn = 0
+        self._close_reason = "completed"  # what the caller says when it hangs up after the last reply
         self._missed = 0
         self._state = _State.AWAIT_REPLY if plan.expects_greeting else _State.SPEAKING
         self._wait_since = 0
@@ -158,7 +161,7 @@ class CallCore:
         for turn in plan.turns:
             self._log(turn.planned(plan.references[turn.index]))
         if not plan.expects_greeting:
-            first = plan.turns[0]
+            first = self._turns[0]
             self._start_turn(first, first.think, mode="first")
 
     # --- inputs -------------------------------------------------------------------------------------
@@ -265,8 +268,10 @@ class CallCore:
                 self._state = _State.AWAIT_REPLY
         elif st is _State.CLOSING:
             if e >= self._close_at:
-                self._log(ev.HungUp(e, "caller", "completed"))
-                self._finish(e, "completed", False)
+                self._log(ev.HungUp(e, "caller", self._close_reason))
+                self._finish(
+                    e, "completed", False, "" if self._close_reason == "completed" else self._close_reason
+                )
         elif st is _State.DRAINING and (self._ear.pending(e) == 0 or e - self._drain_since >= self._drain):
             if self._closed_reason is None:
                 self._finish(e, "assistant_hangup", False)
@@ -275,6 +280,22 @@ class CallCore:
 
     def _in_reply(self, e: int, bounds: tuple[int, int] | None) -> None:
         turn = self._upcoming()
+        if self._during_reply(e, turn):
+            return
+        if bounds is None and e - self._last_speech >= self._end_of_reply:
+            reply_end = self._last_speech
+            self._log(ev.ReplyEnded(e, self._next_turn - 1, reply_end))
+            if turn is None:
+                self._no_turn_after_reply(e, reply_end)
+                return
+            if turn.barge_in is not None:
+                self._log(ev.BargeInSkipped(e, turn.index, "reply ended before the barge-in point"))
+            self._start_turn(
+                turn, turn.think, mode="after_reply", at=max(reply_end + turn.think, e), after=reply_end
+            )
+
+    def _during_reply(self, e: int, turn: PlannedTurn | None) -> bool:
+        """The scripted cues during a reply: a barge-in (then True: the turn has begun), a backchannel."""
         if turn is not None and turn.barge_in is not None:
             # the cue places the caller's first audible sample, not the start of its (padded) audio
             at = self._reply_onset + turn.barge_in - turn.speech_start
@@ -283,37 +304,36 @@ class CallCore:
                 onset = start + turn.speech_start
                 self._log(ev.BargedIn(e, turn.index, onset, self._reply_onset, onset - self._reply_onset))
                 self._start_turn(turn, 0, mode="barge_in", at=start)
-                return
-        if (
-            turn is not None
-            and turn.backchannel_at is not None
-            and turn.backchannel_audio is not None
-            and not self._backchannel_done
-        ):
-            b = active_bounds(turn.backchannel_audio) or (0, len(turn.backchannel_audio))
-            at = self._reply_onset + turn.backchannel_at - b[0]  # the cue places its first audible sample
-            if at < e:
-                self._backchannel_done = True
-                start = max(at, self.now)
-                if self._last_speech >= self.now - self._end_of_reply // 2:
-                    begin = self._mouth.schedule(turn.backchannel_audio, start)
-                    text = turn.backchannel_text or ""
-                    self._log(
-                        ev.BackchannelSaid(e, turn.index, text, begin + b[0], begin + b[1], self._reply_onset)
-                    )
-                else:
-                    self._log(ev.BackchannelSkipped(e, turn.index, "reply already ended"))
-        if bounds is None and e - self._last_speech >= self._end_of_reply:
-            reply_end = self._last_speech
-            self._log(ev.ReplyEnded(e, self._next_turn - 1, reply_end))
-            if turn is None:
-                self._state, self._close_at = _State.CLOSING, max(reply_end + self._hangup_after, e)
-                return
-            if turn.barge_in is not None:
-                self._log(ev.BargeInSkipped(e, turn.index, "reply ended before the barge-in point"))
-            self._start_turn(
-                turn, turn.think, mode="after_reply", at=max(reply_end + turn.think, e), after=reply_end
+                return True
+        if turn is not None and turn.backchannel_at is not None and turn.backchannel_audio is not None:
+            self._backchannel(
+                e, turn.index, turn.backchannel_text or "", turn.backchannel_audio, turn.backchannel_at
             )
+        return False
+
+    def _backchannel(self, e: int, index: int, text: str, audio: Pcm, offset: int) -> None:
+        """Say ``audio`` (its first audible sample) ``offset`` after the reply's onset, once per reply."""
+        if self._backchannel_done:
+            return
+        b = active_bounds(audio) or (0, len(audio))
+        at = self._reply_onset + offset - b[0]
+        if at < e:
+            self._backchannel_done = True
+            start = max(at, self.now)
+            if self._last_speech >= self.now - self._end_of_reply // 2:
+                begin = self._mouth.schedule(audio, start)
+                self._log(ev.BackchannelSaid(e, index, text, begin + b[0], begin + b[1], self._reply_onset))
+            else:
+                self._log(ev.BackchannelSkipped(e, index, "reply already ended"))
+
+    def _no_turn_after_reply(self, e: int, reply_end: int) -> None:
+        """The reply ended and the caller has nothing more to say: it hangs up a moment later."""
+        self._state, self._close_at = _State.CLOSING, max(reply_end + self._hangup_after, e)
+
+    def _no_turn_after_timeout(self, e: int) -> None:
+        """The last reply never came: the caller gives up."""
+        self._log(ev.HungUp(e, "caller", "no final reply"))
+        self._finish(e, "completed", False, "the last reply never came")
 
     def _missed_reply(self, e: int) -> None:
         self._missed += 1
@@ -323,13 +343,12 @@ class CallCore:
             return
         turn = self._upcoming()
         if turn is None:
-            self._log(ev.HungUp(e, "caller", "no final reply"))
-            self._finish(e, "completed", False, "the last reply never came")
+            self._no_turn_after_timeout(e)
             return
         self._start_turn(turn, 0, mode="after_timeout", at=e)
 
     def _upcoming(self) -> PlannedTurn | None:
-        return self.plan.turns[self._next_turn] if self._next_turn < len(self.plan.turns) else None
+        return self._turns[self._next_turn] if self._next_turn < len(self._turns) else None
 
     def _start_turn(
         self, turn: PlannedTurn, think: int, *, mode: str, at: int | None = None, after: int | None = None
@@ -352,8 +371,12 @@ class CallCore:
         if self.done:
             return
         self.outcome = CallOutcome(reason, failed, detail)
-        self._log(ev.CallEnded(at, reason, failed, detail, self._next_turn, len(self.plan.turns)))
+        self._log(ev.CallEnded(at, reason, failed, detail, self._next_turn, len(self._turns)))
         self._state = _State.DONE
+
+    def note(self, event: CallEvent) -> None:
+        """Log what a companion of the core did (the reactive caller's decisions), in time order."""
+        self._log(event)
 
     def _log(self, event: CallEvent) -> None:
         self.events.append(event)

@@ -133,7 +133,7 @@ def plan_call(dialogue: Dialogue, tts: TTSEngine, timing: CallerTiming | None = 
             continue
         nxt = items[turn_index + 1] if turn_index + 1 < len(items) else None
         references.append(nxt.text if isinstance(nxt, AssistantTurn) else None)
-        turns.append(_plan_turn(len(turns), turn_index, turn, tts, timing, rng))
+        turns.append(plan_turn(len(turns), turn_index, turn, tts, timing, rng))
     first = items[0] if items else None
     return CallerPlan(
         dialogue_id=dialogue.id,
@@ -145,9 +145,15 @@ def plan_call(dialogue: Dialogue, tts: TTSEngine, timing: CallerTiming | None = 
     )
 
 
-def _plan_turn(
+def caller_rng(dialogue_id: str, seed: int) -> random.Random:
+    """The seeded generator of one call's timing decisions (think times)."""
+    return _rng(dialogue_id, seed)
+
+
+def plan_turn(
     index: int, turn_index: int, turn: CallerTurn, tts: TTSEngine, timing: CallerTiming, rng: random.Random
 ) -> PlannedTurn:
+    """Synthesize one caller turn and draw its think time (``turn_index``: its place in the script, or -1)."""
     pause: tuple[int, int] | None = None
     if turn.pause_inside is not None:
         head = _speak(tts, turn.pause_inside.after)

@@ -1,15 +1,13 @@
 """The call's event log: one frozen dataclass per kind, one unit per field, one JSON codec.
 
 Every fact that measurement, reports and benchmarks use is logged here by the call core, as it happens,
-and read back from here: nobody re-parses string-keyed dicts.  The schema, with every field's unit, is
-``docs/events.md``; :func:`event_to_json` / :func:`event_from_json` are the only places that know the JSON
-form.
+and read back from here.  The schema, with every field's unit, is ``docs/events.md``; :func:`event_to_json`
+/ :func:`event_from_json` are the only places that know the JSON form.
 
 Units: every position and duration is in **samples** of the call's timeline (16 kHz unless the recording
 says otherwise), counted from pick-up.  ``t`` is the sample at which the core learned of the fact; fields
 such as ``at`` or ``speech_start`` place the fact itself, which may be earlier (a reply onset is known
-once its frame is heard) or later (a scheduled turn).  Text is text; nothing is in milliseconds except the
-``ms`` convenience copy of ``t`` written to JSON for people reading the file.
+once its frame is heard) or later (a scheduled turn).  Only the JSON's ``ms`` copy of ``t`` is in ms.
 """
 
 from __future__ import annotations
@@ -229,6 +227,52 @@ class BackchannelSkipped(Event):
     reason: str
 
 
+@dataclass(frozen=True)
+class TurnRequested(Event):
+    """The reactive caller needs its next turn; transcribing, deciding and synthesizing start now."""
+
+    kind: ClassVar[str] = "turn_request"
+    turn: int
+    reason: str  # reply_ended, interrupt (the reply is still going), reply_missed
+    reply_end: int | None = None  # the reply it answers (reply_ended)
+
+
+@dataclass(frozen=True)
+class CallerDecided(Event):
+    """What the reactive caller decided for turn ``turn``, and from what (re-scoring needs no LLM)."""
+
+    kind: ClassVar[str] = "caller_decision"
+    turn: int
+    action: str  # say, hang_up, wait
+    source: str  # llm, cache, fallback_script, fallback_hangup
+    text: str = ""
+    heard: str = ""  # the assistant's last reply as the caller heard it (transcript with timing tags)
+    goal: str = ""  # with hang_up: yes, partly, no (the caller's own judgement)
+    reason: str = ""  # the caller's why (hang_up), or why a fallback was used
+    rejected: str = ""  # why the model's answer was refused, when it was
+    key: str = ""  # the LLM answer cache key (replays)
+
+
+@dataclass(frozen=True)
+class CallerLate(Event):
+    """The caller meant to speak at ``due`` but its turn was not ready: ``late`` is the simulator's gap."""
+
+    kind: ClassVar[str] = "caller_late"
+    turn: int
+    due: int
+    late: int
+
+
+@dataclass(frozen=True)
+class GoalReported(Event):
+    """Whether the caller's goal was met, in the caller's own judgement (``met``: yes, partly, no)."""
+
+    kind: ClassVar[str] = "goal"
+    met: str
+    reason: str = ""
+    turns: int = 0  # caller turns said until then
+
+
 CallEvent: TypeAlias = (
     CallStarted
     | TurnPlanned
@@ -248,6 +292,10 @@ CallEvent: TypeAlias = (
     | BargeInSkipped
     | BackchannelSaid
     | BackchannelSkipped
+    | TurnRequested
+    | CallerDecided
+    | CallerLate
+    | GoalReported
 )
 """Any event of the log."""
 

@@ -31,7 +31,9 @@ from voice.lines.factory import describe_line, make_line_factory
 from voice.lines.targets import BUILTIN, Target, parse_target
 from voice.metrics.measure import CallMetrics
 from voice.metrics.results import RESULTS_SCHEMA, write_json
-from voice.run.runner import CallStatus, RunSettings, TargetRun, plan_jobs, run_calls
+from voice.react.caller import ReactiveCaller
+from voice.run.jobs import plan_jobs
+from voice.run.runner import CallStatus, RunSettings, TargetRun, run_calls
 from voice.speech.asr import ASREngine
 from voice.speech.tts.base import TTSEngine
 
@@ -157,6 +159,7 @@ class BenchConfig:
     retry_failed: bool = False  # on resume, make the failed calls again
     fresh: bool = False  # delete the targets' earlier calls first
     wait_for_target: float | None = None  # seconds to wait for remote targets to accept a connection
+    caller: ReactiveCaller | None = None  # None: the scripted caller
 
 
 async def wait_for_targets(targets: Sequence[Target], timeout_s: float, poll_s: float = 0.2) -> None:
@@ -247,7 +250,9 @@ async def run_bench(
                 extra: dict[str, Any] = {"line": describe_line(target, config.effects, config.seed)}
                 if target.protocol == BUILTIN:
                     extra["assistant_tts"] = assistant_tts
-                settings = RunSettings(folder, str(target), config.tts, timing, config.transcribe, extra)
+                settings = RunSettings(
+                    folder, str(target), config.tts, timing, config.transcribe, extra, config.caller
+                )
                 if line_factories and str(target) in line_factories:
                     make_line = line_factories[str(target)]
                 else:
@@ -283,6 +288,7 @@ async def run_bench(
             "seed": config.seed,
             "concurrency": concurrency,
             "tts": config.tts,
+            "caller": config.caller.spec if config.caller is not None else "scripted",
             "targets": [
                 {"target": str(t), "folder": s, "summary": r.summary}
                 for t, s, r in zip(targets, slugs, results, strict=True)

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -56,6 +56,22 @@ class CallTrace:
         return Recording(call_id, self.caller, self.heard, self.events, meta)
 
 
+class CallCompanion(Protocol):
+    """Something that rides along a call's frames: the reactive caller (:mod:`voice.react.session`).
+
+    ``after_tick`` runs after every frame and may hand the core what it asked for; ``heard`` gives the
+    heard channel so far.  ``stop`` always runs when the frames stop, and drops whatever is still in the
+    making; ``finish`` runs once the call has ended normally and the line is closed, before the call's
+    events are taken.
+    """
+
+    async def after_tick(self, heard: Callable[[], Pcm]) -> None: ...
+
+    async def finish(self, heard: Pcm) -> None: ...
+
+    def stop(self) -> None: ...
+
+
 class _Track:
     """One recorded channel, written frame by frame into a preallocated buffer (grown by doubling).
 
@@ -82,15 +98,31 @@ class _Track:
 
 
 async def record_call(
-    plan: CallerPlan, line: Line, clock: Clock, start: CallStart, labels: Mapping[str, Any]
+    plan: CallerPlan,
+    line: Line,
+    clock: Clock,
+    start: CallStart,
+    labels: Mapping[str, Any],
+    *,
+    core: CallCore | None = None,
+    companion: CallCompanion | None = None,
 ) -> tuple[Recording, CallTrace]:
-    """Play ``plan`` as one call on ``line``: the one path from a caller plan to a recording (not saved)."""
-    trace = await run_call(CallCore(plan), line, clock, start)
+    """Play ``plan`` as one call on ``line``: the one path from a caller plan to a recording (not saved).
+
+    ``core`` replaces the scripted core built from ``plan`` (a reactive one, with its ``companion``).
+    """
+    trace = await run_call(core or CallCore(plan), line, clock, start, companion=companion)
     return trace.recording(start.call_id, labels), trace
 
 
 async def run_call(
-    core: CallCore, line: Line, clock: Clock, start: CallStart, *, connect_timeout_s: float = 15.0
+    core: CallCore,
+    line: Line,
+    clock: Clock,
+    start: CallStart,
+    *,
+    connect_timeout_s: float = 15.0,
+    companion: CallCompanion | None = None,
 ) -> CallTrace:
     """Play one call to the end.  A line that cannot be opened raises :class:`LineError`."""
     try:
@@ -117,13 +149,19 @@ async def run_call(
                 await line.hangup(tick.hangup)
             if tick.done:
                 break
+            if companion is not None:
+                await companion.after_tick(heard.pcm)
             k += 1
     finally:
+        if companion is not None:
+            companion.stop()
         reader.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await reader
         await line.close()
     assert core.outcome is not None
+    if companion is not None:  # after the line is closed: the caller's verdict may take a model's time
+        await companion.finish(heard.pcm())
     late_ns = np.asarray(late, dtype=np.int64)
     pacing: tuple[float, float, float] = (0.0, 0.0, 0.0)
     if len(late_ns):

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +30,10 @@ from voice.errors import AssistantCrashed, ConfigError, LineError
 from voice.lines.base import CallStart, Line
 from voice.metrics.measure import CallMetrics, measure, reply_spans_ms
 from voice.metrics.results import RESULTS_SCHEMA, call_to_json, summarize_run, write_json
+from voice.react.caller import ReactiveCaller
+from voice.react.session import ReactiveSession
 from voice.run.driver import CallTrace, record_call
+from voice.run.jobs import CallJob, plan_jobs
 from voice.run.recording import Recording, save_recording
 from voice.run.resume import dialogue_sha, metrics_path, open_folder
 from voice.speech.asr import ASREngine
@@ -48,6 +50,7 @@ class RunSettings:
     timing: CallerTiming = field(default_factory=CallerTiming)
     transcribe: bool = True
     extra: dict[str, Any] = field(default_factory=dict)  # the line and its effects, the built-in's TTS...
+    caller: ReactiveCaller | None = None  # None: the scripted caller
 
     def fingerprint(self) -> dict[str, Any]:
         """What must match for a folder's completed calls to be reused on resume."""
@@ -57,50 +60,17 @@ class RunSettings:
             "timing": dataclasses.asdict(self.timing),
         }
         fp.update(self.extra)
+        if self.caller is not None:
+            fp.update(self.caller.fingerprint())
         return fp
 
-
-@dataclass(frozen=True)
-class CallJob:
-    """One call to make: a dialogue, which repeat of it, and the caller's seed for that repeat."""
-
-    call_id: str
-    dialogue: Dialogue
-    repeat: int = 1
-    seed: int = 0
-
-    def labels(self) -> dict[str, Any]:
-        """What a call's JSON carries besides its metrics: what to break results down by, and provenance."""
-        d = self.dialogue
-        return {
-            "scenario": d.scenario,
-            "preset_type": d.preset.type,
-            "relation": d.relation,
-            "repeat": self.repeat,
-            "seed": self.seed,
-            "dialogue_sha": dialogue_sha(d),
-        }
-
-
-def repeat_seed(seed: int, repeat: int) -> int:
-    """The caller's seed for repeat ``repeat`` (1-based): ``seed`` itself for the first, then derived."""
-    if repeat == 1:
-        return seed
-    return int.from_bytes(hashlib.sha256(f"callsim-repeat:{seed}:{repeat}".encode()).digest()[:4], "big")
-
-
-def plan_jobs(dialogues: Sequence[Dialogue], repeats: int = 1, seed: int = 0) -> list[CallJob]:
-    """Every call of a run, repeat-major (a run killed half-way holds whole passes over the dataset).
-
-    The call id is the dialogue id for a single repeat, ``<dialogue>.r<k>`` otherwise.
-    """
-    if repeats < 1:
-        raise ConfigError(f"--repeats must be at least 1 (got {repeats})")
-    return [
-        CallJob(d.id if repeats == 1 else f"{d.id}.r{k}", d, k, repeat_seed(seed, k))
-        for k in range(1, repeats + 1)
-        for d in dialogues
-    ]
+    def labels(self, job: CallJob) -> dict[str, Any]:
+        """A call's labels: the job's, the target, and for a reactive caller its model and persona."""
+        labels = {**job.labels(), "target": self.target}
+        if self.caller is not None:
+            labels["caller"] = self.caller.spec
+            labels["persona"] = self.caller.persona_for(job.dialogue, job.seed).name
+        return labels
 
 
 @dataclass(frozen=True)
@@ -127,9 +97,17 @@ class CallStatus:
 
 
 async def call_once(
-    job: CallJob, plan: CallerPlan, line: Line, clock: Clock, settings: RunSettings
+    job: CallJob,
+    plan: CallerPlan,
+    line: Line,
+    clock: Clock,
+    settings: RunSettings,
+    caller: ReactiveSession | None = None,
 ) -> tuple[Recording, CallTrace]:
-    """Run one call and wrap it as a recording (not yet saved); its meta holds labels only."""
+    """Run one call and wrap it as a recording (not yet saved); its meta holds labels only.
+
+    ``caller``: a reactive caller, whose core (made by its ``start``) plays instead of ``plan``.
+    """
     dialogue = job.dialogue
     labels = {
         "dialogue_id": dialogue.id,
@@ -142,8 +120,13 @@ async def call_once(
         "base_seed": settings.timing.seed,
         "repeat": job.repeat,
         **({"line": settings.extra["line"]} if "line" in settings.extra else {}),
+        **{k: v for k, v in settings.labels(job).items() if k in ("caller", "persona")},
     }
-    return await record_call(plan, line, clock, CallStart(job.call_id, dialogue.assistant_view()), labels)
+    start = CallStart(job.call_id, dialogue.assistant_view())
+    if caller is None:
+        return await record_call(plan, line, clock, start, labels)
+    core = caller.started()
+    return await record_call(core.plan, line, clock, start, labels, core=core, companion=caller)
 
 
 def transcribe_replies(rec: Recording, metrics: CallMetrics, asr: ASREngine) -> CallMetrics:
@@ -245,15 +228,31 @@ class _Calls:
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(None, plan_call, job.dialogue, self.tts, timing)
 
+    async def _reactive(
+        self, settings: RunSettings, job: CallJob, timing: CallerTiming
+    ) -> ReactiveSession | None:
+        """The call's reactive caller, started (its first turn decided), or None for the scripted one."""
+        if settings.caller is None:
+            return None
+        if self.asr is None:
+            raise ConfigError("a reactive caller hears through a transcriber: give the run one")
+        session = settings.caller.session(
+            job.dialogue, timing, self.tts, self.asr, tts_lock=self.tts_lock, asr_lock=self.asr_lock
+        )
+        await session.start(settings.caller.turns_for(job.dialogue))
+        return session
+
     async def one(self, run: TargetRun, job: CallJob) -> CallMetrics:
         settings, label = run.settings, run.label or run.settings.target
-        labels = {**job.labels(), "target": settings.target}
+        labels = settings.labels(job)
         loop = asyncio.get_running_loop()
         async with self.slots:
-            plan = await self.plan(job, dataclasses.replace(settings.timing, seed=job.seed))
+            timing = dataclasses.replace(settings.timing, seed=job.seed)
+            caller = await self._reactive(settings, job, timing)
+            plan = caller.started().plan if caller is not None else await self.plan(job, timing)
             self.on_status(CallStatus(label, job.call_id, "calling"))
             try:
-                rec, _ = await call_once(job, plan, run.make_line(), self.new_clock(), settings)
+                rec, _ = await call_once(job, plan, run.make_line(), self.new_clock(), settings, caller)
             except LineError as exc:
                 await _check_alive(run, job, suspect=True)
                 metrics = _connect_failed(job, plan, f"cannot connect: {exc}")
@@ -279,7 +278,7 @@ class TargetCalls:
 
 def write_target_results(run: TargetRun, jobs: Sequence[CallJob], calls: list[CallMetrics]) -> TargetCalls:
     """``results.json`` of one target folder: settings, summary with breakdowns, every call."""
-    labels = [{**j.labels(), "target": run.settings.target} for j in jobs]
+    labels = [run.settings.labels(j) for j in jobs]
     summary = summarize_run(calls, labels)
     write_json(
         run.settings.out_dir / "results.json",

@@ -3,6 +3,10 @@
 A score is 1-5 with a one-line reason, or "not scored" (``score is None``) with the reason why a judge
 could not decide: never a made-up number.  Dialogue rhythm is not judged from text: it is the timing score
 CallSim measures (:mod:`voice.metrics.rhythm`) and is copied in unchanged.
+
+Besides the turns, a judge gives one verdict per call (:class:`GoalVerdict`): was the caller's goal met,
+and was the owner's preset respected.  It sits next to the turn scores, never inside them, so a turn's
+score means the same whether or not a judge can give the verdict (the checklist cannot judge a goal).
 """
 
 from __future__ import annotations
@@ -81,12 +85,54 @@ class ScoringInput:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
+GOAL_MET: tuple[str, ...] = ("yes", "partly", "no")
+"""The judge's answers to "was the caller's goal met?" (the reactive caller's own verdict uses the same)."""
+
+PRESET_RESPECTED: tuple[str, ...] = ("yes", "no", "not_applicable")
+"""The answers to "was the owner's preset respected over the call?"; ``not_applicable``: preset type none."""
+
+
+@dataclass(frozen=True)
+class GoalVerdict:
+    """A judge's call-level verdict: each answer, or ``None`` ("not judged") with the reason why.
+
+    Like a score, a verdict a judge cannot give is recorded as not given, with why, never guessed.
+    """
+
+    caller_goal_met: str | None  # one of GOAL_MET, or None: not judged
+    reason: str
+    preset_respected: str | None  # one of PRESET_RESPECTED, or None: not judged
+    preset_reason: str
+
+    def __post_init__(self) -> None:
+        if self.caller_goal_met is not None and self.caller_goal_met not in GOAL_MET:
+            raise ValueError(f"caller_goal_met is one of {GOAL_MET} or None, got {self.caller_goal_met!r}")
+        if self.preset_respected is not None and self.preset_respected not in PRESET_RESPECTED:
+            raise ValueError(
+                f"preset_respected is one of {PRESET_RESPECTED} or None, got {self.preset_respected!r}"
+            )
+
+
+@dataclass(frozen=True)
+class CallJudgement:
+    """Everything a judge says of one call: each turn's scores, and its verdict on the call."""
+
+    turns: list[TurnScore]
+    goal: GoalVerdict
+
+
 class Judge(Protocol):
-    """Scores every heard turn of a call on the judged dimensions."""
+    """Scores every heard turn of a call on the judged dimensions, and gives its verdict on the call."""
 
     name: str  # recorded with every score, with the prompt or checklist version
 
-    def score_call(self, call: ScoringInput) -> list[TurnScore]: ...
+    def score_call(self, call: ScoringInput) -> list[TurnScore]:
+        """The turns' scores alone (what calibration needs)."""
+        ...
+
+    def judge_call(self, call: ScoringInput) -> CallJudgement:
+        """The turns' scores and the call's verdict, from one look at the call (one LLM request)."""
+        ...
 
 
 def not_scored(reason: str) -> DimensionScore:

@@ -1,0 +1,177 @@
+"""The call core for a caller that decides as it goes (an LLM over what it heard), still I/O-free.
+
+A scripted caller knows every turn before the call; a reactive one makes each turn when it is needed: after
+the reply it answers has ended, when it decides to cut into a reply that goes on too long, or when no reply
+came.  :class:`ReactiveCallCore` then raises a :class:`TurnRequest` (logged as ``turn_request``) and keeps
+the call going (hearing, sending silence) until a companion — :mod:`voice.react.session`, which transcribes,
+asks the model and synthesizes — answers with :meth:`ReactiveCallCore.supply`.
+
+Timing stays honest: a turn is said at ``reply end + think`` as a scripted one would be; if it was not ready
+by then it is said the moment it is, and ``caller_late`` records by how much, so the gap is the
+simulator's, never the assistant's (no assistant metric starts before the caller's speech ends).  A barge-in
+or backchannel is placed on an exact sample, like a scripted one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from voice.core import events as ev
+from voice.core.audio import Pcm
+from voice.core.call import CallCore, SpeechDetector, _State
+from voice.core.caller import CallerPlan, PlannedTurn
+
+
+@dataclass(frozen=True)
+class ReplyCues:
+    """What the caller will do during the assistant's next reply (samples after its onset)."""
+
+    backchannel_text: str | None = None
+    backchannel_audio: Pcm | None = None
+    backchannel_at: int | None = None
+    interrupt_after: int | None = None  # still talking this long after its onset: the caller cuts in
+
+
+@dataclass(frozen=True)
+class Say:
+    """The caller's next turn (``turn.index`` is the requested one) and its cues for the reply to it."""
+
+    turn: PlannedTurn
+    cues: ReplyCues = ReplyCues()
+
+
+@dataclass(frozen=True)
+class HangUp:
+    """The caller ends the call (its goal reached or abandoned, or a turn limit): ``reason`` says which."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Wait:
+    """Asked whether to cut in, the caller lets the reply go on."""
+
+
+CallerMove = Say | HangUp | Wait
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    """The caller needs turn ``turn``: ``reason`` is reply_ended, interrupt or reply_missed."""
+
+    turn: int
+    reason: str
+    at: int  # the sample at which the need arose
+    reply_onset: int | None  # the reply being answered or cut into (None: none came)
+    reply_end: int | None = None  # reply_ended: where it ended
+
+
+class ReactiveCallCore(CallCore):
+    """A :class:`CallCore` whose turns after the first come one at a time through :meth:`supply`.
+
+    ``plan.turns`` holds what is known before the call: the first turn when the caller speaks first, else
+    nothing.  ``first_cues`` apply to the first reply (the greeting or the answer to the first turn).  At
+    ``max_turns`` caller turns the caller hangs up after the next reply ("turn limit").
+    """
+
+    def __init__(
+        self,
+        plan: CallerPlan,
+        *,
+        max_turns: int,
+        first_cues: ReplyCues = ReplyCues(),
+        detector: SpeechDetector | None = None,
+    ) -> None:
+        self.max_turns = max_turns
+        self._cues = first_cues
+        self._request: TurnRequest | None = None
+        self._asked_interrupt = False  # one interrupt question per reply
+        super().__init__(plan, detector)
+
+    @property
+    def request(self) -> TurnRequest | None:
+        """The turn the caller is waiting for, or None."""
+        return None if self.done else self._request
+
+    def supply(self, move: CallerMove, at: int) -> None:
+        """Answer the pending request with ``move``, ready at sample ``at`` (at least the next frame)."""
+        req = self._request
+        if req is None or self.done:
+            return
+        self._request = None
+        ready = max(at, self.now)
+        if isinstance(move, Wait):
+            return  # only an interrupt question can be answered with wait: the reply simply goes on
+        if isinstance(move, HangUp):
+            self._hang_up(req, move.reason, ready)
+            return
+        turn = move.turn
+        if turn.index != req.turn:
+            raise ValueError(f"supplied turn {turn.index}, but turn {req.turn} was requested")
+        self._turns.append(turn)
+        self._log(dataclasses.replace(turn.planned(None), t=ready))
+        self._cues, self._asked_interrupt, self._backchannel_done = move.cues, False, False
+        if req.reason == "interrupt" and self._state is _State.IN_REPLY:
+            onset = ready + turn.speech_start
+            self._log(ev.BargedIn(ready, turn.index, onset, self._reply_onset, onset - self._reply_onset))
+            self._start_turn(turn, 0, mode="barge_in", at=ready)
+        elif req.reply_end is not None:
+            # as a scripted turn: ``think`` after the reply's end, but not before the end was noticed
+            due = max(req.reply_end + turn.think, req.at)
+            if ready > due:
+                self._log(ev.CallerLate(ready, turn.index, due, ready - due))
+            self._start_turn(turn, turn.think, mode="after_reply", at=max(due, ready), after=req.reply_end)
+        else:
+            self._start_turn(turn, 0, mode="after_timeout", at=ready)
+
+    # --- the hooks of CallCore ------------------------------------------------------------------------
+
+    def _during_reply(self, e: int, turn: PlannedTurn | None) -> bool:
+        if turn is not None:  # a turn planned before the call keeps its scripted cues
+            return super()._during_reply(e, turn)
+        cues, index = self._cues, len(self._turns)
+        if cues.backchannel_audio is not None and cues.backchannel_at is not None:
+            self._backchannel(
+                e, index, cues.backchannel_text or "", cues.backchannel_audio, cues.backchannel_at
+            )
+        limit = cues.interrupt_after
+        if limit is not None and not self._asked_interrupt and e - self._reply_onset >= limit:
+            self._asked_interrupt = True
+            self._ask(e, "interrupt", None)
+        return False
+
+    def _no_turn_after_reply(self, e: int, reply_end: int) -> None:
+        req = self._request
+        if req is not None and req.reason == "interrupt":  # the reply ended before the caller cut in
+            self._log(ev.BargeInSkipped(e, req.turn, "reply ended before the caller was ready to cut in"))
+            self._request = TurnRequest(req.turn, "reply_ended", req.at, self._reply_onset, reply_end)
+            self._state = _State.THINKING
+            return
+        self._ask(e, "reply_ended", reply_end)
+
+    def _no_turn_after_timeout(self, e: int) -> None:
+        self._ask(e, "reply_missed", None)
+
+    # --- helpers --------------------------------------------------------------------------------------
+
+    def _ask(self, e: int, reason: str, reply_end: int | None) -> None:
+        index = len(self._turns)
+        if index >= self.max_turns and reason != "interrupt":
+            self._hang_up(TurnRequest(index, reason, e, None, reply_end), "turn limit", e)
+            return
+        if index >= self.max_turns:
+            return
+        onset = self._reply_onset if reason != "reply_missed" else None
+        self._request = TurnRequest(index, reason, e, onset, reply_end)
+        self._log(ev.TurnRequested(e, index, reason, reply_end))
+        if reason != "interrupt":
+            self._state = _State.THINKING
+
+    def _hang_up(self, req: TurnRequest, reason: str, ready: int) -> None:
+        self._close_reason = reason
+        if req.reply_end is None:  # mid-reply or after a missed one: at once
+            self._log(ev.HungUp(ready, "caller", reason))
+            self._finish(ready, "completed", False, reason)
+            return
+        self._state, self._close_at = _State.CLOSING, max(req.reply_end + self._hangup_after, ready)

@@ -1,0 +1,120 @@
+"""``--caller``: the scripted caller (the default) or a reactive one over an OpenAI-compatible chat model.
+
+:func:`parse_caller` turns the option into ``None`` (scripted: the dialogue is played as written) or a
+:class:`ReactiveCaller`, the run-wide settings from which each call gets its own
+:class:`~voice.react.session.ReactiveSession`.  One :class:`~voice.llm.client.LLMClient` serves every call
+of a run (it bounds the requests in flight and owns the answer cache).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from voice.core.caller import CallerTiming
+from voice.dialogues import Dialogue
+from voice.errors import ConfigError
+from voice.llm.client import LLMClient
+from voice.llm.settings import LLMSettings, parse_model_spec
+from voice.react.brain import CallerBrain
+from voice.react.persona import PERSONAS, Persona, choose_persona
+from voice.react.prompt import PROMPT_VERSION
+from voice.react.session import ReactiveSession
+from voice.speech.asr import ASREngine
+from voice.speech.tts.base import TTSEngine
+
+CALLERS = ("scripted", "openai:MODEL")
+MIN_TURNS = 6  # a reactive caller may take more turns than its script: at least this many, or twice it
+
+
+@dataclass(frozen=True)
+class ReactiveCaller:
+    """How a run's reactive callers are made: the model, persona choice, limits."""
+
+    spec: str  # openai:MODEL
+    llm: LLMSettings
+    persona: str = "random"  # a name of PERSONAS, or random (seeded per call)
+    max_turns: int = 0  # caller turns per call; 0: twice the script's, at least MIN_TURNS
+    decide_timeout_s: float = 20.0  # one decision, retries included, before the fallback
+    wait_in_place: bool = False  # virtual clocks only: decisions take no call time
+    _client: list[LLMClient] = field(default_factory=list, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.persona != "random" and self.persona not in PERSONAS:
+            raise ConfigError(f"unknown persona {self.persona!r} (random, {', '.join(PERSONAS)})")
+        if self.max_turns < 0 or self.decide_timeout_s <= 0:
+            raise ConfigError("the caller's max turns must be >= 0 and its decision timeout > 0")
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What must match for a folder's calls to be reused on resume."""
+        return {
+            "caller": self.spec,
+            "persona": self.persona,
+            "caller_prompt": PROMPT_VERSION,
+            "caller_max_turns": self.max_turns,
+        }
+
+    def persona_for(self, dialogue: Dialogue, seed: int) -> Persona:
+        return choose_persona(self.persona, dialogue.id, dialogue.scenario, seed)
+
+    def turns_for(self, dialogue: Dialogue) -> int:
+        return self.max_turns or max(MIN_TURNS, 2 * len(dialogue.caller_turns))
+
+    def client(self) -> LLMClient:
+        """The run's one client (made on first use)."""
+        if not self._client:
+            self._client.append(LLMClient(self.llm))
+        return self._client[0]
+
+    def session(
+        self,
+        dialogue: Dialogue,
+        timing: CallerTiming,
+        tts: TTSEngine,
+        ears: ASREngine,
+        *,
+        tts_lock: asyncio.Lock | None = None,
+        asr_lock: asyncio.Lock | None = None,
+    ) -> ReactiveSession:
+        """The reactive caller of one call (``timing.seed``: the call's seed)."""
+        brain = CallerBrain(
+            self.client(),
+            dialogue,
+            self.persona_for(dialogue, timing.seed),
+            max_turns=self.turns_for(dialogue),
+            timeout_s=self.decide_timeout_s,
+        )
+        return ReactiveSession(
+            brain,
+            tts,
+            ears,
+            timing,
+            tts_lock=tts_lock,
+            asr_lock=asr_lock,
+            wait_in_place=self.wait_in_place,
+        )
+
+    def close(self) -> None:
+        for client in self._client:
+            client.close()
+
+
+def parse_caller(spec: str, **settings: Any) -> ReactiveCaller | None:
+    """``scripted`` → None; ``openai:MODEL`` → a :class:`ReactiveCaller` (``settings``: its fields and
+    :class:`~voice.llm.settings.LLMSettings` fields such as ``base_url``)."""
+    if spec == "scripted":
+        return None
+    try:
+        model = parse_model_spec(spec).model
+    except ConfigError as exc:
+        raise ConfigError(f"--caller: scripted (the default) or openai:MODEL; {exc}") from exc
+    settings.setdefault("timeout_s", 15.0)  # per HTTP request: a caller cannot wait minutes
+    settings.setdefault("attempts", 2)
+    settings.setdefault("output_attempts", 2)  # a refused answer is asked again once, then the fallback
+    own = {
+        k: settings.pop(k)
+        for k in ("persona", "max_turns", "decide_timeout_s", "wait_in_place")
+        if k in settings
+    }
+    return ReactiveCaller(spec, LLMSettings(model, **settings), **own)
