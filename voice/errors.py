@@ -54,7 +54,14 @@ class EngineUnavailable(EngineError):
 
 
 class EngineOutputError(EngineError):
-    """An engine answered, but not in the form asked for, even after retries (an LLM's malformed JSON)."""
+    """An engine answered, but not in the form asked for, even after retries (an LLM's malformed JSON).
+
+    ``problems``: what was wrong with each answer, in order.
+    """
+
+    def __init__(self, message: str, problems: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.problems = problems
 
 
 class AssistantCrashed(EngineError):

@@ -244,7 +244,7 @@ class CallerDecided(Event):
     kind: ClassVar[str] = "caller_decision"
     turn: int
     action: str  # say, hang_up, wait
-    source: str  # llm, cache, fallback_script, fallback_hangup
+    source: str  # llm (asked or replayed), fallback_script, fallback_hangup
     text: str = ""
     heard: str = ""  # the assistant's last reply as the caller heard it (transcript with timing tags)
     goal: str = ""  # with hang_up: yes, partly, no (the caller's own judgement)

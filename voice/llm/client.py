@@ -142,7 +142,7 @@ class LLMClient:
                 "read-only (cache=only): nothing may be asked of the server"
             )
         messages = list(request.messages)
-        requests, problem = 0, ""
+        requests, problem, problems = 0, "", list[str]()
         for _ in range(self.settings.output_attempts):
             text, finish, mode, sent = self._complete(messages, request)
             requests += sent
@@ -150,6 +150,7 @@ class LLMClient:
                 data = self._accept(text, finish, request, check)
             except _Malformed as exc:
                 problem = str(exc)
+                problems.append(problem)
                 log.warning("%s gave a malformed answer (%s); asking again", self.model, problem)
                 again = "Answer again with only the JSON object." if request.schema else "Answer again."
                 messages += [
@@ -161,7 +162,8 @@ class LLMClient:
                 self.cache.put(self.model, key, {"request": key_material, "answer": text, "mode": mode})
             return ChatResult(text, data, self.model, False, requests, mode)
         raise EngineOutputError(
-            f"{self.model} gave no usable answer in {self.settings.output_attempts} attempts; last: {problem}"
+            f"{self.model} gave no usable answer in {self.settings.output_attempts} attempts; last: {problem}",
+            tuple(problems),
         )
 
     async def achat(self, request: ChatRequest, *, check: Check | None = None) -> ChatResult:

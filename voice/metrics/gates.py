@@ -1,8 +1,10 @@
 """Release gates: thresholds on a run's figures (``--fail-if``) and on its failed calls (``--max-failed``).
 
 Pure: parsing, and evaluation over the summaries :func:`voice.metrics.results.summarize_run` makes.  A
-figure is a key of the summary's ``figures`` row (``latency_p90_ms``, ``served_rate``...) or a dotted path
-into the summary (``latency_ms.p99``, ``barge_in.stop_latency_p90_ms``, ``by_scenario.taxi.rhythm_mean``).
+figure is a key of the summary's ``figures`` row (``latency_p90_ms``, ``served_rate``, ``goal_met_rate``...) or a
+dotted path into the summary (``latency_ms.p99``, ``barge_in.stop_latency_p90_ms``, ``goal.time_p90_ms``,
+``by_scenario.taxi.rhythm_mean``).  The ``goal`` block exists only in a reactive caller's run; a gate on it
+is known before any call (a typo still costs nothing) and, in a run without it, has no value: it breaks.
 Between two runs (``callsim compare``) a figure is ``a.X``, ``b.X`` or ``delta.X`` (B − A).  The CLI turns
 a broken gate into its exit code.
 """
@@ -17,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from voice.errors import ConfigError
-from voice.metrics.results import BREAKDOWNS, summarize_run
+from voice.metrics.goal import goal_summary
+from voice.metrics.results import BREAKDOWNS, OPTIONAL_BREAKDOWNS, summarize_run
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge,
@@ -31,6 +34,8 @@ _GATE = re.compile(
     r"\s*([A-Za-z_][\w.-]*)\s*(>=|<=|==|!=|>|<)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*"
 )
 SIDES = ("a", "b", "delta")  # compare: side A, side B, B − A
+GROUPED = tuple(name for _, name in (*BREAKDOWNS, *OPTIONAL_BREAKDOWNS))  # by_scenario, ..., by_persona
+OPTIONAL_BLOCKS = ("goal",)  # summary blocks only some runs have: absent, their figures have no value
 
 
 @dataclass(frozen=True)
@@ -79,9 +84,8 @@ def parse_gate(text: str) -> Gate:
 
 
 def _leaves(d: Mapping[str, Any], prefix: str = "") -> Iterator[str]:
-    breakdowns = {name for _, name in BREAKDOWNS}
     for k, v in d.items():
-        if k in breakdowns or k == "figures":
+        if k in GROUPED or k == "figures":
             continue
         if isinstance(v, Mapping):
             yield from _leaves(v, f"{prefix}{k}.")
@@ -91,10 +95,15 @@ def _leaves(d: Mapping[str, Any], prefix: str = "") -> Iterator[str]:
 
 def known_figures(summary: Mapping[str, Any] | None = None) -> list[str]:
     """Every figure a gate can name, breakdowns as patterns (``by_scenario.<group>.<figure>``)."""
-    summary = summary if summary is not None else summarize_run([], [])
+    summary = summary if summary is not None else _every_block()
     flat = list(summary.get("figures", {}))
     rest = [k for k in _leaves(summary) if k not in flat]
-    return flat + rest + [f"{name}.<group>.<figure>" for _, name in BREAKDOWNS]
+    return flat + rest + [f"{name}.<group>.<figure>" for name in GROUPED]
+
+
+def _every_block() -> dict[str, Any]:
+    """An empty run's summary with the blocks only some runs have: what any run's gates may name."""
+    return {**summarize_run([], []), "goal": goal_summary([])}
 
 
 def _unknown(figure: str, known: Sequence[str], extra: str = "") -> ConfigError:
@@ -108,7 +117,7 @@ def _unknown(figure: str, known: Sequence[str], extra: str = "") -> ConfigError:
 def check_figure(figure: str) -> None:
     """Refuse, before any call is made, a figure no summary has (a typo must not cost a whole run)."""
     parts = figure.split(".")
-    if parts[0] in {name for _, name in BREAKDOWNS}:
+    if parts[0] in GROUPED:
         row = summarize_run([], [])["figures"]
         if len(parts) == 3 and parts[2] in row:
             return
@@ -126,6 +135,9 @@ def summary_value(summary: Mapping[str, Any], figure: str) -> float | None:
     row = summary.get("figures", {})
     if figure in row:
         node: Any = row[figure]
+    elif figure.split(".")[0] in OPTIONAL_BLOCKS and figure.split(".")[0] not in summary:
+        check_figure(figure)  # a typo is still an error, not "no value"
+        return None
     else:
         node = summary
         for i, part in enumerate(figure.split(".")):

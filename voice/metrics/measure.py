@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from voice.core import events as ev
 from voice.core.audio import Pcm, ms_to_samples, samples_to_ms
+from voice.metrics.goal import CallerGoal, caller_goal, goal_from_json
 from voice.metrics.rhythm import score_turn
 from voice.run.recording import Recording
 from voice.speech.vad import speech_segments
@@ -82,6 +83,12 @@ class CallMetrics:
     hangup_ms: float | None = None  # the assistant hung up (or closed the line) here: the call's end
     caller_turns_cut: int = 0  # caller turns cut short or never said because the assistant hung up
     detail: str = ""  # why the call ended, in words (the event log's ``call_end`` detail)
+    goal: CallerGoal | None = None  # the reactive caller's verdict on its goal (None: a scripted caller)
+
+    def __post_init__(self) -> None:
+        # a call read back from JSON (resumed runs, reports, compare) hands its ``goal`` object over as is
+        if isinstance(self.goal, Mapping):
+            object.__setattr__(self, "goal", goal_from_json(self.goal))
 
     @property
     def turns_of_call(self) -> int:
@@ -260,6 +267,7 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
         hangup_ms=_ms(hangup, rate) if hangup is not None else None,
         caller_turns_cut=len(cut) + (max(0, len(plans) - len(cut) - len(turns)) if hangup is not None else 0),
         detail=(end.detail if end else "") or _hangup_reason(events),
+        goal=caller_goal(events, n, rate),
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from voice.errors import RecordingError
 from voice.files import atomic_write_bytes
+from voice.metrics.goal import goal_line, goal_summary, goal_values
 from voice.metrics.measure import CallMetrics
 from voice.metrics.reduce import percentile, reduce
 
@@ -32,6 +33,8 @@ BREAKDOWNS: tuple[tuple[str, str], ...] = (
     ("preset_type", "by_preset_type"),
     ("relation", "by_relation"),
 )
+# Labels only some runs have (a reactive caller's persona): broken down by only when a call carries one.
+OPTIONAL_BREAKDOWNS: tuple[tuple[str, str], ...] = (("persona", "by_persona"),)
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,8 @@ class Figure:
     label: str  # for tables
     values: str  # key of :func:`unit_values`
     reduce: str  # "mean", "p50", "p90", "p95" or "p99" over the pooled values
-    unit: str  # "ms", "rate" (0-1) or "score" (1-5)
+    unit: str  # "ms", "rate" (0-1), "score" (1-5) or "count"
+    goal: bool = False  # the reactive caller's goal: no value in a scripted run, shown only where it has one
 
 
 FIGURES: tuple[Figure, ...] = (
@@ -58,6 +62,10 @@ FIGURES: tuple[Figure, ...] = (
     Figure("answered_rate", "turns answered", "answered", "mean", "rate"),
     Figure("false_start_rate", "false starts", "false_start", "mean", "rate"),
     Figure("served_rate", "calls served", "served", "mean", "rate"),
+    Figure("goal_met_rate", "caller goal met", "goal_met", "mean", "rate", goal=True),
+    Figure("goal_met_or_partly_rate", "goal met or partly", "goal_met_or_partly", "mean", "rate", goal=True),
+    Figure("goal_time_p50_ms", "time to outcome p50", "goal_time_ms", "p50", "ms", goal=True),
+    Figure("goal_turns_mean", "turns to outcome", "goal_turns", "mean", "count", goal=True),
 )
 
 
@@ -75,6 +83,7 @@ def unit_values(c: CallMetrics) -> dict[str, list[float]]:
         "answered": [1.0] * c.turns_completed + [0.0] * max(0, c.turns_of_call - c.turns_completed),
         "false_start": [float(t.false_starts > 0) for t in c.turns],  # turns with at least one
         "served": [float(c.served)],
+        **goal_values(c.goal),  # the reactive caller's verdict, time and turns to it, its own waits
     }
 
 
@@ -155,6 +164,8 @@ def summarize(calls: Sequence[CallMetrics]) -> dict[str, Any]:
         "rhythm_histogram": {str(k): rhythm.count(k) for k in range(1, 6)},
         "overlap_ms_total": sum(c.overlap_ms for c in calls),
         "longest_silence_ms_max": max(silences) if silences else None,
+        # the reactive caller's goal: only when a call had one (a scripted run's summary is unchanged)
+        **({"goal": goal_summary([c.goal for c in calls])} if any(c.goal for c in calls) else {}),
     }
 
 
@@ -169,11 +180,15 @@ def breakdown(
 
 
 def summarize_run(calls: Sequence[CallMetrics], labels: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """:func:`summarize` plus the headline figures and their breakdowns by scenario, preset type, relation."""
+    """:func:`summarize` plus the headline figures and their breakdowns by scenario, preset type, relation,
+    and by persona when the calls have one (a reactive caller's)."""
     out = summarize(calls)
     out["figures"] = figures(calls)
     for key, name in BREAKDOWNS:
         out[name] = breakdown(calls, labels, key)
+    for key, name in OPTIONAL_BREAKDOWNS:
+        if any(key in lab for lab in labels):
+            out[name] = breakdown(calls, labels, key)
     return out
 
 
@@ -254,8 +269,12 @@ def fmt_figure(value: float | None, unit: str) -> str:
 
 
 def format_table(calls: Sequence[CallMetrics], summary: dict[str, Any]) -> str:
-    """A plain-text table: one row per call, then the overall row."""
-    header = ("call", "outcome", "turns", "p50 ms", "p90 ms", "barge-in", "1st word ms", "rhythm", "served")
+    """A plain-text table: one row per call, then the overall row; with a reactive caller, each call's goal
+    verdict and a line on the goals under the table."""
+    header: tuple[str, ...] = ("call", "outcome", "turns", "p50 ms", "p90 ms", "barge-in", "1st word ms")
+    header += ("rhythm", "served")
+    goals = "goal" in summary
+    header += ("goal",) * goals
     rows: list[tuple[str, ...]] = []
     for c in calls:
         b = c.barge_ins
@@ -270,6 +289,7 @@ def format_table(calls: Sequence[CallMetrics], summary: dict[str, Any]) -> str:
                 fmt_ms(c.first_word_ms),
                 fmt_score(c.rhythm),
                 "yes" if c.served else "no",
+                *(((c.goal.met or "-") if c.goal else "-",) * goals),
             )
         )
     lat, bi = summary["latency_ms"], summary["barge_in"]
@@ -284,9 +304,11 @@ def format_table(calls: Sequence[CallMetrics], summary: dict[str, Any]) -> str:
             fmt_ms(summary["first_word_p50_ms"]),
             fmt_score(summary["rhythm_mean"]),
             f"{summary['calls_served']}/{summary['calls']}",
+            *((fmt_rate(summary["goal"]["goal_met_rate"]) + " met",) * goals),
         )
     )
-    return text_table(header, rows[:-1], footer=rows[-1])
+    table = text_table(header, rows[:-1], footer=rows[-1])
+    return table + ("\n" + goal_line(summary["goal"]) if goals else "")
 
 
 def text_table(

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from voice.dialogues import CallerTurn, Dialogue
-from voice.errors import EngineError
+from voice.errors import EngineError, EngineOutputError
 from voice.llm.cache import request_key
 from voice.llm.client import ChatRequest, LLMClient, Message
 from voice.react.decision import CallerDecision, output_schema, parse_decision
@@ -35,12 +35,13 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Decided:
-    """A decision and its provenance: llm, cache, fallback_script or fallback_hangup."""
+    """A decision and its provenance: llm (asked now or replayed), fallback_script or fallback_hangup."""
 
     decision: CallerDecision
     source: str
     rejected: str = ""  # the model's refused answers, why ("; "-joined)
     key: str = ""  # the LLM cache key of the request
+    cached: bool = False  # replayed from the answer cache
 
 
 class CallerBrain:
@@ -85,11 +86,13 @@ class CallerBrain:
         except (EngineError, TimeoutError) as exc:
             why = f"timed out after {self.timeout_s:g} s" if isinstance(exc, TimeoutError) else str(exc)
             log.warning("caller model failed on %s turn %d: %s", self.dialogue.id, situation.turn, why)
-            return self.fallback(situation, why, "; ".join(refused), key)
+            problems = exc.problems if isinstance(exc, EngineOutputError) else tuple(refused)
+            return self.fallback(situation, why, "; ".join(problems), key)
         decision = parse_decision(result.data, interrupting=interrupting, max_chars=self.persona.max_chars)
         if situation.reason == "debrief" and decision.action != "hang_up":
             return self.fallback(situation, "the debrief answer gave no verdict", "", key)
-        return Decided(decision, "cache" if result.cached else "llm", "; ".join(refused), key)
+        # a replayed answer is logged as the model's, so a replay's event log is byte-identical
+        return Decided(decision, "llm", "; ".join(refused), key, cached=result.cached)
 
     def fallback(self, situation: Situation, why: str, rejected: str = "", key: str = "") -> Decided:
         """The scripted line for this turn (cues for the reply from the one after it), else hanging up."""

@@ -19,7 +19,8 @@ from voice.errors import ConfigError
 from voice.metrics.bootstrap import DEFAULT_RESAMPLES, bootstrap_difference
 from voice.metrics.measure import CallMetrics
 from voice.metrics.results import FIGURES, fmt_figure, read_results, target_folders, text_table, unit_values
-from voice.metrics.scoring.base import DIMENSIONS, TurnScore
+from voice.metrics.scoring.base import DIMENSIONS, GoalVerdict, TurnScore
+from voice.metrics.scoring.verdicts import RATES, verdict_units
 from voice.run.resume import metrics_from_json, settings_diff
 from voice.run.score import load_scores, scored_by
 
@@ -191,6 +192,8 @@ def compare_sides(
     dims = compare_dimensions(a, b, n_resamples=n_resamples, seed=seed, level=level)
     if dims:
         doc["dimensions"] = dims
+    if goals := compare_judge_goals(a, b, n_resamples=n_resamples, seed=seed, level=level):
+        doc["judge_goals"] = goals
     doc["warnings"] = small_n_warnings(doc)
     return doc
 
@@ -233,6 +236,56 @@ def compare_dimensions(
         )
         out[dim] = {"a": d.a, "b": d.b, "diff": d.diff, "lo": d.lo, "hi": d.hi, "significant": d.significant}
     return out
+
+
+def compare_judge_goals(
+    a: Side, b: Side, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = 0.95
+) -> dict[str, Any] | None:
+    """The judge's call verdicts as rates (goal met, met or partly, preset respected), B - A, bootstrapped
+    over the calls each rate counts (:mod:`voice.metrics.scoring.verdicts`); None if a side is not scored
+    or no rate has a value (the checklist judges no goal)."""
+    ga, gb = _side_goals(a), _side_goals(b)
+    if not ga or not gb:
+        return None
+    paired = sorted(ga) == sorted(gb)
+    va, vb = [ga[i] for i in sorted(ga)], [gb[i] for i in sorted(gb)]
+    out: dict[str, Any] = {}
+    for rate in RATES:
+        ua, ub = verdict_units(va, rate), verdict_units(vb, rate)
+        d = bootstrap_difference(
+            ua, ub, "mean", paired=paired, n_resamples=n_resamples, seed=seed, level=level
+        )
+        if d.a is not None or d.b is not None:
+            out[rate] = {k: getattr(d, k) for k in ("a", "b", "diff", "lo", "hi", "significant")}
+    return out or None
+
+
+def _side_goals(side: Side) -> dict[str, GoalVerdict | None]:
+    """Each call's verdict by the judge the side was scored with (empty unless every call is scored, as
+    for the dimensions)."""
+    judge = scored_by(side.folder)
+    scores = [load_scores(side.folder, c.call_id, judge) for c in side.calls] if judge else []
+    if not scores or any(s is None for s in scores):
+        return {}
+    return {s.call_id: s.goal for s in scores if s is not None}
+
+
+JUDGE_GOAL_LABELS = {
+    "met_rate": "judge: caller goal met",
+    "met_or_partly_rate": "judge: goal met or partly",
+    "preset_respected_rate": "judge: preset respected",
+}
+
+
+def judge_goal_rows(doc: Mapping[str, Any]) -> list[list[str]]:
+    """The text rows of :func:`compare_judge_goals` (the judge's verdicts, not the caller's own)."""
+    rows = []
+    for rate, d in doc.get("judge_goals", {}).items():
+        ci = "-" if d["lo"] is None else f"[{_signed(d['lo'], 'rate')}, {_signed(d['hi'], 'rate')}]"
+        cells = [fmt_figure(d["a"], "rate"), fmt_figure(d["b"], "rate")]
+        delta = _signed(d["diff"], "rate") + (" *" if d["significant"] else "")
+        rows.append([JUDGE_GOAL_LABELS.get(rate, rate), *cells, delta, ci])
+    return rows
 
 
 def small_n_warnings(doc: Mapping[str, Any]) -> list[str]:
@@ -290,6 +343,7 @@ def format_comparison(doc: Mapping[str, Any]) -> str:
         cells = ["-" if x is None else f"{x:.2f}" for x in (d["a"], d["b"])]
         delta = "-" if d["diff"] is None else f"{d['diff']:+.2f}" + (" *" if d["significant"] else "")
         rows.append([f"score: {dim.replace('_', ' ')}", *cells, delta, ci])
+    rows += judge_goal_rows(doc)
     table = text_table(["figure", "A", "B", "B − A", f"{pct} CI"], rows)
     tail = [f"* the {pct} interval excludes 0; pp = percentage points"]
     tail += [f"small n: {w}" for w in doc.get("warnings", [])]

@@ -7,9 +7,14 @@ dialogue rhythm is copied in from the measured timing score.  Each call's scores
 same transcriber is kept.  The target's summary (per dimension: mean over scored turns, how many were not
 scored; by scenario, preset type and relation) goes to ``scores.json``.
 
+The judge's verdict on each call (caller's goal met, preset respected: :mod:`voice.metrics.scoring.verdicts`)
+is judged on what was heard, from the same look at the call as its turns, and stored as the call's ``goal``;
+the summary's ``goal`` block counts the verdicts.  A call scored before verdicts existed is scored again.
+
 For the built-in assistant, which logs what it meant to say, the same judge also scores those texts on the
 same turns ("text"), so the report can show what the phone line cost per dimension; the dataset's own
-reference replies are scored as the ceiling.
+reference replies are scored as the ceiling, for a call whose turns have any (a reactive caller's own words
+have none, and a ceiling of ``[no reply]`` would be no ceiling).
 """
 
 from __future__ import annotations
@@ -27,8 +32,16 @@ from voice.errors import RecordingError
 from voice.metrics.bootstrap import bootstrap_difference
 from voice.metrics.measure import CallMetrics
 from voice.metrics.results import BREAKDOWNS, read_results, text_table, write_json
-from voice.metrics.scoring.base import DIMENSIONS, DimensionScore, Judge, ScoringInput, TurnScore
+from voice.metrics.scoring.base import (
+    DIMENSIONS,
+    DimensionScore,
+    GoalVerdict,
+    Judge,
+    ScoringInput,
+    TurnScore,
+)
 from voice.metrics.scoring.transcript import build_scoring_input
+from voice.metrics.scoring.verdicts import goal_from_json, goal_lines, goal_to_json, summarize_goals
 from voice.run.recording import Recording, load_recording
 from voice.run.resume import dialogue_sha, metrics_from_json, metrics_path
 from voice.speech.asr import ASREngine
@@ -43,6 +56,7 @@ class CallScores:
     call_id: str
     labels: Mapping[str, Any]
     versions: Mapping[str, list[TurnScore]]  # "heard" always; "text" and "reference" when known
+    goal: GoalVerdict | None = None  # the judge's verdict on the call as heard (None: none recorded)
 
     def to_json(self, judge: str, transcriber: str) -> dict[str, Any]:
         return {
@@ -52,6 +66,7 @@ class CallScores:
             "transcriber": transcriber,
             **{k: v for k, v in self.labels.items() if k in LABELS},
             "versions": {name: [_turn_json(t) for t in turns] for name, turns in self.versions.items()},
+            "goal": goal_to_json(self.goal),
         }
 
 
@@ -121,16 +136,19 @@ def score_call(
     transcriber: ASREngine | None,
     *,
     heard_by: str = "",
-) -> tuple[ScoringInput, dict[str, list[TurnScore]]]:
-    """Every version of one call scored by ``judge`` (rhythm added from the timing)."""
+) -> tuple[ScoringInput, dict[str, list[TurnScore]], GoalVerdict]:
+    """Every version of one call scored by ``judge`` (rhythm added from the timing), and its verdict on
+    the call as heard (the other versions' turns were never a call a caller lived through)."""
     call = build_scoring_input(rec, metrics, dialogue, transcriber, heard_by=heard_by)
-    versions = {"heard": with_rhythm(judge.score_call(call), call)}
+    judged = judge.judge_call(call)
+    versions = {"heard": with_rhythm(judged.turns, call)}
     intended = intended_texts(rec, metrics)
     if intended is not None:
         versions["text"] = with_rhythm(judge.score_call(_as_text(call, intended, timed=True)), call)
     references: dict[int, str | None] = {t.turn: t.reference for t in call.turns}
-    versions["reference"] = judge.score_call(_as_text(call, references, timed=False))
-    return call, versions
+    if any(references.values()):
+        versions["reference"] = judge.score_call(_as_text(call, references, timed=False))
+    return call, versions, judged.goal
 
 
 def scores_path(folder: Path, call_id: str) -> Path:
@@ -146,15 +164,17 @@ def scored_by(folder: Path) -> str | None:
     return judge if isinstance(judge, str) else None
 
 
-def load_scores(folder: Path, call_id: str, judge: str) -> CallScores | None:
-    """A call's scores on disk by the same judge (else None: it is scored again)."""
+def load_scores(folder: Path, call_id: str, judge: str, *, need_goal: bool = False) -> CallScores | None:
+    """A call's scores on disk by the same judge (else None: it is scored again).
+
+    ``need_goal``: a file written before calls had a verdict (no ``goal`` key) does not count either."""
     try:
         doc = json.loads(scores_path(folder, call_id).read_text(encoding="utf-8"))
-        if doc.get("judge") != judge:
+        if doc.get("judge") != judge or (need_goal and "goal" not in doc):
             return None
         versions = {k: [_turn_from_json(t) for t in v] for k, v in doc["versions"].items()}
         labels = {k: doc[k] for k in LABELS if k in doc}
-        return CallScores(call_id, labels, versions)
+        return CallScores(call_id, labels, versions, goal_from_json(doc.get("goal")))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -176,7 +196,7 @@ def score_target(
     out: list[CallScores] = []
     for call in doc.get("calls", []):
         call_id = str(call["call_id"])
-        kept = load_scores(folder, call_id, judge.name)
+        kept = load_scores(folder, call_id, judge.name, need_goal=True)
         if kept is not None:
             out.append(kept)
             on_call(call_id, "kept")
@@ -191,8 +211,8 @@ def score_target(
         except (RecordingError, OSError, ValueError) as exc:
             on_call(call_id, f"skipped: {exc}")
             continue
-        scoring, versions = score_call(rec, metrics, dialogue, judge, transcriber, heard_by=heard_by)
-        scores = CallScores(call_id, {k: call[k] for k in LABELS if k in call}, versions)
+        scoring, versions, goal = score_call(rec, metrics, dialogue, judge, transcriber, heard_by=heard_by)
+        scores = CallScores(call_id, {k: call[k] for k in LABELS if k in call}, versions, goal)
         write_json(scores_path(folder, call_id), scores.to_json(judge.name, scoring.transcriber))
         out.append(scores)
         on_call(call_id, "scored")
@@ -229,7 +249,8 @@ def dimension_row(calls: Sequence[CallScores], version: str = "heard") -> dict[s
 
 
 def summarize_scores(calls: Sequence[CallScores], judge: str) -> dict[str, Any]:
-    """The target's scores: per version and dimension; by breakdown label; text vs heard with a 95 % CI."""
+    """The target's scores: per version and dimension; by breakdown label; text vs heard with a 95 % CI;
+    the judge's call verdicts (``goal``)."""
     out: dict[str, Any] = {"schema_version": SCORES_SCHEMA, "judge": judge, "calls": len(calls)}
     out["dimensions"] = {v: dimension_row(calls, v) for v in VERSIONS if any(v in c.versions for c in calls)}
     for key, name in BREAKDOWNS:
@@ -245,11 +266,13 @@ def summarize_scores(calls: Sequence[CallScores], judge: str) -> dict[str, Any]:
             d = bootstrap_difference(text, heard, "mean", paired=True)
             ci = [d.lo, d.hi]
             out["text_vs_heard"][dim] = {"heard_minus_text": d.diff, "ci95": ci, "n_calls": len(both)}
+    out["goal"] = summarize_goals([c.goal for c in calls])
     return out
 
 
 def format_scores(summary: Mapping[str, Any], title: str = "") -> str:
-    """The seven-dimension table: heard (and text, reference, the line's cost when known), per dimension."""
+    """The seven-dimension table: heard (and text, reference, the line's cost when known), per dimension;
+    under it the judge's call verdicts, when the summary has them."""
     dims = summary.get("dimensions", {})
     versions = [v for v in VERSIONS if v in dims]
     header = ("dimension", *(f"{v} mean (n)" for v in versions))
@@ -268,7 +291,8 @@ def format_scores(summary: Mapping[str, Any], title: str = "") -> str:
             row.append("-" if delta is None else f"{delta:+.2f} [{_f(lo)}, {_f(hi)}]")
         rows.append(tuple(row))
     head = f"{title}  judge {summary.get('judge')}, {summary.get('calls')} calls\n" if title else ""
-    return head + text_table(header, rows)
+    goal = "".join(f"\n{line}" for line in goal_lines(summary["goal"])) if "goal" in summary else ""
+    return head + text_table(header, rows) + goal
 
 
 def _f(x: float | None) -> str:

@@ -21,6 +21,17 @@ before matching; a reply cut off by the caller is not blamed for what it had no 
 are not scored), but still for what it did say.  A turn after the assistant hung up is the call's ending:
 the first is scored on active guidance by the ``should_end`` of the reply the hang-up followed, the rest
 are not scored.
+
+A caller turn not from the script (``HeardTurn.dialogue_turn`` -1: the reactive caller's own words) has no
+annotations, so only what the call's annotations cover is scored (safety) and rhythm copied; the rest is
+"not scored" with the reason that the turn was not scripted, and an ending after such a turn is not judged.
+
+The call verdict (:func:`goal_verdict`): whether the caller's goal was met needs an understanding of the
+whole conversation no phrase list gives, so it is never judged here (an LLM judge gives it).  Whether the
+preset was respected is read off the turns' preset-compliance scores, which come only from the annotated
+``must_not`` phrases: "no" if any turn scored 2 or less, "yes" if at least one turn was scored and all
+scored 4 or more, "not_applicable" for preset type none, else not judged.  "yes" therefore means no
+annotated forbidden phrase was said, no more: the reason says on how many turns that was checked.
 """
 
 from __future__ import annotations
@@ -34,7 +45,9 @@ from voice.dialogues import AssistantTurn, Dialogue, Preset
 from voice.metrics.scoring import matching as m
 from voice.metrics.scoring.base import (
     DIMENSIONS,
+    CallJudgement,
     DimensionScore,
+    GoalVerdict,
     HeardTurn,
     ScoringInput,
     TurnScore,
@@ -51,6 +64,14 @@ CHRF_CLOSE, CHRF_FAR = 50.0, 10.0
 _PRESET_KIND = {"emergent": "the emergent preset", "regular": "the preset"}
 _TAG = re.compile(r"\[[^\[\]]*\]")
 _CUT_WORDS = ("cut", "interrupt")
+OFF_SCRIPT = (
+    "the caller's turn was not from the script (a reactive caller): no annotations to check it against"
+)
+GOAL_NOT_JUDGED = (
+    "not judged: whether the caller's goal was met needs the whole conversation understood, which the "
+    "checklist's phrase checks cannot do; use an LLM judge (--judge openai:MODEL)"
+)
+PRESET_VIOLATED_AT, PRESET_KEPT_FROM = 2, 4  # a preset-compliance score at most / at least this
 
 
 @dataclass(frozen=True)
@@ -199,8 +220,18 @@ def _reference_turn(dialogue: Dialogue, turn: HeardTurn) -> AssistantTurn | None
     return found if isinstance(found, AssistantTurn) else None
 
 
+def score_off_script(dialogue: Dialogue, turn: HeardTurn) -> dict[str, DimensionScore]:
+    """A reply to a caller turn not from the script: only the call's own annotations (safety) apply."""
+    scores = {d: not_scored(OFF_SCRIPT) for d in DIMENSIONS}
+    scores["dialogue_rhythm"] = _rhythm(turn)
+    scores["safety"] = _safety(Reply.of(turn), dialogue.annotations, TurnAnnotations())
+    return scores
+
+
 def score_reply(dialogue: Dialogue, turn: HeardTurn) -> dict[str, DimensionScore]:
     """Every dimension of one heard reply (not after a hang-up)."""
+    if turn.dialogue_turn < 0:
+        return score_off_script(dialogue, turn)
     ref = _reference_turn(dialogue, turn)
     notes = ref.annotations if ref else TurnAnnotations()
     reference = turn.reference if turn.reference is not None else (ref.text if ref else None)
@@ -223,6 +254,9 @@ def score_ending(dialogue: Dialogue, turn: HeardTurn, first: bool) -> dict[str, 
     scores["dialogue_rhythm"] = _rhythm(turn)
     if not first:
         return scores
+    if turn.dialogue_turn < 0:
+        scores["active_guidance"] = not_scored(f"hung up; {OFF_SCRIPT}")
+        return scores
     before = turn.dialogue_turn - 1
     prev = dialogue.previous_assistant(turn.dialogue_turn)
     if prev is None or before == 0:
@@ -236,10 +270,42 @@ def score_ending(dialogue: Dialogue, turn: HeardTurn, first: bool) -> dict[str, 
     return scores
 
 
+def goal_verdict(dialogue: Dialogue, scores: Sequence[TurnScore]) -> GoalVerdict:
+    """The call verdict the checklist can honestly give (see the module docstring): no goal verdict; the
+    preset's, from the turns' preset-compliance scores."""
+    if dialogue.preset.type == "none":
+        return GoalVerdict(None, GOAL_NOT_JUDGED, "not_applicable", "the owner left no preset")
+    checked = [  # (turn, score, reason) of each turn scored on preset compliance
+        (s.turn, d.score, d.reason)
+        for s in scores
+        if (d := s.scores.get("preset_compliance")) is not None and d.score is not None
+    ]
+    if broken := [(turn, reason) for turn, score, reason in checked if score <= PRESET_VIOLATED_AT]:
+        turn, reason = broken[0]
+        more = f" (and {len(broken) - 1} more turn(s))" if len(broken) > 1 else ""
+        return GoalVerdict(None, GOAL_NOT_JUDGED, "no", f"T{turn + 1}: {reason}{more}")
+    if not checked:
+        why = (
+            "not judged: no heard reply had must_not phrases to check (annotations cover scripted turns only)"
+        )
+        return GoalVerdict(None, GOAL_NOT_JUDGED, None, why)
+    if all(score >= PRESET_KEPT_FROM for _, score, _ in checked):
+        why = (
+            f"no annotated must_not phrase said, on the {len(checked)} of {len(scores)} turns with such "
+            "phrases and a reply; wording the annotations do not list is not checked"
+        )
+        return GoalVerdict(None, GOAL_NOT_JUDGED, "yes", why)
+    return GoalVerdict(None, GOAL_NOT_JUDGED, None, "not judged: preset-compliance scores in between")
+
+
 class ChecklistJudge:
     """The deterministic judge behind ``--judge checklist`` (see the module docstring)."""
 
     name = NAME
+
+    def judge_call(self, call: ScoringInput) -> CallJudgement:
+        scores = self.score_call(call)
+        return CallJudgement(scores, goal_verdict(call.dialogue, scores))
 
     def score_call(self, call: ScoringInput) -> list[TurnScore]:
         scored, ended = [], False

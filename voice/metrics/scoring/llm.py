@@ -17,6 +17,12 @@ or keeps failing raises (:class:`~voice.errors.EngineUnavailable`, :class:`~voic
 those are not the judge's verdict on the call.  Every :class:`~voice.metrics.scoring.base.TurnScore`
 carries the judge's name, ``openai:MODEL/PROMPT_VERSION``.  Only the judged dimensions are returned;
 dialogue rhythm is the measured timing score, added by whoever merges the judges' scores.
+
+The same answer carries the call's verdict (:class:`~voice.metrics.scoring.base.GoalVerdict`): the caller's
+goal met or not, the preset respected or not.  It is validated with the turns: a missing or malformed
+verdict, an empty reason, or ``not_applicable`` given for a preset that exists (or withheld for preset type
+none) makes the whole answer malformed, re-asked like any other; an answer that never comes right leaves
+the verdict not judged with the same reason as the turns.
 """
 
 from __future__ import annotations
@@ -28,7 +34,15 @@ from typing import Any
 from voice.errors import EngineOutputError
 from voice.llm.client import ChatRequest, LLMClient, Message
 from voice.llm.settings import LLMSettings, parse_model_spec
-from voice.metrics.scoring.base import JUDGED, DimensionScore, ScoringInput, TurnScore, not_scored
+from voice.metrics.scoring.base import (
+    JUDGED,
+    CallJudgement,
+    DimensionScore,
+    GoalVerdict,
+    ScoringInput,
+    TurnScore,
+    not_scored,
+)
 from voice.metrics.scoring.llm_prompt import PROMPT_VERSION, SYSTEM_PROMPT, output_schema, render_call
 
 MAX_REASON_CHARS = 300
@@ -56,18 +70,29 @@ class LLMJudge:
         )
 
     def score_call(self, call: ScoringInput) -> list[TurnScore]:
+        return self.judge_call(call).turns
+
+    def judge_call(self, call: ScoringInput) -> CallJudgement:
+        """The turns' scores and the call's verdict from one request (none for a call without turns)."""
         if not call.turns:
-            return []
+            why = "no caller turn in the call: nothing to judge"
+            return CallJudgement([], GoalVerdict(None, why, None, why))
         expected = [t.turn for t in call.turns]
+        preset = call.dialogue.preset.type
         try:
-            result = self.client.chat(self.request(call), check=lambda data: check_answer(data, expected))
+            result = self.client.chat(
+                self.request(call), check=lambda data: check_answer(data, expected, preset)
+            )
         except EngineOutputError as exc:
             reason = f"the LLM judge's answer was malformed, so not scored: {exc}"
-            return [TurnScore(t, self.name, dict.fromkeys(JUDGED, not_scored(reason))) for t in expected]
-        return [
+            turns = [TurnScore(t, self.name, dict.fromkeys(JUDGED, not_scored(reason))) for t in expected]
+            why = f"the LLM judge's answer was malformed, so not judged: {exc}"
+            return CallJudgement(turns, GoalVerdict(None, why, None, why))
+        scores = [
             TurnScore(int(entry["turn"]), self.name, {d: _dimension(entry["scores"][d]) for d in JUDGED})
             for entry in result.data["turns"]
         ]
+        return CallJudgement(scores, _goal(result.data["call_verdict"]))
 
     def score_calls(self, calls: Iterable[ScoringInput]) -> Iterator[list[TurnScore]]:
         """:meth:`score_call` for each call, in order, up to the client's concurrency at once."""
@@ -83,8 +108,9 @@ class LLMJudge:
         self.client.close()
 
 
-def check_answer(data: Any, expected: Sequence[int]) -> None:
-    """Raise ``ValueError`` unless the (schema-valid) answer scores exactly the turns asked, in order."""
+def check_answer(data: Any, expected: Sequence[int], preset_type: str | None = None) -> None:
+    """Raise ``ValueError`` unless the (schema-valid) answer scores exactly the turns asked, in order, and
+    gives a call verdict with reasons whose ``not_applicable`` matches the preset (``preset_type`` given)."""
     turns = [entry["turn"] for entry in data["turns"]]
     if turns != list(expected):
         raise ValueError(f"the answer scores turns {turns}; expected exactly {list(expected)}, in order")
@@ -92,10 +118,34 @@ def check_answer(data: Any, expected: Sequence[int]) -> None:
         for dim in JUDGED:
             if not entry["scores"][dim]["reason"].strip():
                 raise ValueError(f"turn {entry['turn']}: {dim} has an empty reason")
+    verdict = data["call_verdict"]
+    for key in ("goal_reason", "preset_reason"):
+        if not verdict[key].strip():
+            raise ValueError(f"call_verdict: {key} is empty")
+    if preset_type is None:
+        return
+    answered = verdict["preset_respected"]
+    if preset_type == "none" and answered != "not_applicable":
+        raise ValueError(
+            f"call_verdict: the preset is none, so preset_respected is not_applicable, not {answered}"
+        )
+    if preset_type != "none" and answered == "not_applicable":
+        raise ValueError(f"call_verdict: the preset is {preset_type}, so preset_respected is yes or no")
+
+
+def _one_line(text: str) -> str:
+    reason = " ".join(text.split())
+    return reason if len(reason) <= MAX_REASON_CHARS else reason[: MAX_REASON_CHARS - 1] + "…"
 
 
 def _dimension(raw: dict[str, Any]) -> DimensionScore:
-    reason = " ".join(raw["reason"].split())  # one line
-    if len(reason) > MAX_REASON_CHARS:
-        reason = reason[: MAX_REASON_CHARS - 1] + "…"
-    return DimensionScore(None if raw["score"] is None else int(raw["score"]), reason)
+    return DimensionScore(None if raw["score"] is None else int(raw["score"]), _one_line(raw["reason"]))
+
+
+def _goal(raw: dict[str, Any]) -> GoalVerdict:
+    return GoalVerdict(
+        str(raw["caller_goal_met"]),
+        _one_line(raw["goal_reason"]),
+        str(raw["preset_respected"]),
+        _one_line(raw["preset_reason"]),
+    )

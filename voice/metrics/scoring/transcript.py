@@ -19,6 +19,11 @@ barge-in and does penalise talk-over:
 ``[assistant hung up]``              after the last reply of a call the assistant ended; the caller turns it
                                      never heard are ``after_hangup`` (the call's ending, not failed turns)
 ``[no reply: the call failed (...)]`` caller turns a failed call never reached (the assistant owed them)
+
+Each turn is placed in the script by its ``TurnPlanned`` event: ``dialogue_turn`` -1 means the caller's words
+were not the script's (the reactive caller pursues its goal in its own words), so the turn gets no reference
+reply and no annotations (``HeardTurn.dialogue_turn`` -1), rather than the scripted line that happens to
+have its number.  Only a recording without plan events (older than them) is matched to the script by count.
 """
 
 from __future__ import annotations
@@ -260,11 +265,12 @@ def _heard(
     after_hangup: bool = False,
 ) -> HeardTurn:
     plan = plans.get(turn)
-    index = (
-        plan.dialogue_turn
-        if plan is not None and plan.dialogue_turn >= 0
-        else _dialogue_index(dialogue, turn)
-    )
+    if not plans:  # a recording older than the plan events: the script's caller turns, counted
+        index = _dialogue_index(dialogue, turn)
+    else:  # the plan says where the turn is in the script; -1 (or no plan): not from the script
+        index = max(plan.dialogue_turn, -1) if plan is not None else -1
+    if index < 0:  # not from the script (a reactive caller's own words): no reference, no annotations
+        reference = None
     following = dialogue.turns[index + 1] if 0 <= index < len(dialogue.turns) - 1 else None
     if reference is None and following is not None and following.role == "assistant":
         reference = following.text
@@ -274,7 +280,11 @@ def _heard(
 
 
 def _dialogue_index(dialogue: Dialogue, turn: int) -> int:
-    """Index in the dialogue's turn list of caller turn ``turn`` (-1 if there is none)."""
+    """Index in the dialogue's turn list of caller turn ``turn`` (-1 if there is none).
+
+    Only for a recording without ``TurnPlanned`` events (older than them): a planned turn says where it is
+    in the script itself, and -1 there means it is not in the script at all (the reactive caller's own
+    words), so counting would pair it with a scripted line it never said."""
     callers = [i for i, t in enumerate(dialogue.turns) if t.role == "caller"]
     return callers[turn] if 0 <= turn < len(callers) else -1
 

@@ -1,0 +1,178 @@
+"""The reactive caller's goal: its own verdict, what it decided on the way, and the waits that were its own.
+
+A reactive caller (``callsim bench --caller openai:MODEL``) logs what it decided (``caller_decision``),
+when its turn was not ready in time (``caller_late``) and, once, whether its goal was met (``goal``).  This
+module turns those events into one :class:`CallerGoal` per call (None for a scripted caller, which logs
+none of them), and pools them into the summary's ``goal`` block.  Kept apart from the timing metrics
+because it measures the conversation's outcome, not the assistant's timing, and because the waits it
+counts are the simulator's, never the assistant's.  Definitions: ``docs/metrics.md`` ("Caller goals").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from voice.core import events as ev
+from voice.core.audio import samples_to_ms
+from voice.metrics.reduce import percentile, reduce
+
+VERDICTS = ("yes", "partly", "no")  # what counts as a verdict; anything else (``unknown``) does not
+COUNTED = (*VERDICTS, "unknown")  # the summary's counts: ``unknown`` also for a call that never reported
+
+
+@dataclass(frozen=True)
+class CallerDecision:
+    """One ``caller_decision`` as the report shows it (its LLM cache key left out: it is in the event log)."""
+
+    turn: int
+    at_ms: float  # when the decision was handed to the call (after its end for the post-call verdict)
+    action: str  # say, hang_up, wait
+    source: str  # llm, cache, fallback_script, fallback_hangup
+    text: str = ""
+    heard: str = ""  # the assistant's last reply as the caller heard it
+    goal: str = ""
+    reason: str = ""
+    rejected: str = ""  # why the model's answer was refused
+
+
+@dataclass(frozen=True)
+class CallerWait:
+    """A ``caller_late``: the caller's turn was not ready at ``due_ms``; it started ``late_ms`` later."""
+
+    turn: int
+    due_ms: float
+    late_ms: float
+
+
+@dataclass(frozen=True)
+class CallerGoal:
+    """A reactive call's outcome in the caller's own judgement, and how the caller itself fared."""
+
+    met: str | None  # yes, partly, no, unknown; None: the caller never reported (the call broke first)
+    reason: str = ""
+    turns: int | None = None  # caller turns said when the outcome was known
+    time_ms: float | None = None  # pick-up → the outcome (clipped to the call's length)
+    caller_late_ms: float = 0.0  # the simulator's own gaps (sum of ``caller_late``), never the assistant's
+    caller_fallbacks: int = 0  # decisions not made by the model (``fallback_*``)
+    caller_rejected: int = 0  # decisions for which a model answer was refused
+    decisions: list[CallerDecision] = field(default_factory=list)
+    waits: list[CallerWait] = field(default_factory=list)
+
+    @property
+    def has_verdict(self) -> bool:
+        return self.met in VERDICTS
+
+
+def _ms(samples: int, rate: int) -> float:
+    return round(samples_to_ms(samples, rate), 3)
+
+
+def caller_goal(events: Sequence[ev.CallEvent], length: int, rate: int) -> CallerGoal | None:
+    """The call's :class:`CallerGoal` from its event log (``length``: the call's samples); None if scripted.
+
+    The last ``goal`` event is the verdict.  Its time is clipped to the call: a verdict asked for after the
+    call ended was known, at the latest, when the call ended.
+    """
+    decided = [e for e in events if isinstance(e, ev.CallerDecided)]
+    late = [e for e in events if isinstance(e, ev.CallerLate)]
+    reports = [e for e in events if isinstance(e, ev.GoalReported)]
+    reactive = decided or late or reports or any(isinstance(e, ev.TurnRequested) for e in events)
+    if not reactive:
+        return None
+    last = reports[-1] if reports else None
+    return CallerGoal(
+        met=last.met if last else None,
+        reason=last.reason if last else "",
+        turns=last.turns if last else None,
+        time_ms=_ms(min(last.t, length), rate) if last else None,
+        caller_late_ms=_ms(sum(e.late for e in late), rate),
+        caller_fallbacks=sum(1 for e in decided if e.source.startswith("fallback")),
+        caller_rejected=sum(1 for e in decided if e.rejected),
+        decisions=[
+            CallerDecision(
+                e.turn, _ms(e.t, rate), e.action, e.source, e.text, e.heard, e.goal, e.reason, e.rejected
+            )
+            for e in decided
+        ],
+        waits=[CallerWait(e.turn, _ms(e.due, rate), _ms(e.late, rate)) for e in late],
+    )
+
+
+def goal_from_json(d: Mapping[str, Any]) -> CallerGoal:
+    """Rebuild a :class:`CallerGoal` from its JSON form (a call's ``goal`` object); unknown keys ignored."""
+    decisions = [CallerDecision(**_known(CallerDecision, x)) for x in d.get("decisions", [])]
+    waits = [CallerWait(**_known(CallerWait, x)) for x in d.get("waits", [])]
+    return CallerGoal(**{**_known(CallerGoal, d), "decisions": decisions, "waits": waits})
+
+
+def _known(cls: Any, d: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of ``d`` that are fields of ``cls`` (a newer writer may add others)."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    return {k: v for k, v in d.items() if k in names}
+
+
+def goal_values(g: CallerGoal | None) -> dict[str, list[float]]:
+    """One call's contribution to the pooled goal figures: nothing for a scripted call or a missing one.
+
+    The rates count calls with a verdict (yes, partly, no) only: ``unknown`` says the caller could not
+    judge, which is the caller model's failing, not the assistant's.
+    """
+    verdict = g is not None and g.has_verdict
+    return {
+        "goal_met": [float(g.met == "yes")] if g is not None and verdict else [],
+        "goal_met_or_partly": [float(g.met in ("yes", "partly"))] if g is not None and verdict else [],
+        "goal_time_ms": [g.time_ms] if g is not None and g.time_ms is not None else [],
+        "goal_turns": [float(g.turns)] if g is not None and g.turns is not None else [],
+        "caller_late_ms": [g.caller_late_ms] if g is not None else [],
+    }
+
+
+def goal_summary(goals: Sequence[CallerGoal | None]) -> dict[str, Any]:
+    """The summary's ``goal`` block over the calls' goals (scripted calls, None, are left out)."""
+    gs = [g for g in goals if g is not None]
+    values = [goal_values(g) for g in gs]
+
+    def pooled(key: str) -> list[float]:
+        return [x for v in values for x in v[key]]
+
+    turns, times, late = pooled("goal_turns"), pooled("goal_time_ms"), pooled("caller_late_ms")
+    return {
+        "calls": len(gs),
+        "calls_with_verdict": sum(1 for g in gs if g.has_verdict),
+        "verdicts": {k: sum(1 for g in gs if (g.met if g.has_verdict else "unknown") == k) for k in COUNTED},
+        "goal_met_rate": reduce(pooled("goal_met"), "mean"),
+        "goal_met_or_partly_rate": reduce(pooled("goal_met_or_partly"), "mean"),
+        "turns_mean": reduce(turns, "mean"),
+        "turns_p50": percentile(turns, 50),
+        "time_p50_ms": percentile(times, 50),
+        "time_p90_ms": percentile(times, 90),
+        "caller_late_ms_total": round(sum(late), 3),
+        "caller_late_p90_ms": percentile(late, 90),
+        "caller_late_waits": sum(len(g.waits) for g in gs),
+        "caller_fallbacks": sum(g.caller_fallbacks for g in gs),
+        "caller_rejected": sum(g.caller_rejected for g in gs),
+    }
+
+
+def goal_line(block: Mapping[str, Any]) -> str:
+    """The summary's ``goal`` block in one line, for the printed table."""
+    v, n = block["verdicts"], block["calls_with_verdict"]
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{100 * x:.0f}%"
+
+    def sec(x: float | None) -> str:
+        return "-" if x is None else f"{x / 1000:.1f} s"
+
+    turns = "-" if block["turns_p50"] is None else f"{block['turns_p50']:g}"
+    return (
+        f"caller goal (its own verdict): met {v['yes']}/{n} ({pct(block['goal_met_rate'])}), "
+        f"met or partly {pct(block['goal_met_or_partly_rate'])}, no {v['no']}, unknown {v['unknown']}; "
+        f"outcome after {sec(block['time_p50_ms'])} (p50, p90 {sec(block['time_p90_ms'])}), {turns} turns "
+        f"(p50); caller late {sec(block['caller_late_ms_total'])} in {block['caller_late_waits']} wait(s) "
+        f"(not the assistant's); {block['caller_fallbacks']} fallback(s), {block['caller_rejected']} "
+        "rejected model answer(s)"
+    )
