@@ -162,7 +162,8 @@ class LLMClient:
                 self.cache.put(self.model, key, {"request": key_material, "answer": text, "mode": mode})
             return ChatResult(text, data, self.model, False, requests, mode)
         raise EngineOutputError(
-            f"{self.model} gave no usable answer in {self.settings.output_attempts} attempts; last: {problem}",
+            f"{self.model} gave no usable answer in {self.settings.output_attempts} attempts;"
+            f" last: {problem}",
             tuple(problems),
         )
 

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from voice.core.clock import MonotonicClock
 from voice.errors import EngineUnavailable
@@ -62,14 +63,16 @@ async def builtin_assistant(
 
 
 @contextlib.asynccontextmanager
-async def reference_assistant() -> AsyncIterator[str]:
+async def reference_assistant(behaviour: Mapping[str, Any] | None = None) -> AsyncIterator[str]:
     """Run ``python -m server.assistants.reference``; yield its ``ws://`` URL once it listens.
 
-    The behaviour comes with each call (``start.dialogue.reference``), so one server plays every case.
+    The behaviour comes with each call (``start.dialogue.reference``), so one server plays every case;
+    ``behaviour`` (``ReferenceBehaviour.to_json()``) is what it does for calls that bring none.
     """
     port = free_port()
     module = "server.assistants.reference"
-    async with _running("the reference assistant", module, [], port, TEST_ASSISTANT_READY_TIMEOUT_S):
+    args = ["--behaviour", json.dumps(dict(behaviour))] if behaviour is not None else []
+    async with _running("the reference assistant", module, args, port, TEST_ASSISTANT_READY_TIMEOUT_S):
         yield f"ws://127.0.0.1:{port}/pcm"
 
 
