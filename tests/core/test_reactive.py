@@ -168,3 +168,11 @@ def test_a_missed_reply_asks_again_and_a_wrong_index_is_refused():
     core2 = ReactiveCallCore(plan(greeting=True), max_turns=3)
     with pytest.raises(ValueError, match="requested"):
         drive(core2, lambda req, now: (say(req.turn + 1), 0))
+
+
+def test_a_wait_that_comes_after_the_reply_ended_is_asked_again():
+    cues = ReplyCues(interrupt_after=ms_to_samples(200))
+    core = ReactiveCallCore(plan(greeting=True), max_turns=1, first_cues=cues)
+    drive(core, lambda req, now: (Wait(), 200) if req.reason == "interrupt" else (HangUp("done"), 0))
+    assert [r.reason for r in kinds(core, ev.TurnRequested)] == ["interrupt", "reply_ended"]
+    assert core.outcome is not None and core.outcome.detail == "done"

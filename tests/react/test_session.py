@@ -12,6 +12,7 @@ from tests.fakes import reference
 from tests.llm_fake import FakeLLM
 from voice.core.clock import VirtualClock
 from voice.dialogues import bundled_dialogues_path, load_dialogues
+from voice.errors import EngineError
 from voice.lines.memory import MemoryLine
 from voice.react.caller import parse_caller
 from voice.run.runner import RunSettings, run_dialogues
@@ -103,3 +104,28 @@ async def test_a_cached_replay_is_byte_identical_offline(tmp_path, no_openai_env
     name = TAKEOUT.id
     assert (first / f"{name}.wav").read_bytes() == (again / f"{name}.wav").read_bytes()
     assert (first / f"{name}.events.jsonl").read_bytes() == (again / f"{name}.events.jsonl").read_bytes()
+
+
+class BrokenVoice(MemoryTTS):
+    """Speaks the first line, then fails (an engine error mid-call)."""
+
+    def synthesize(self, text):
+        if self.requests:
+            raise EngineError(f"cannot speak {text!r}")
+        return super().synthesize(text)
+
+
+async def test_a_caller_engine_that_fails_mid_call_hangs_up_with_the_reason(tmp_path, no_openai_env):
+    with FakeLLM().respond(caller_model.answer) as fake:
+        caller = parse_caller("openai:rules", base_url=fake.url, wait_in_place=True, cache="off")
+        settings = RunSettings(tmp_path, "memory", "memory", caller=caller)
+        [m] = await run_dialogues(
+            [TAKEOUT],
+            settings,
+            lambda: MemoryLine(reference(reply_len_ms=600, greeting_ms=200)),
+            BrokenVoice(),
+            MemoryASR(["您好", "好的，放门口就行"], default="嗯"),
+            clock=VirtualClock(),
+        )
+    assert m.outcome == "completed" and "the caller's own engines failed: cannot speak" in m.detail
+    assert len(m.turns) == 1

@@ -102,7 +102,10 @@ class ReactiveCallCore(CallCore):
         self._request = None
         ready = max(at, self.now)
         if isinstance(move, Wait):
-            return  # only an interrupt question can be answered with wait: the reply simply goes on
+            if req.reason != "interrupt":  # the reply ended while the caller made up its mind: ask again
+                self._request = req
+                self._log(ev.TurnRequested(ready, req.turn, req.reason, req.reply_end))
+            return  # the reply simply goes on
         if isinstance(move, HangUp):
             self._hang_up(req, move.reason, ready)
             return

@@ -27,6 +27,7 @@ from voice.core import events as ev
 from voice.core.audio import SAMPLE_RATE, Pcm, ms_to_samples
 from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn, caller_rng, plan_turn
 from voice.core.reactive import CallerMove, HangUp, ReactiveCallCore, ReplyCues, Say, TurnRequest, Wait
+from voice.errors import CallSimError
 from voice.react.brain import CallerBrain, Decided
 from voice.react.hearing import HeardLine, heard_so_far
 from voice.react.prompt import Situation
@@ -133,9 +134,15 @@ class ReactiveSession:
     async def _hear_and_decide(
         self, events: Sequence[ev.CallEvent], audio: Pcm, now: int, situation: Situation
     ) -> tuple[CallerMove, ev.CallerDecided, ev.GoalReported | None]:
-        heard = await self._hear(events, audio, now)
+        """The move for a request; an engine that fails (ASR, TTS) makes the caller hang up, saying why."""
         spoken = sum(1 for e in events if isinstance(e, ev.CallerSpoke))
-        return await self._decide(heard, situation, spoken)
+        try:
+            heard = await self._hear(events, audio, now)
+            return await self._decide(heard, situation, spoken)
+        except CallSimError as exc:
+            why = f"the caller's own engines failed: {exc}"
+            logged = ev.CallerDecided(0, situation.turn, "hang_up", "fallback_hangup", reason=why)
+            return HangUp(why), logged, None
 
     async def _hear(self, events: Sequence[ev.CallEvent], audio: Pcm, now: int) -> list[HeardLine]:
         def transcribe(start: int, end: int) -> str:
