@@ -102,3 +102,24 @@ def test_a_slow_model_is_charged_to_the_caller_not_the_assistant(tmp_path, engin
     lat_f, lat_s = [t.latency_ms for t in fm.turns], [t.latency_ms for t in sm.turns]
     assert len(lat_f) == len(lat_s) == len(TAKEOUT.caller_turns)
     assert lat_f == pytest.approx(lat_s, abs=8)  # two runs, each within the fidelity bound (~3 ms)
+
+
+def test_callsim_bench_with_a_reactive_caller(tmp_path, no_openai_env):
+    from voice.cli import main
+
+    async def serve_and_run():
+        async with reference_assistant(REFERENCE) as url:
+            argv = [
+                "bench", "--caller", "openai:rules", "--caller-base-url", fake.url, "--persona", "terse",
+                "--target", url, "--ids", TAKEOUT.id, "--out", str(tmp_path / "run"), "--no-report",
+            ]  # fmt: skip
+            return await asyncio.to_thread(main, argv)
+
+    with FakeLLM().respond(caller_model.answer) as fake:
+        assert asyncio.run(serve_and_run()) == 0
+        assert fake.requests  # the caller model was asked
+    run = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert run["caller"] == "openai:rules"
+    [folder] = [p for p in (tmp_path / "run").iterdir() if p.is_dir()]
+    events = (folder / f"{TAKEOUT.id}.events.jsonl").read_text()
+    assert '"kind": "caller_decision"' in events and '"persona": "terse"' in events
