@@ -1,5 +1,7 @@
 """Release gates: ``--fail-if FIGURE OP NUMBER`` and ``--max-failed N|P%``, on real summaries."""
 
+import dataclasses
+
 import pytest
 
 from voice.errors import ConfigError
@@ -17,6 +19,7 @@ from voice.metrics.gates import (
     parse_gate,
     summary_value,
 )
+from voice.metrics.goal import CallerGoal
 from voice.metrics.measure import CallMetrics, TurnMetrics
 from voice.metrics.results import summarize_run
 
@@ -117,3 +120,42 @@ def test_max_failed_takes_a_count_or_a_share():
     assert not check_failed(parse_failed_limit("10%"), {"t": s}) and check_failed(
         parse_failed_limit("5%"), {"t": s}
     )
+
+
+# --- the reactive caller's goal --------------------------------------------------------------------------
+
+
+def reactive(cid, met, time_ms, persona="patient"):
+    m, labels = call(cid, 400)
+    return dataclasses.replace(m, goal=CallerGoal(met, "", 3, time_ms)), {**labels, "persona": persona}
+
+
+def test_goal_figures_gate_a_reactive_run_and_are_known_before_any_call():
+    s = summary(
+        reactive("a", "yes", 20000.0), reactive("b", "no", 40000.0, "terse"), reactive("c", "yes", 1.0)
+    )
+    for figure in ("goal_met_rate", "goal.time_p90_ms", "goal.verdicts.no", "by_persona.terse.goal_met_rate"):
+        check_figure(figure)  # an empty run has no goal block: the figures are known all the same
+    assert summary_value(s, "goal_met_rate") == pytest.approx(2 / 3)
+    assert summary_value(s, "goal.goal_met_or_partly_rate") == pytest.approx(2 / 3)
+    assert (
+        summary_value(s, "goal.verdicts.no") == 1 and summary_value(s, "by_persona.terse.goal_met_rate") == 0
+    )
+    broken = check_run([parse_gate("goal_met_rate<0.8"), parse_gate("goal.time_p90_ms>60000")], {"t": s})
+    assert [str(b) for b in broken] == ["t: --fail-if goal_met_rate<0.8 broke: goal_met_rate = 0.666667"]
+    assert "goal.caller_late_ms_total" in known_figures() and "by_persona.<group>.<figure>" in known_figures()
+    assert compare_value("delta.goal.time_p50_ms", s, summary(reactive("a", "yes", 30000.0))) == 10000.0
+
+
+def test_a_goal_gate_on_a_scripted_run_breaks_for_want_of_a_value_and_a_typo_is_refused():
+    scripted = summary(call("a", 400))
+    assert (
+        summary_value(scripted, "goal_met_rate") is None
+        and summary_value(scripted, "goal.time_p50_ms") is None
+    )
+    [breach] = check_run([parse_gate("goal.goal_met_rate<0.8")], {"t": scripted})
+    assert "has no value" in str(breach)
+    with pytest.raises(ConfigError, match=r"did you mean goal\.time_p50_ms"):
+        summary_value(scripted, "goal.time_p50")
+    with pytest.raises(ConfigError, match=r"unknown figure 'goal\.met_rate'"):
+        check_figure("goal.met_rate")

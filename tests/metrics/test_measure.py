@@ -1,5 +1,7 @@
 """Metrics from recordings of calls against a ground-truth assistant (virtual time, exact figures)."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -131,3 +133,18 @@ def test_a_reply_is_heard_from_its_onset_to_the_last_speech_that_starts_before_t
     assert reply_spans_ms(m) == [(2400.0, 5200.0), None, (8800.0, 9900.0)]
     assert heard_span(m.assistant_speech_ms, None, 5000.0) is None
     assert reply_spans_ms(CallMetrics("c", "d", "assistant_hangup", False, 900.0, 80.0)) == []
+
+
+def test_a_reactive_calls_goal_survives_its_json_form():
+    """Resumed runs, reports and compare rebuild metrics from JSON: the goal comes back as a CallerGoal."""
+    from tests.reactive_runs import S, decided, goal_recording
+    from voice.core import events as ev
+    from voice.metrics.goal import CallerGoal
+    from voice.metrics.results import call_to_json
+    from voice.run.resume import metrics_from_json
+
+    extra = [decided(900, 0, text="喂"), ev.CallerLate(S(2000), 1, S(1900), S(100))]
+    m = measure(goal_recording(4000, [*extra, ev.GoalReported(S(3000), "no", "打错了", 1)]))
+    back = metrics_from_json(json.loads(json.dumps(call_to_json(m, {"scenario": "x"}))))
+    assert isinstance(back.goal, CallerGoal) and back.goal.met == "no" and back == m
+    assert metrics_from_json(call_to_json(measure(goal_recording(4000, [])))).goal is None

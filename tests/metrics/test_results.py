@@ -1,11 +1,14 @@
+import dataclasses
 import json
 import re
 from pathlib import Path
 
 import pytest
 
+from tests.reactive_runs import reactive_bench
 from tests.runs import bench, mini
 from voice.errors import RecordingError
+from voice.metrics.goal import CallerGoal, CallerWait
 from voice.metrics.measure import BargeIn, CallMetrics, TurnMetrics
 from voice.metrics.results import (
     FIGURES,
@@ -128,6 +131,71 @@ def test_call_json_carries_its_labels():
     assert d["scenario"] == "takeout" and d["repeat"] == 2
 
 
+# --- the reactive caller's goal ----------------------------------------------------------------------------
+
+
+def reactive(met, time_ms=20000.0, turns=3, **more):
+    return CallerGoal(met, "理由", turns, time_ms, **more)
+
+
+def goal_calls():
+    """Three reactive calls (yes, partly, no) with personas; the scripted ``calls()`` have no goal."""
+    a, b = calls()
+    c = CallMetrics("c", "c", "completed", False, 9000.0, None, [turn(0, 500.0)], 1)
+    out = [
+        dataclasses.replace(a, goal=reactive("yes", 10000.0, 2, caller_late_ms=300.0)),
+        dataclasses.replace(b, goal=reactive("partly", 30000.0, 4, caller_fallbacks=1)),
+        dataclasses.replace(c, goal=reactive("no", 20000.0, 3, caller_rejected=2)),
+    ]
+    labels = [
+        {"scenario": "takeout", "preset_type": "regular", "relation": "conflict", "persona": "patient"},
+        {"scenario": "taxi", "preset_type": "regular", "relation": "alignment", "persona": "terse"},
+        {"scenario": "taxi", "preset_type": "none", "relation": "alignment", "persona": "terse"},
+    ]
+    return out, labels
+
+
+def test_a_call_json_has_a_goal_object_only_with_a_reactive_caller():
+    assert call_to_json(calls()[0])["goal"] is None
+    ms, labels = goal_calls()
+    d = call_to_json(ms[0], labels[0])
+    assert d["goal"]["met"] == "yes" and d["goal"]["time_ms"] == 10000.0 and d["goal"]["turns"] == 2
+    assert d["goal"]["caller_late_ms"] == 300.0 and d["goal"]["decisions"] == [] and d["persona"] == "patient"
+
+
+def test_a_reactive_runs_summary_has_a_goal_block_figures_and_a_persona_breakdown():
+    scripted = summarize_run(calls(), [{"scenario": "x"}] * 2)
+    assert "goal" not in scripted and "by_persona" not in scripted
+    assert scripted["figures"]["goal_met_rate"] is None and scripted["figures"]["goal_time_p50_ms"] is None
+    ms, labels = goal_calls()
+    s = summarize_run(ms, labels)
+    g = s["goal"]
+    assert g["calls"] == g["calls_with_verdict"] == 3 and g["verdicts"]["partly"] == 1
+    assert g["goal_met_rate"] == s["figures"]["goal_met_rate"] == pytest.approx(1 / 3)
+    assert s["figures"]["goal_met_or_partly_rate"] == pytest.approx(2 / 3)
+    assert s["figures"]["goal_time_p50_ms"] == g["time_p50_ms"] == 20000.0
+    assert s["figures"]["goal_turns_mean"] == g["turns_mean"] == 3.0
+    assert (g["caller_late_ms_total"], g["caller_fallbacks"], g["caller_rejected"]) == (300.0, 1, 2)
+    assert (
+        s["by_scenario"]["taxi"]["goal_met_rate"] == 0.0 and s["by_scenario"]["takeout"]["goal_met_rate"] == 1
+    )
+    assert list(s["by_persona"]) == ["patient", "terse"]
+    assert s["by_persona"]["terse"]["goal_met_or_partly_rate"] == 0.5
+    assert s["by_preset_type"]["none"]["goal_time_p50_ms"] == 20000.0
+
+
+def test_the_table_of_a_reactive_run_shows_each_verdict_and_a_goal_line():
+    assert "goal" not in format_table(calls(), summarize(calls())).splitlines()[0]
+    ms, _ = goal_calls()
+    lines = format_table(ms, summarize(ms)).splitlines()
+    assert lines[0].split()[-1] == "goal"
+    assert lines[2].rstrip().endswith("yes") and lines[3].rstrip().endswith("partly")
+    all_row = next(x for x in lines if x.startswith("ALL"))
+    assert all_row.endswith("33% met")
+    assert lines[-2].startswith("caller goal (its own verdict): met 1/3 (33%), partly 1, no 1, unknown 0")
+    assert lines[-1].startswith("caller itself: 0.3 s late")
+
+
 def test_results_of_a_newer_schema_or_another_kind_are_refused(tmp_path):
     path = tmp_path / "results.json"
     for version in (RESULTS_SCHEMA, None, "callsim.results/0"):  # None: written before versioning
@@ -143,7 +211,7 @@ def test_results_of_a_newer_schema_or_another_kind_are_refused(tmp_path):
 # --- docs/results.md names every key a run writes ------------------------------------------------------
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "results.md"
-GROUPED = {"by_scenario", "by_preset_type", "by_relation", "rhythm_histogram"}  # keyed by a value: ``*``
+GROUPED = {"by_scenario", "by_preset_type", "by_relation", "by_persona", "rhythm_histogram"}  # keyed: ``*``
 SECTIONS = {  # heading start → what it documents
     "The run's `results.json`": "run",
     "A target's `results.json`": "target",
@@ -152,6 +220,11 @@ SECTIONS = {  # heading start → what it documents
     "A call": "call",
 }
 OPTIONAL = {"target": {"settings.assistant_tts", "settings.line.codec"}}  # built-in / Twilio targets only
+REACTIVE_ONLY = {  # what only a run with a reactive caller writes (checked by the reactive run's test)
+    "target": {"settings.caller", "settings.persona", "settings.caller_prompt", "settings.caller_max_turns"},
+    "summary": {"by_persona", "by_persona.*", "goal", "goal.verdicts"},
+    "call": {"caller", "persona"},
+}
 
 
 def key_paths(obj, prefix=""):
@@ -190,9 +263,19 @@ def route(section: str, path: str) -> tuple[str, str]:
         return "call", rest
     if section == "summary" and head == "figures" and rest:
         return "figures", rest
+    if section == "summary" and head == "goal" and rest:
+        return "summary", path  # documented in full in the summary's table
     if section == "summary" and head in GROUPED - {"rhythm_histogram"} and rest.startswith("*."):
         return "figures", rest.removeprefix("*.")
     return section, path
+
+
+def reactive_only(docs: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Documented keys that only a reactive run writes: the ones above, and everything under them."""
+    out = {s: set(REACTIVE_ONLY.get(s, set())) for s in SECTIONS.values()}
+    out["summary"] |= {k for k in docs["summary"] if k.startswith("goal.")}
+    out["call"] |= {k for k in docs["call"] if k == "goal" or k.startswith("goal.")}
+    return out
 
 
 def written(run_dir: Path) -> dict[str, set[str]]:
@@ -216,10 +299,25 @@ async def test_docs_results_md_names_every_key_a_run_writes_and_no_other(tmp_pat
     for section in SECTIONS.values():
         assert keys[section], section
         assert not keys[section] - docs[section], f"{section}: not in docs/results.md"
-        assert not docs[section] - keys[section] - OPTIONAL.get(section, set()), f"{section}: never written"
+        unwritten = (
+            docs[section] - keys[section] - OPTIONAL.get(section, set()) - reactive_only(docs)[section]
+        )
+        assert not unwritten, f"{section}: never written"
     run = json.loads((tmp_path / "results.json").read_text())
     target = json.loads((tmp_path / "pcm-ws-a.test-pcm" / "results.json").read_text())
     call = json.loads((tmp_path / "pcm-ws-a.test-pcm" / "m-1.metrics.json").read_text())
     assert run["schema_version"] == target["schema_version"] == RESULTS_SCHEMA == "callsim.results/1"
     assert call["schema_version"] == target["calls"][0]["schema_version"] == METRICS_SCHEMA
     assert f"`{RESULTS_SCHEMA}`" in DOC.read_text() and f"`{METRICS_SCHEMA}`" in DOC.read_text()
+
+
+async def test_docs_results_md_names_every_key_a_reactive_run_writes(tmp_path, no_openai_env):
+    await reactive_bench(tmp_path, [mini(1), mini(2, "takeout", "regular", "conflict")])
+    docs, keys = documented(), written(tmp_path)
+    for section in SECTIONS.values():
+        assert not keys[section] - docs[section], f"{section}: not in docs/results.md"
+        # a caller never late writes no waits: their keys are the fields of CallerWait
+        waits = (
+            {f"goal.waits[].{f.name}" for f in dataclasses.fields(CallerWait)} if section == "call" else set()
+        )
+        assert reactive_only(docs)[section] <= keys[section] | OPTIONAL.get(section, set()) | waits, section

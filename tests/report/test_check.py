@@ -23,6 +23,15 @@ async def test_the_report_renders_in_headless_chromium(run_dir, tmp_path):
     assert not stats.blank and stats.width == 1280
 
 
+@pytest.mark.models
+async def test_a_reactive_runs_report_renders_in_headless_chromium(reactive_dir, tmp_path):
+    if find_chromium() is None:
+        pytest.skip("Chromium is not installed (scripts/setup installs it)")
+    html, _ = build_report(reactive_dir)
+    assert "Caller goals" in html.read_text()
+    assert not check_report(html, tmp_path / "reactive.png").blank
+
+
 def test_a_blank_page_is_caught(tmp_path):
     from PIL import Image
 

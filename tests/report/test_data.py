@@ -2,6 +2,7 @@
 
 from voice.lines.effects import LineEffects
 from voice.report.data import (
+    describe_caller,
     describe_effects,
     describe_timing,
     heard_by_assistant,
@@ -34,3 +35,17 @@ async def test_settings_stop_latencies_and_heard_texts_come_from_the_results_fil
     assert stop_latencies(a) == [a.summary["barge_in"]["stop_latency_p50_ms"]]  # the one barge-in
     assert [h[:2] for h in heard_by_assistant(a)] == [(c, t) for c in ("m-1", "m-2", "m-3") for t in (0, 1)]
     assert heard_by_assistant(b) == []
+
+
+async def test_a_reactive_caller_is_a_setting_in_words(reactive_dir, run_dir):
+    settings = dict(run_settings(load_run(reactive_dir)))
+    assert settings["caller"] == (
+        "reactive: openai:rules, persona patient, prompt callsim-caller/1,"
+        " at most twice the script's (at least 6) turns"
+    )
+    random = {"caller": "openai:qwen", "persona": "random", "caller_prompt": "p/2", "caller_max_turns": 8}
+    assert (
+        describe_caller(random)
+        == "reactive: openai:qwen, persona random (drawn per call), prompt p/2, at most 8 turns"
+    )
+    assert "caller" not in dict(run_settings(load_run(run_dir)))  # the scripted caller: no row

@@ -69,3 +69,17 @@ async def test_the_page_shows_the_settings_p95_and_the_barge_in_stop_latency_dis
     cues = _row(html, "pcm+ws://a.test/pcm", nth=1)  # the row after the summary's: barge-ins and cues
     stops = [f"{b[f'stop_latency_{k}_ms']:.0f} ms" for k in ("p50", "p90", "p95")]
     assert cues[1:8] == ["1", "0", "1/1 (100%)", *stops, "0"]
+
+
+async def test_a_reactive_run_shows_caller_goals_and_each_calls_decisions(reactive_dir, run_dir):
+    html = build_report(reactive_dir, audio="none")[0].read_text()
+    goals = html.split("<h2>Caller goals</h2>")[1].split("<h2>")[0]
+    assert "yes 2 · partly 0 · no 0 · unknown 0" in goals and "2/2 (100%)" in goals
+    assert "<h3>Goals by persona</h3>" in goals and "each call's verdict (4)" in goals
+    assert 'href="#call-1-m-2"' in goals  # each verdict links to its call
+    assert html.count("<h3>The caller</h3>") == 4 and "· goal yes</span></summary>" in html
+    assert "The caller&#x27;s verdict on its goal: yes after 4 turns" in html
+    row = _row(html, "5")
+    assert row[2:4] == ["hang_up", "llm"] and row[6].startswith("yes · ")
+    scripted = build_report(run_dir, audio="none")[0].read_text()
+    assert "Caller goals" not in scripted and "The caller</h3>" not in scripted

@@ -41,3 +41,23 @@ async def test_p95_stop_latency_and_what_the_assistant_heard_are_in_the_markdown
     heard = md.split("## What the assistant heard")[1]
     assert "| pcm+ws://a.test/pcm | m-2 | 1 | 快递到了，放哪里？ | 快递到了放那里 |" in heard
     assert "b.test" not in heard
+
+
+async def test_a_reactive_run_has_caller_goals_and_each_calls_decisions(reactive_dir, run_dir):
+    md = build_report(reactive_dir, audio="none")[1].read_text()
+    goals = md.split("\n## Caller goals\n")[1].split("\n## ")[0]
+    assert goals.startswith("\n| target | calls | verdicts | goal met | met or partly | outcome after p50 |")
+    assert "| pcm+ws://a.test/pcm | 2 | yes 2 · partly 0 · no 0 · unknown 0 | 2/2 (100%) | 100% |" in goals
+    for title in ("scenario", "preset type", "relation", "persona"):
+        assert f"### Caller goals by {title}" in goals
+    assert "| patient | pcm+ws://b.test/pcm | 2 | 100% | 100% |" in goals
+    assert "| pcm+ws://a.test/pcm | m-1 | patient | yes |" in goals.split("### Each call's verdict")[1]
+    decisions = md.split("\n## Caller decisions\n")[1]
+    assert (
+        decisions.count("\n### pcm+ws://") == 4 and "The caller's verdict on its goal: yes after" in decisions
+    )
+    assert "| turn | at | action | source | said | heard | goal / why | rejected |" in decisions
+    assert "| 1 | 1920 ms | say | llm | 快递到了，放哪里？ | 助理：好的 |" in decisions  # the greeting, heard
+    assert "| hang_up | llm | - |" in decisions and "yes · " in decisions
+    scripted = build_report(run_dir, audio="none")[1].read_text()
+    assert "## Caller goals" not in scripted and "## Caller decisions" not in scripted

@@ -1,14 +1,18 @@
 """Scoring a finished run: every call scored from what was heard, resumable, summarised per dimension."""
 
+import dataclasses
 import json
 
 import pytest
 
 from tests.runs import bench
+from voice.core import events as ev
 from voice.dialogues import bundled_dialogues_path, load_dialogues
-from voice.metrics.scoring.base import DIMENSIONS
+from voice.metrics.scoring.base import DIMENSIONS, JUDGED
 from voice.metrics.scoring.checklist import ChecklistJudge
-from voice.run.score import broken_floors, format_scores, parse_fail_under, score_target
+from voice.metrics.scoring.llm import LLMJudge
+from voice.run.recording import load_recording, save_recording
+from voice.run.score import broken_floors, format_scores, load_scores, parse_fail_under, score_target
 from voice.speech.asr import MemoryASR
 
 DIALOGUES = {d.id: d for d in load_dialogues(bundled_dialogues_path())}
@@ -51,3 +55,111 @@ async def test_scoring_resumes_and_a_floor_breaks(run_dir):
     assert not broken_floors(summary, parse_fail_under(["dialogue_rhythm=1"]))
     with pytest.raises(ValueError, match="DIM=X"):
         parse_fail_under(["speed=3"])
+
+
+# --- the judge's verdict on each call ----------------------------------------------------------------------
+
+
+async def test_each_call_records_the_judges_verdict_and_the_summary_counts_them(run_dir):
+    folder = run_dir / "pcm-ws-a.test-pcm"
+    calls, summary = score_target(folder, DIALOGUES, ChecklistJudge(), MemoryASR([], default="好的"))
+    doc = json.loads((folder / "takeout-regular-01.scores.json").read_text())
+    goal = doc["goal"]
+    assert set(goal) == {"caller_goal_met", "reason", "preset_respected", "preset_reason"}
+    assert goal["caller_goal_met"] is None and "LLM judge" in goal["reason"]  # the checklist cannot say
+    assert goal["preset_respected"] in ("yes", "no", None) and goal["preset_reason"]
+    assert load_scores(folder, "takeout-regular-01", "checklist/1").goal == calls[0].goal
+    block = summary["goal"]
+    assert block["calls"] == 2 and block["caller_goal_met"] == {
+        "yes": 0,
+        "partly": 0,
+        "no": 0,
+        "not_judged": 2,
+    }
+    assert block["met_rate"] is None and block["met_or_partly_rate"] is None  # nothing judged: no rate
+    assert sum(block["preset_respected"].values()) == 2
+    table = format_scores(summary, title="a")
+    assert "caller's goal met (judge): yes 0, partly 0, no 0, not judged 2; met rate -" in table
+    assert "preset respected (judge): yes " in table
+
+
+async def test_a_call_scored_before_verdicts_existed_is_scored_again(run_dir):
+    folder = run_dir / "pcm-ws-a.test-pcm"
+    score_target(folder, DIALOGUES, ChecklistJudge(), MemoryASR([], default="好的"))
+    path = folder / "takeout-regular-01.scores.json"
+    old = json.loads(path.read_text())
+    del old["goal"]
+    path.write_text(json.dumps(old))
+    assert load_scores(folder, "takeout-regular-01", "checklist/1").goal is None  # compare still reads it
+    assert load_scores(folder, "takeout-regular-01", "checklist/1", need_goal=True) is None
+    states = []
+    score_target(
+        folder,
+        DIALOGUES,
+        ChecklistJudge(),
+        MemoryASR([], default="好的"),
+        on_call=lambda i, s: states.append(s),
+    )
+    assert states == ["scored", "kept"] and "goal" in json.loads(path.read_text())
+
+
+def llm_judge_answer(body):
+    """The fake model: every turn asked about scored 4; the takeout call's goal met, the others' not."""
+    user = body["messages"][1]["content"]
+    asked = user.rsplit("Score every assistant turn: ", 1)[1].split(";")[0]
+    scores = {d: {"score": 4, "reason": "fine"} for d in JUDGED}
+    met = "yes" if "Scenario (场景): takeout" in user else "no"
+    return {
+        "turns": [{"turn": int(t), "scores": scores} for t in asked.split(", ")],
+        "call_verdict": {
+            "goal_reason": f"the caller's goal: {met}",
+            "caller_goal_met": met,
+            "preset_reason": "kept to the preset",
+            "preset_respected": "yes",
+        },
+    }
+
+
+async def test_an_llm_judged_run_records_each_verdict_with_its_reason_and_the_rates(
+    run_dir, llm, tmp_path, no_openai_env
+):
+    folder = run_dir / "pcm-ws-a.test-pcm"
+    llm.respond(llm_judge_answer)
+    judge = LLMJudge.from_spec("openai:fake", base_url=llm.url, cache_dir=tmp_path / "cache")
+    calls, summary = score_target(folder, DIALOGUES, judge, MemoryASR([], default="好的"))
+    assert [c.goal.caller_goal_met for c in calls] == ["yes", "no"]
+    doc = json.loads((folder / "harassment-regular-01.scores.json").read_text())
+    assert doc["goal"] == {
+        "caller_goal_met": "no",
+        "reason": "the caller's goal: no",
+        "preset_respected": "yes",
+        "preset_reason": "kept to the preset",
+    }
+    block = summary["goal"]
+    assert block["caller_goal_met"] == {"yes": 1, "partly": 0, "no": 1, "not_judged": 0}
+    assert (block["met_rate"], block["preset_respected_rate"]) == (0.5, 1.0)
+    assert "met rate 50%" in format_scores(summary)
+    asked = len(llm.requests)  # heard and reference per call: the verdict needs no request of its own
+    assert asked == 4
+
+
+async def test_a_call_whose_caller_turns_are_not_from_the_script_is_scored_honestly(run_dir):
+    # the recording rewritten as a reactive caller's: every plan off the script, no reference on it
+    folder = run_dir / "pcm-ws-a.test-pcm"
+    rec = load_recording(folder / "takeout-regular-01")
+    events = [
+        dataclasses.replace(e, dialogue_turn=-1, reference=None) if isinstance(e, ev.TurnPlanned) else e
+        for e in rec.events
+    ]
+    save_recording(folder, dataclasses.replace(rec, events=events))
+    calls, _ = score_target(folder, DIALOGUES, ChecklistJudge(), MemoryASR([], default="好的"))
+    takeout = calls[0]
+    assert "reference" not in takeout.versions  # no scripted replies to set as the ceiling
+    for turn in takeout.versions["heard"]:
+        for dim in ("semantic_understanding", "context_use", "preset_compliance"):
+            assert turn.scores[dim].score is None and "not from the script" in turn.scores[dim].reason
+        assert turn.scores["dialogue_rhythm"].score is not None  # timing is measured, script or not
+    assert (
+        takeout.goal.preset_respected is None and "no heard reply had must_not" in takeout.goal.preset_reason
+    )
+    assert "reference" in calls[1].versions  # the other call is scripted as before

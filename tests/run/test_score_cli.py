@@ -18,3 +18,31 @@ async def test_score_prints_the_table_and_gates(tmp_path, capsys):
     floor = ["--fail-under", "semantic_understanding=5.1"]
     assert main(["score", str(tmp_path), "--transcriber", "memory", *floor]) == 4
     assert "gate broke" in capsys.readouterr().err
+
+
+async def test_score_with_an_llm_judge_prints_its_verdicts_on_the_calls(tmp_path, capsys, llm, monkeypatch):
+    from tests.run.test_score import llm_judge_answer
+
+    monkeypatch.setenv("CALLSIM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    d = {x.id: x for x in load_dialogues(bundled_dialogues_path())}
+    await bench(tmp_path, [d["delivery-regular-01"]])
+    llm.respond(llm_judge_answer)
+    args = [
+        "score",
+        str(tmp_path),
+        "--transcriber",
+        "memory",
+        "--judge",
+        "openai:fake",
+        "--llm-base-url",
+        llm.url,
+    ]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert out.count("caller's goal met (judge): yes 0, partly 0, no 1, not judged 0; met rate 0%") == 2
+    assert out.count("preset respected (judge): yes 1, no 0, not applicable 0, not judged 0") == 2
+    goal = json.loads((tmp_path / "pcm-ws-a.test-pcm" / "delivery-regular-01.scores.json").read_text())[
+        "goal"
+    ]
+    assert goal["caller_goal_met"] == "no" and goal["reason"] == "the caller's goal: no"

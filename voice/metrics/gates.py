@@ -1,8 +1,8 @@
 """Release gates: thresholds on a run's figures (``--fail-if``) and on its failed calls (``--max-failed``).
 
 Pure: parsing, and evaluation over the summaries :func:`voice.metrics.results.summarize_run` makes.  A
-figure is a key of the summary's ``figures`` row (``latency_p90_ms``, ``served_rate``, ``goal_met_rate``...) or a
-dotted path into the summary (``latency_ms.p99``, ``barge_in.stop_latency_p90_ms``, ``goal.time_p90_ms``,
+figure is a key of the summary's ``figures`` row (``latency_p90_ms``, ``served_rate``, ``goal_met_rate``...)
+or a dotted path into the summary (``latency_ms.p99``, ``barge_in.stop_latency_p90_ms``, ``goal.time_p90_ms``,
 ``by_scenario.taxi.rhythm_mean``).  The ``goal`` block exists only in a reactive caller's run; a gate on it
 is known before any call (a typo still costs nothing) and, in a run without it, has no value: it breaks.
 Between two runs (``callsim compare``) a figure is ``a.X``, ``b.X`` or ``delta.X`` (B − A).  The CLI turns

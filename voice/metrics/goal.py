@@ -158,7 +158,8 @@ def goal_summary(goals: Sequence[CallerGoal | None]) -> dict[str, Any]:
 
 
 def goal_line(block: Mapping[str, Any]) -> str:
-    """The summary's ``goal`` block in one line, for the printed table."""
+    """The summary's ``goal`` block in two lines under the printed table: the verdicts, then the caller's own
+    troubles (kept apart: they are the simulator's, never the assistant's)."""
     v, n = block["verdicts"], block["calls_with_verdict"]
 
     def pct(x: float | None) -> str:
@@ -167,12 +168,17 @@ def goal_line(block: Mapping[str, Any]) -> str:
     def sec(x: float | None) -> str:
         return "-" if x is None else f"{x / 1000:.1f} s"
 
-    turns = "-" if block["turns_p50"] is None else f"{block['turns_p50']:g}"
-    return (
-        f"caller goal (its own verdict): met {v['yes']}/{n} ({pct(block['goal_met_rate'])}), "
-        f"met or partly {pct(block['goal_met_or_partly_rate'])}, no {v['no']}, unknown {v['unknown']}; "
-        f"outcome after {sec(block['time_p50_ms'])} (p50, p90 {sec(block['time_p90_ms'])}), {turns} turns "
-        f"(p50); caller late {sec(block['caller_late_ms_total'])} in {block['caller_late_waits']} wait(s) "
-        f"(not the assistant's); {block['caller_fallbacks']} fallback(s), {block['caller_rejected']} "
-        "rejected model answer(s)"
+    b = block
+    turns = "-" if b["turns_p50"] is None else f"{b['turns_p50']:g}"
+    verdicts = (
+        f"caller goal (its own verdict): met {v['yes']}/{n} ({pct(b['goal_met_rate'])}), "
+        f"partly {v['partly']}, no {v['no']}, unknown {v['unknown']}; "
+        f"met or partly {pct(b['goal_met_or_partly_rate'])}; "
+        f"outcome after {sec(b['time_p50_ms'])} p50 ({sec(b['time_p90_ms'])} p90), {turns} turns p50"
     )
+    itself = (
+        f"caller itself: {sec(b['caller_late_ms_total'])} late in {b['caller_late_waits']} wait(s) "
+        f"(not counted against the assistant), {b['caller_fallbacks']} fallback(s), "
+        f"{b['caller_rejected']} rejected model answer(s)"
+    )
+    return f"{verdicts}\n{itself}"

@@ -62,10 +62,13 @@ FIGURES: tuple[Figure, ...] = (
     Figure("answered_rate", "turns answered", "answered", "mean", "rate"),
     Figure("false_start_rate", "false starts", "false_start", "mean", "rate"),
     Figure("served_rate", "calls served", "served", "mean", "rate"),
-    Figure("goal_met_rate", "caller goal met", "goal_met", "mean", "rate", goal=True),
-    Figure("goal_met_or_partly_rate", "goal met or partly", "goal_met_or_partly", "mean", "rate", goal=True),
-    Figure("goal_time_p50_ms", "time to outcome p50", "goal_time_ms", "p50", "ms", goal=True),
-    Figure("goal_turns_mean", "turns to outcome", "goal_turns", "mean", "count", goal=True),
+    # the reactive caller's own verdict on its goal (``goal_values``); a judge's verdict is another figure
+    Figure("goal_met_rate", "caller: goal met", "goal_met", "mean", "rate", goal=True),
+    Figure(
+        "goal_met_or_partly_rate", "caller: met or partly", "goal_met_or_partly", "mean", "rate", goal=True
+    ),
+    Figure("goal_time_p50_ms", "caller: time to outcome p50", "goal_time_ms", "p50", "ms", goal=True),
+    Figure("goal_turns_mean", "caller: turns to outcome", "goal_turns", "mean", "count", goal=True),
 )
 
 
@@ -289,7 +292,7 @@ def format_table(calls: Sequence[CallMetrics], summary: dict[str, Any]) -> str:
                 fmt_ms(c.first_word_ms),
                 fmt_score(c.rhythm),
                 "yes" if c.served else "no",
-                *(((c.goal.met or "-") if c.goal else "-",) * goals),
+                *([(c.goal.met or "-") if c.goal else "-"] if goals else []),
             )
         )
     lat, bi = summary["latency_ms"], summary["barge_in"]
@@ -304,7 +307,7 @@ def format_table(calls: Sequence[CallMetrics], summary: dict[str, Any]) -> str:
             fmt_ms(summary["first_word_p50_ms"]),
             fmt_score(summary["rhythm_mean"]),
             f"{summary['calls_served']}/{summary['calls']}",
-            *((fmt_rate(summary["goal"]["goal_met_rate"]) + " met",) * goals),
+            *([fmt_rate(summary["goal"]["goal_met_rate"]) + " met"] if goals else []),
         )
     )
     table = text_table(header, rows[:-1], footer=rows[-1])

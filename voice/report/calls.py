@@ -4,7 +4,8 @@ Each call is a ``<details>`` block: a two-lane timeline of who spoke when (with 
 backchannel and false-start marks), a player for the stereo recording, then one row per caller turn: what the
 caller said, what the assistant says it heard (its own ASR, when it sends ``log`` messages of kind
 ``caller``), the latency, the cues, the rhythm score with its reasons, what the assistant was heard saying and
-the reference reply.  Every figure is read from the call's entry in ``results.json``.
+the reference reply; with a reactive caller, its verdict on its goal and each decision it made.  Every figure
+is read from the call's entry in ``results.json``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from voice.errors import RecordingError
 from voice.metrics.results import fmt_ms, fmt_score
 from voice.report.audio import data_uri, encode_opus
 from voice.report.data import CALL_COLUMNS, TargetView
+from voice.report.goals import DECISION_HEADER, decision_rows, verdict_line, wait_lines
 from voice.report.scores import call_scores_html
 from voice.report.timeline import (
     ASSISTANT,
@@ -149,6 +151,27 @@ def _ending(c: Mapping[str, Any]) -> str:
     return ""
 
 
+def caller_goal(c: Mapping[str, Any]) -> str:
+    """A reactive call's caller: its verdict, each decision (what it heard, said, and from what), its waits.
+
+    Shown under the turns because the decisions explain them: a turn the caller repeated, a hang-up, a
+    line the model was refused.  Empty for a scripted call.
+    """
+    line = verdict_line(c)
+    if line is None:
+        return ""
+    rows = [[escape(x) for x in r] for r in decision_rows(c)]
+    waits = wait_lines(c)
+    late = (
+        '<p class="meta">the caller was late (its model or voice was slow; not counted against the '
+        f"assistant): {escape('; '.join(waits))}</p>"
+        if waits
+        else ""
+    )
+    decisions = table(DECISION_HEADER, rows).replace("<table>", '<table class="turns">', 1) if rows else ""
+    return f"<h3>The caller</h3><p>{escape(line)}</p>{decisions}{late}"
+
+
 def call_section(
     t: TargetView, ti: int, c: Mapping[str, Any], audio: str, *, open_: bool, show_asr: bool
 ) -> str:
@@ -159,10 +182,12 @@ def call_section(
     served = "" if "served" not in c else (" · served" if c["served"] else " · not served")
     fs = c.get("false_starts") or 0
     p50 = fmt_ms(c.get("latency_p50_ms"), " ms")
+    goal = f" · goal {(c['goal'].get('met') or 'none')}" if c.get("goal") else ""
     head = (
         f'<summary>{escape(call_id)} <span class="meta">— {escape(t.target)} · {escape(facts)}{served}'
         f" · latency p50 {escape(p50)} · rhythm {fmt_score(c.get('rhythm'))}"
         + (f" · {fs} false start{'s' if fs > 1 else ''}" if fs else "")
+        + escape(goal)
         + "</span></summary>"
     )
     body: list[str] = [_ending(c)]
@@ -181,6 +206,7 @@ def call_section(
         body.append('<p class="meta">no recording (the call never connected)</p>')
     body.append(player(t, call_id, channels, audio))
     body.append(turn_rows(c, show_asr=show_asr))
+    body.append(caller_goal(c))
     body.append(call_scores_html(t, call_id))
     return (
         f'<details class="call" id="{escape(anchor(ti, call_id))}"{" open" if open_ else ""}>'

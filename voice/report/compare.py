@@ -5,7 +5,8 @@ folder with two targets compares those two).  The figures are :data:`voice.metri
 exactly as in the summary; intervals come from :mod:`voice.metrics.bootstrap`, resampling calls. When both
 sides hold the same call ids the bootstrap is paired.  A block (overall, or a group of ``--by``) with fewer
 than ``min_n`` calls on a side is shown but never starred.  The two sides' conditions (dialogues, network,
-caller voice, caller timing and seeds) are compared too: ``mismatch`` lists every difference.
+caller voice, caller timing, a reactive caller's model and persona, and seeds) are compared too: ``mismatch``
+lists every difference.  A reactive caller's goal figures are compared only when both sides have them.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from voice.run.resume import metrics_from_json, settings_diff
 from voice.run.score import load_scores, scored_by
 
 DEFAULT_MIN_N = 5  # calls a side below which a difference is not starred
-LABELS = ("scenario", "preset_type", "relation", "dialogue_sha", "seed")
+LABELS = ("scenario", "preset_type", "relation", "dialogue_sha", "seed", "caller", "persona")
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,8 @@ class Side:
 def load_side(name: str, folder: Path) -> Side:
     doc = read_results(folder)
     calls = [metrics_from_json(c) for c in doc.get("calls", [])]
-    labels = [{k: c.get(k) for k in LABELS} for c in doc.get("calls", [])]
+    # only the labels a call has: a scripted call has no persona to break a summary down by
+    labels = [{k: c[k] for k in LABELS if k in c} for c in doc.get("calls", [])]
     return Side(name, folder, calls, labels, dict(doc.get("settings") or {}))
 
 
@@ -51,7 +53,13 @@ def _ids(ids: Sequence[str], most: int = 5) -> str:
 
 
 # What a difference in the settings is, by its first key; the protocol (and codec) is the target's own.
-CONDITIONS = {"line": "network", "tts": "caller voice", "timing": "caller timing"}
+# A reactive caller's model, persona, prompt and turn limit shape the conversations as much as the script.
+CONDITIONS = {
+    "line": "network",
+    "tts": "caller voice",
+    "timing": "caller timing",
+    **dict.fromkeys(("caller", "persona", "caller_prompt", "caller_max_turns"), "reactive caller"),
+}
 NOT_CONDITIONS = {"line.protocol", "line.codec"}
 
 
@@ -65,7 +73,10 @@ def conditions_differ(a: Side, b: Side) -> list[str]:
             out.append(f"dialogues: {len(ids)} only in {side}: {_ids(ids)}")
     if edited := [i for i in da if i in db and da[i] != db[i]]:
         out.append(f"dialogues: {len(edited)} with other content (dialogue_sha): {_ids(edited)}")
-    conditions_a, conditions_b = ({k: side.settings.get(k) for k in CONDITIONS} for side in (a, b))
+    # a setting a side does not have is absent, not null (a scripted run has no caller model)
+    conditions_a, conditions_b = (
+        {k: side.settings[k] for k in CONDITIONS if k in side.settings} for side in (a, b)
+    )
     for diff in settings_diff(conditions_a, conditions_b):
         key = diff.partition(":")[0]
         if key not in NOT_CONDITIONS:
@@ -136,6 +147,8 @@ def _compare_calls(
             seed=seed,
             level=level,
         )
+        if f.goal and (d.a is None or d.b is None):
+            continue  # the caller's goal: side by side only when both sides had a reactive caller
         rows.append(
             {
                 "key": f.key,

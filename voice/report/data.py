@@ -15,6 +15,7 @@ from typing import Any
 from voice.metrics.results import (
     BREAKDOWNS,
     FIGURES,
+    OPTIONAL_BREAKDOWNS,
     fmt_count,
     fmt_figure,
     fmt_ms,
@@ -127,7 +128,7 @@ def _figure_column(key: str) -> Column:
 BREAKDOWN_COLUMNS: tuple[Column, ...] = (
     ("calls", lambda r: str(r["calls"])),
     ("turns", lambda r: str(r["turns"])),
-    *(_figure_column(f.key) for f in FIGURES),
+    *(_figure_column(f.key) for f in FIGURES if not f.goal),  # the caller's goal: its own section
 )
 
 
@@ -157,7 +158,7 @@ CALL_COLUMNS: tuple[Column, ...] = (
 )
 CALL_TEXT_COLUMNS = ("scenario", "preset", "relation", "outcome", "how it ended")  # left-aligned
 
-BREAKDOWN_TITLES = {name: key.replace("_", " ") for key, name in BREAKDOWNS}
+BREAKDOWN_TITLES = {name: key.replace("_", " ") for key, name in (*BREAKDOWNS, *OPTIONAL_BREAKDOWNS)}
 
 
 def latencies(t: TargetView) -> list[float]:
@@ -237,6 +238,17 @@ def describe_timing(timing: Mapping[str, Any]) -> str:
     )
 
 
+def describe_caller(settings: Mapping[str, Any]) -> str:
+    """A reactive caller, in words: its model, persona, prompt version and turn limit."""
+    turns = settings.get("caller_max_turns") or "twice the script's (at least 6)"
+    persona = settings.get("persona", "-")
+    return (
+        f"reactive: {settings['caller']}, persona {persona}"
+        + (" (drawn per call)" if persona == "random" else "")
+        + f", prompt {settings.get('caller_prompt', '-')}, at most {turns} turns"
+    )
+
+
 def _calls_at_once(n: object) -> str:
     return f"{n} call{'' if n == 1 else 's'} at once"
 
@@ -260,6 +272,7 @@ def run_settings(run: RunView) -> list[tuple[str, str]]:
         ("concurrency", _calls_at_once(r["concurrency"]) if "concurrency" in r else "-"),
         ("caller voice", str(r.get("tts", first.get("tts", "-")))),
         ("caller timing", describe_timing(timing)),
+        *([("caller", describe_caller(first))] if first.get("caller") else []),
     ]
     for t in run.targets:
         settings = t.doc.get("settings", {})

@@ -1,7 +1,8 @@
 """``report.html``: one self-contained page per run (inline CSS, SVG and a few lines of script).
 
-The run's settings, summary and cue tables, latency, barge-in stop-latency and rhythm charts, breakdowns,
-the call index, then per call a timeline, a player and the turns (:mod:`voice.report.calls`).  Nothing is
+The run's settings, summary and cue tables, latency, barge-in stop-latency and rhythm charts, a reactive
+caller's goals (:mod:`voice.report.goals`), breakdowns, the call index, then per call a timeline, a player,
+the turns and a reactive caller's decisions (:mod:`voice.report.calls`).  Nothing is
 fetched from the network, so the file can be mailed, attached to CI, or opened years later.
 """
 
@@ -24,6 +25,17 @@ from voice.report.data import (
     rhythm_counts,
     run_settings,
     stop_latencies,
+)
+from voice.report.goals import (
+    GOAL_COLUMNS,
+    GROUP_COLUMNS,
+    NOTE,
+    VERDICT_HEADER,
+    goal_targets,
+    group_tables,
+    has_goals,
+    summary_rows,
+    verdict_cells,
 )
 from voice.report.scores import scores_html
 from voice.report.svg import cdf, color, grouped_bars, histogram
@@ -155,6 +167,37 @@ def _breakdowns(run: RunView) -> str:
     return "".join(out)
 
 
+def _goals(run: RunView) -> str:
+    """The Caller goals section of a reactive run: per target, per group, per call ("" for a scripted run)."""
+    if not has_goals(run):
+        return ""
+    rows = [[_target_cell(run, i), *(escape(x) for x in cells)] for i, cells in summary_rows(run)]
+    parts = [
+        "<h2>Caller goals</h2>",
+        table(["target", *(escape(c[0]) for c in GOAL_COLUMNS)], rows, (1, *range(3, len(GOAL_COLUMNS) + 1))),
+        f'<p class="meta">{escape(NOTE)}</p>',
+    ]
+    for title, group in group_tables(run):
+        header = [escape(title), "target", *(escape(c[0]) for c in GROUP_COLUMNS)]
+        cells = [[escape(v), _target_cell(run, i), *(escape(x) for x in r)] for v, i, r in group]
+        parts += [f"<h3>Goals by {escape(title)}</h3>", table(header, cells, range(2, len(header)))]
+    calls = [
+        [
+            _target_cell(run, i),
+            f'<a href="#{escape(anchor(i, c["call_id"]))}">{escape(c["call_id"])}</a>',
+            *(escape(x) for x in v),
+        ]
+        for i, t in goal_targets(run)
+        for c in t.calls
+        if (v := verdict_cells(c)) is not None
+    ]
+    header = ["target", "call", *(escape(h) for h in VERDICT_HEADER)]
+    numeric = (5, 6, 7, 8, 9)  # turns, outcome after, caller late, fallbacks, rejected
+    each = f"<summary>each call's verdict ({len(calls)})</summary>{table(header, calls, numeric)}"
+    parts.append(f"<details>{each}</details>")
+    return "".join(parts)
+
+
 def _index(run: RunView) -> str:
     rows = [
         [
@@ -195,6 +238,7 @@ def render_html(run: RunView, *, audio: str = "embed") -> str:
         "stopped for (never stopped: still talking when the call ended). Unscripted: the caller's turn "
         "began while the assistant spoke.</p>",
         _charts(run),
+        _goals(run),
         "<h2>CallBench dimensions</h2>",
         scores_html(run),
         "<h2>Breakdowns</h2>",

@@ -1,8 +1,9 @@
 """``report.md``: the run's settings and summary as Markdown tables, for terminals, CI logs and pull requests.
 
 Settings, the summary and cue tables (latency p50/p90/p95/p99, barge-in stop latency p50/p90/p95, false
-starts, calls ran and served), the breakdowns, one row per call (with why it ended), and, when an assistant
-logged what it heard, its own ASR next to what the caller said.
+starts, calls ran and served), a reactive caller's goals, the breakdowns, one row per call (with why it
+ended), when an assistant logged what it heard, its own ASR next to what the caller said, and a reactive
+caller's verdict and decisions per call.
 """
 
 from __future__ import annotations
@@ -20,6 +21,20 @@ from voice.report.data import (
     describe_run,
     heard_by_assistant,
     run_settings,
+)
+from voice.report.goals import (
+    DECISION_HEADER,
+    GOAL_COLUMNS,
+    GROUP_COLUMNS,
+    NOTE,
+    VERDICT_HEADER,
+    decision_rows,
+    goal_targets,
+    group_tables,
+    summary_rows,
+    verdict_cells,
+    verdict_line,
+    wait_lines,
 )
 from voice.report.scores import scores_md
 
@@ -39,6 +54,46 @@ def _per_target(run: RunView, columns: tuple[Column, ...]) -> str:
         ["target", *(c[0] for c in columns)],
         [[t.target, *(f(t.summary) for _, f in columns)] for t in run.targets],
     )
+
+
+def goals_md(run: RunView) -> list[str]:
+    """The Caller goals section: per target, then per group (empty for a scripted run)."""
+    rows = summary_rows(run)
+    if not rows:
+        return []
+    out = ["", "## Caller goals", ""]
+    out.append(
+        md_table(["target", *(c[0] for c in GOAL_COLUMNS)], [[run.targets[i].target, *r] for i, r in rows])
+    )
+    out += ["", NOTE]
+    for title, group in group_tables(run):
+        out += ["", f"### Caller goals by {title}", ""]
+        header = [title, "target", *(c[0] for c in GROUP_COLUMNS)]
+        out.append(md_table(header, [[v, run.targets[i].target, *r] for v, i, r in group]))
+    calls = [
+        [t.target, c["call_id"], *v] for _, t in goal_targets(run) for c in t.calls if (v := verdict_cells(c))
+    ]
+    out += ["", "### Each call's verdict", "", md_table(["target", "call", *VERDICT_HEADER], calls)]
+    return out
+
+
+def decisions_md(run: RunView) -> list[str]:
+    """Each reactive call's verdict, decisions and waits (empty for a scripted run)."""
+    out = []
+    for _, t in goal_targets(run):
+        for c in t.calls:
+            line = verdict_line(c)
+            if line is None:
+                continue
+            out += ["", f"### {t.target} · {c['call_id']}", "", line + "."]
+            if rows := decision_rows(c):
+                out += ["", md_table(DECISION_HEADER, rows)]
+            if waits := wait_lines(c):
+                out += [
+                    "",
+                    "Caller late (the simulator's wait, not the assistant's): " + "; ".join(waits) + ".",
+                ]
+    return ["", "## Caller decisions", *out] if out else []
 
 
 def render_markdown(run: RunView) -> str:
@@ -61,6 +116,7 @@ def render_markdown(run: RunView) -> str:
         "Stop latency: from the caller's first sound to the end of the assistant's speech, over the "
         "barge-ins it stopped for; success: it stopped within 1.5 s.",
     ]
+    out += goals_md(run)
     dims = scores_md(run)
     if dims:
         out += ["", "## CallBench dimensions", *dims]
@@ -84,4 +140,5 @@ def render_markdown(run: RunView) -> str:
         out += [""]
         header = ["target", "call", "turn", "caller said", "assistant heard"]
         out.append(md_table(header, [[t, c, str(i + 1), said, got] for t, c, i, said, got in heard]))
+    out += decisions_md(run)
     return "\n".join(out) + "\n"

@@ -236,17 +236,49 @@ def test_stopping_at_a_backchannel_is_marked_on_the_reply():
     assert t.tags == ("stopped_at_backchannel",)
 
 
-def test_a_recording_without_dialogue_turn_indices_maps_turns_through_the_dialogue():
+def off_script(rec, reference=None):
+    """The same recording as a reactive caller's: every planned turn is its own words (dialogue_turn -1)."""
+    events = [
+        dataclasses.replace(e, dialogue_turn=-1, text=f"我自己说的第{e.turn}句", reference=reference)
+        if isinstance(e, ev.TurnPlanned)
+        else e
+        for e in rec.events
+    ]
+    return dataclasses.replace(rec, events=events)
+
+
+def test_a_recording_without_plan_events_maps_turns_through_the_dialogue():
     rec = synthetic(6000, [(2500, 3500)], [(1000, 2000, {})], greeting=False)
-    rec = dataclasses.replace(
-        rec,
-        events=[
-            dataclasses.replace(e, dialogue_turn=-1) if isinstance(e, ev.TurnPlanned) else e
-            for e in rec.events
-        ],
-    )
+    rec = dataclasses.replace(rec, events=[e for e in rec.events if not isinstance(e, ev.TurnPlanned)])
     t = scored(rec, LengthASR({1000: "好的。"})).turns[0]
     assert t.dialogue_turn == 1 and t.reference == "好的，麻烦您放门口。"
+
+
+def test_a_turn_not_from_the_script_gets_no_reference_and_no_place_in_it():
+    # a reactive caller's turns: planned with dialogue_turn -1; counting would pair them with scripted lines
+    rec = off_script(
+        synthetic(6000, [(2400, 3400), (4500, 5000)], [(1000, 2000, {}), (3900, 4200, {})], greeting=False),
+        reference="好的，麻烦您放门口。",  # even a reference on the plan is not this turn's
+    )
+    call = scored(rec, LengthASR({1000: "好的，麻烦您放门口。", 500: "可以。"}))
+    assert [(t.dialogue_turn, t.reference) for t in call.turns] == [(-1, None), (-1, None)]
+    assert [t.heard for t in call.turns] == ["好的，麻烦您放门口。", "可以。"]
+
+
+def test_turns_not_from_the_script_cut_by_a_hang_up_stay_off_the_script():
+    hangup = ev.HungUp(S(3600), "assistant", "bye")
+    rec = synthetic(
+        4500,
+        [(2500, 3500)],
+        [(1000, 2000, {}), (3550, 4500, {})],
+        [hangup],
+        planned=2,
+        end=("assistant_hangup", False),
+    )
+    call = scored(off_script(rec), LengthASR({1000: "好的，再见。"}))
+    ending = call.turns[1]
+    assert ending.after_hangup and ending.dialogue_turn == -1 and ending.reference is None
+    assert ending.caller_text == "我自己说的第1句"  # the words it said, not the script's
 
 
 def test_transcriber_errors_propagate():

@@ -68,7 +68,7 @@ OFF_SCRIPT = (
     "the caller's turn was not from the script (a reactive caller): no annotations to check it against"
 )
 GOAL_NOT_JUDGED = (
-    "not judged: whether the caller's goal was met needs the whole conversation understood, which the "
+    "whether the caller's goal was met needs the whole conversation understood, which the "
     "checklist's phrase checks cannot do; use an LLM judge (--judge openai:MODEL)"
 )
 PRESET_VIOLATED_AT, PRESET_KEPT_FROM = 2, 4  # a preset-compliance score at most / at least this
@@ -285,9 +285,7 @@ def goal_verdict(dialogue: Dialogue, scores: Sequence[TurnScore]) -> GoalVerdict
         more = f" (and {len(broken) - 1} more turn(s))" if len(broken) > 1 else ""
         return GoalVerdict(None, GOAL_NOT_JUDGED, "no", f"T{turn + 1}: {reason}{more}")
     if not checked:
-        why = (
-            "not judged: no heard reply had must_not phrases to check (annotations cover scripted turns only)"
-        )
+        why = "no heard reply had must_not phrases to check (annotations cover scripted turns only)"
         return GoalVerdict(None, GOAL_NOT_JUDGED, None, why)
     if all(score >= PRESET_KEPT_FROM for _, score, _ in checked):
         why = (
@@ -295,7 +293,9 @@ def goal_verdict(dialogue: Dialogue, scores: Sequence[TurnScore]) -> GoalVerdict
             "phrases and a reply; wording the annotations do not list is not checked"
         )
         return GoalVerdict(None, GOAL_NOT_JUDGED, "yes", why)
-    return GoalVerdict(None, GOAL_NOT_JUDGED, None, "not judged: preset-compliance scores in between")
+    return GoalVerdict(
+        None, GOAL_NOT_JUDGED, None, "preset-compliance scores in between: neither kept nor broken"
+    )
 
 
 class ChecklistJudge:
