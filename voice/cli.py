@@ -327,7 +327,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", help="also write the comparison to this JSON file")
     c.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     c.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    c.add_argument("--by", choices=["scenario", "preset_type", "relation"], help="also compare per group")
+    c.add_argument(
+        "--by", choices=["scenario", "preset_type", "relation", "persona"], help="also compare per group"
+    )
     c.add_argument(
         "--min-n",
         type=int,
