@@ -56,7 +56,7 @@ def test_a_turn_with_cues_becomes_a_decision():
         ({"interrupt_after_ms": 5}, "interrupt_after_ms: must be in 50..20000"),
         ({"text": "hello there"}, "Chinese characters"),
         ({"text": ""}, "say needs the text"),
-        ({"text": "好" * 80}, "at most 60"),
+        ({"text": "好" * 130}, "say at most 120"),
         ({"action": "shout"}, "action must be one of"),
         ({"action": "hang_up", "goal": None}, "hang_up needs goal"),
         ({"action": "wait"}, "only answers whether to cut in"),

@@ -5,7 +5,7 @@ checks then hold it to the same bounds as a hand-written dialogue (:func:`voice.
 Chinese text, pause and barge-in ranges, a mid-turn pause that splits the text at a proper prefix, a
 backchannel of at most four characters) plus what only makes sense here: ``say`` needs text, ``hang_up``
 needs the caller's verdict on its goal, ``wait`` only answers the question whether to cut in, and a turn
-is no longer than the persona allows.  Anything else is refused with the reason, which the LLM client
+is at most twice the persona's length (the prompt asks for the length itself).  Anything else is refused with the reason, which the LLM client
 sends back to the model once more before the caller falls back (:mod:`voice.react.brain`).
 """
 
@@ -108,7 +108,7 @@ def parse_decision(data: Any, *, interrupting: bool, max_chars: int) -> CallerDe
     if not isinstance(text, str) or not text.strip():
         raise ValueError("say needs the text you say")
     text = text.strip()
-    limit = min(max_chars, MAX_TURN_CHARS)
+    limit = min(2 * max_chars, MAX_TURN_CHARS)  # the persona's length is guidance; twice it is too long
     if len(text) > limit:
         problems.append(f"text is {len(text)} characters; say at most {limit} (one short phone turn)")
     turn_obj: dict[str, Any] = {"role": "caller", "text": text}
