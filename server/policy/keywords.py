@@ -98,6 +98,8 @@ GOODBYE = re.compile(
     r"再见|拜拜|挂了|先挂|挂啦|不打扰了|就这样(?:吧|了|啊)?$|先这样|没别的事|没事了|走了啊|我走了|先走了"
 )
 NO_HANGUP = _any_word("别挂", "不要挂", "先别挂")
+SORRY = _any_word("不好意思", "打扰", "查一下", "再查", "抱歉", "对不起", "打错")
+DOUBT = _any_word("确定", "不会吧", "没错吧", "真的", "不对吧", "怎么会", "名片上")
 THANKS = _any_word("谢", "辛苦", "麻烦你了", "麻烦了")
 # A turn made only of these is an acknowledgement.  They are stripped with ``sub``, so a token must come
 # before any shorter one it starts with (辛苦了 before 辛苦: 了 alone is not a token).

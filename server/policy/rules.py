@@ -21,9 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from server.policy import answers
 from server.policy import keywords as kw
 
-POLICY_NAME: Final = "rule-v1"
+POLICY_NAME: Final = "rule-v2"
 GREETING: Final = "您好，我是机主的电话助理，机主现在不方便接听，请问有什么事？"
 UNCLEAR: Final = "不好意思，没听清，您能再说一遍吗？"
 MAX_TURNS: Final = 10  # a scripted call has 2-5 caller turns; past this, wrap up rather than loop
@@ -41,9 +42,11 @@ _PERSON_REWRITES: Final[tuple[tuple[str, str], ...]] = (
     (r"我(?:爱人|老婆|老公|媳妇)", "我爱人"),
     (r"我(?:孩子|儿子|女儿)", "孩子"),
     (r"别打扰|不要打扰|勿扰", "不方便接电话"),
+    (r"(?:帮我|替我)?取消", "麻烦您取消"),
     (r"帮我|替我", ""),
     (r"我们|我的|我", "机主"),
 )
+_ANYTHING_ELSE: Final = "好的，请问还有别的事吗？"
 _ACKS: Final = ("好的，我记下了，会转告机主。", "明白，我都记下了，会转告他。", "好的，我一定转告机主。")
 _SPEAK_LATER: Final = "抱歉，机主现在确实接不了，我马上转告他。"
 _HURRY_REPLY: Final = "理解，麻烦您在附近能停的地方稍等，我催他尽快过去。"
@@ -75,6 +78,7 @@ class _Clause:
     dropoff: bool
     channel: str
     callback: bool
+    cancel: bool = False  # the owner calls an order off ("帮我取消订单"): every answer to its sender says so
 
 
 def _clause_scope(text: str) -> frozenset[str]:
@@ -102,7 +106,8 @@ def parse_preset(text: str) -> tuple[_Clause, ...]:
         rewritten = _third_person(raw)
         if rewritten:
             dropoff, callback = bool(kw.DROPOFF.search(raw)), bool(kw.CALLBACK_CLAUSE.search(raw))
-            clauses.append(_Clause(rewritten, scope, dropoff, channel, callback))
+            cancel = bool(answers.CANCEL.search(raw))
+            clauses.append(_Clause(rewritten, scope, dropoff, channel, callback, cancel))
         prev = scope
     return tuple(clauses)
 
@@ -144,6 +149,8 @@ class RulePolicy:
         self._handled = False
         self._ended = False
         self._last = ""
+        self._wrong: str | None = None  # whom the caller asked for, when it is not the owner
+        self._said = ""  # the caller's last turn, normalised but with its punctuation
 
     # --- state, for the server log and tests ---------------------------------------------------------
     @property
@@ -175,6 +182,7 @@ class RulePolicy:
         if self._ended:
             return PolicyReply("好的，再见。", end_call=True)
         p = kw.plain(caller_text)
+        self._said = kw.normalise(caller_text)  # with its punctuation: clauses for answers.facts
         p = "好的" if p in ("ok", "okay") else p
         if not kw.CJK.search(p) or kw.HALLUCINATION.search(p):
             self._unclear += 1
@@ -188,18 +196,25 @@ class RulePolicy:
             return self._end(decline)
         if self._scenario is None:
             self._scenario = kw.infer_scenario(p)
+        if self._wrong is not None:
+            return self._wrong_number_again(p)
+        known = self.preset_text + self.owner_goal
+        if not self._handled and (who := answers.wrong_number(self._said, known)):
+            self._wrong, self._handled = who, True
+            return self._say(f"您好，您可能打错了，这里不是{who}的电话，您核对一下号码好吗？")
         if kw.FILLER.fullmatch(p):
             return self._say("嗯，您请说。")
         if kw.HELLO.fullmatch(p):
             return self._say("我在听，您请讲。" if self._handled else "您好，请问有什么事？")
         ack_only = not kw.ACK_TOKENS.sub("", p)
         bye = bool(kw.GOODBYE.search(p)) and not kw.NO_HANGUP.search(p)
-        if bye or (self._turns > 1 and len(p) <= 8 and "打扰了" in p) or (ack_only and self._handled):
+        thanked = ack_only and self._handled and kw.THANKS.search(p) is not None  # "好，谢谢啊": a closing
+        if bye or thanked or (self._turns > 1 and len(p) <= 8 and "打扰了" in p):
             if kw.MESSAGE.search(p):
                 return self._end("好的，我会转告机主，再见。")
             return self._end("不客气，再见。" if kw.THANKS.search(p) else "好的，再见。")
-        if ack_only:
-            return self._say("好的，请问还有别的事吗？")
+        if ack_only:  # a backchannel or an "ok" never ends the call: the caller may have more to say
+            return self._say(_ANYTHING_ELSE if self._last != _ANYTHING_ELSE else "嗯，我在听，您请说。")
         if self._turns > MAX_TURNS:
             return self._end("我都记下了，会转告机主，先这样，再见。")
         self._handled = True
@@ -218,10 +233,24 @@ class RulePolicy:
     def _applies(self, clause: _Clause) -> bool:
         return self.scenario != "harassment" and (not clause.scope or self.scenario in clause.scope)
 
-    def _take_relay(self) -> tuple[str, bool]:
+    def _wrong_number_again(self, p: str) -> PolicyReply:
+        """After "you may have dialled the wrong number": confirm it, or say goodbye."""
+        who = self._wrong
+        if kw.GOODBYE.search(p) or kw.THANKS.search(p) or kw.SORRY.search(p):
+            return self._end("没关系，再见。")
+        if kw.DOUBT.search(p):
+            return self._say(f"确定，这里不是{who}的电话，麻烦您再核对一下号码。")
+        return self._end(f"这里不是{who}的电话，麻烦您核对一下号码，再见。")
+
+    def _take_relay(self, specific_only: bool = False) -> tuple[str, bool]:
         """Unrelayed clauses that apply to this caller as one sentence (marked relayed), and whether one is
-        specific to the caller's scenario (then it answers "where do I put it" by itself)."""
-        fresh = [i for i, c in enumerate(self._clauses) if i not in self._relayed and self._applies(c)]
+        specific to the caller's scenario (then it answers "where do I put it" by itself).
+        ``specific_only``: only those (a caller who just reports something needs no account of the owner)."""
+        fresh = [
+            i
+            for i, c in enumerate(self._clauses)
+            if i not in self._relayed and self._applies(c) and (c.scope or not specific_only)
+        ]
         self._relayed.update(fresh)
         return _sentence([self._clauses[i].text for i in fresh]), any(self._clauses[i].scope for i in fresh)
 
@@ -240,6 +269,9 @@ class RulePolicy:
 
     def _answer(self, p: str) -> str:
         drop = self.scenario in _DROP_SCENARIOS
+        if self.scenario in _ORDER_SCENARIOS and (cancel := self._told("cancel")):
+            relay, _ = self._take_relay()  # an order called off: that is the answer, whatever was asked
+            return self._fresh(f"抱歉，{relay or cancel}，给您添麻烦了。")
         in_person = drop and bool(kw.IN_PERSON.search(p))
         proposal = drop and bool(kw.PROPOSAL.search(p))  # "放门口行不行？" is a question, not pushback
         conflict = (
@@ -248,7 +280,8 @@ class RulePolicy:
             or (self.scenario == "taxi" and kw.HURRY.search(p))
             or kw.SPEAK_NOW.search(p)
         )
-        relay, specific = self._take_relay()
+        reports = not conflict and (kw.ACTION.search(p) is not None or kw.LOST.search(p) is not None)
+        relay, specific = self._take_relay(specific_only=reports)
         if conflict:
             tail = self._fresh(self._conflict(p, drop))
             if not relay:
@@ -275,6 +308,8 @@ class RulePolicy:
             return f"好的，谢谢您。{relay}。"
         if kind == "ack":
             return f"好的，{relay}。我记下了，会转告他。"
+        if kind == "request":
+            return f"好的，{relay}。{answer.removeprefix('好的，')}"
         return f"好的，{relay}。{answer.removeprefix('好的，')}"
 
     def _fresh(self, answer: str) -> str:
@@ -321,13 +356,24 @@ class RulePolicy:
             ), "other"
         if kw.LOST.search(p):
             return "谢谢您！我转告机主，他会联系您。", "thanks"
+        request = answers.request_for_owner(self._said)  # "让他今天给我回个话"
         if kw.CALLBACK.search(p):
             when = self._told("callback")
-            return (f"好的，我会转告他，{when}。" if when else "好的，我会转告机主尽快回复您。"), "other"
+            if when or not request:
+                return (f"好的，我会转告他，{when}。" if when else "好的，我会转告机主尽快回复您。"), "other"
+        if request:
+            place = answers.dropoff_place(self._told("dropoff")) if drop else ""
+            if place and "取" in request:
+                return f"好的，我会提醒他去{place}取，谢谢您。", "request"
+            return f"好的，我会转告他，{request.removeprefix('我会')}。", "request"
         if kw.URGENT.search(kw.NOT_URGENT.sub("", p)):
             return "明白，我马上转告机主。", "other"
         if kw.WHO.search(p):
             return "我是机主的电话助理，机主现在不方便接听。", "other"
         if kw.WHEN.search(p) or kw.STATUS.search(p):
             return "具体我不清楚，我记下来，让机主回复您。", "when"
+        if said := answers.facts(
+            self._said
+        ):  # a message: say its facts back, so the caller knows they were taken
+            return f"好的，{said}，我会转告机主。", "ack"
         return self._ack(), "ack"

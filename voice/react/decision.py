@@ -4,9 +4,10 @@ The model answers one JSON object per turn.  The schema (sent as structured outp
 checks then hold it to the same bounds as a hand-written dialogue (:func:`voice.dialogues.check_caller_turn`:
 Chinese text, pause and barge-in ranges, a mid-turn pause that splits the text at a proper prefix, a
 backchannel of at most four characters) plus what only makes sense here: ``say`` needs text, ``hang_up``
-needs the caller's verdict on its goal, ``wait`` only answers the question whether to cut in, and a turn
-is at most twice the persona's length (the prompt asks for the length itself).  Anything else is refused with the reason, which the LLM client
-sends back to the model once more before the caller falls back (:mod:`voice.react.brain`).
+needs the caller's verdict on its goal, ``wait`` only answers the question whether to cut in, and a
+turn is at most twice the persona's length (the prompt asks for the length itself).  Anything else is
+refused with the reason, which the LLM client sends back to the model once more before the caller falls
+back (:mod:`voice.react.brain`).
 """
 
 from __future__ import annotations
