@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import WebSocket
 from loguru import logger
-from pipecat.audio.vad.silero import SileroVADAnalyzer
 from pipecat.audio.vad.vad_analyzer import VADParams
 from pipecat.frames.frames import EndFrame, InputTransportMessageFrame, OutputTransportMessageUrgentFrame
 from pipecat.pipeline.pipeline import Pipeline
@@ -40,7 +39,7 @@ from server.pcm_serializer import PcmSerializer
 from server.policy.processor import DEFAULT_VIEW, PolicyFactory, PolicyProcessor
 from server.processors import CallSimSTTService, CallSimTTSService
 from server.stage_observer import StageObserver
-from server.turns import BargeInTurnStartStrategy, QuietSpeechTimeoutStopStrategy
+from server.turns import BargeInTurnStartStrategy, QuietSpeechTimeoutStopStrategy, VoicingSileroVAD
 from server.twilio_route import TwilioCallSerializer
 from voice.core.audio import SAMPLE_RATE
 
@@ -117,16 +116,15 @@ def build_pipeline(
             allowed_origins=[],
         ),
     )
-    vad = VADProcessor(
-        vad_analyzer=SileroVADAnalyzer(
-            params=VADParams(
-                confidence=settings.vad_confidence,
-                start_secs=settings.vad_start_secs,
-                stop_secs=settings.vad_stop_secs,
-                min_volume=settings.vad_min_volume,
-            )
+    analyzer = VoicingSileroVAD(
+        params=VADParams(
+            confidence=settings.vad_confidence,
+            start_secs=settings.vad_start_secs,
+            stop_secs=settings.vad_stop_secs,
+            min_volume=settings.vad_min_volume,
         )
     )
+    vad = VADProcessor(vad_analyzer=analyzer)
     stt = CallSimSTTService(asr, executor=asr_executor)
     turns = UserTurnProcessor(
         user_turn_strategies=UserTurnStrategies(
@@ -134,6 +132,8 @@ def build_pipeline(
                 BargeInTurnStartStrategy(
                     confirm_secs=settings.barge_in_confirm_secs,
                     assistant_audible=serializer.playout.playing,
+                    caller_silent_secs=analyzer.silent_secs,
+                    silence_secs=settings.barge_in_silence_secs,
                 )
             ],
             stop=[QuietSpeechTimeoutStopStrategy(user_speech_timeout=settings.turn_grace_secs)],

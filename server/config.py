@@ -47,6 +47,7 @@ class AssistantSettings:
     vad_min_volume: float = 0.5
     turn_grace_secs: float = 0.2  # after the VAD stops, how long the caller may resume within the same turn
     barge_in_confirm_secs: float = 0.3  # extra speech needed to interrupt (short backchannels do not)
+    barge_in_silence_secs: float = 0.1  # silent this long when the confirmation is due: a backchannel
     turn_stop_timeout_secs: float = 3.0  # a turn whose transcript never comes is closed after this
     start_timeout_secs: float = 2.0  # no 'start' by then: use the default assistant view
     max_call_secs: int = 900
@@ -65,7 +66,13 @@ class AssistantSettings:
                 problems.append(f"{name} {getattr(self, name)!r} must start with '/'")
         if self.path == self.twilio_path:
             problems.append(f"path and twilio_path are both {self.path!r}")
-        for name in ("vad_start_secs", "vad_stop_secs", "turn_grace_secs", "barge_in_confirm_secs"):
+        for name in (
+            "vad_start_secs",
+            "vad_stop_secs",
+            "turn_grace_secs",
+            "barge_in_confirm_secs",
+            "barge_in_silence_secs",
+        ):
             value = getattr(self, name)
             if not 0.0 <= value <= 5.0:
                 problems.append(f"{name}={value} is not in 0..5 s")
