@@ -30,7 +30,7 @@ class CallerDecision:
     turn: int
     at_ms: float  # when the decision was handed to the call (after its end for the post-call verdict)
     action: str  # say, hang_up, wait
-    source: str  # llm, cache, fallback_script, fallback_hangup
+    source: str  # llm (asked or replayed), fallback_script, fallback_hangup
     text: str = ""
     heard: str = ""  # the assistant's last reply as the caller heard it
     goal: str = ""
