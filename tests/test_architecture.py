@@ -378,7 +378,6 @@ UNMIRRORED = {
     # reorganised elsewhere: mirror them there)
     "server/__main__.py": "tests/test_cli.py (callsim serve), voice/run/launch.py's tests",
     "server/config.py": "tests/server/conftest.py, tests/server/test_app.py, tests/server/test_assistant.py",
-    "server/turns.py": "tests/server/test_processors.py",
     "server/policy/processor.py": "tests/server/test_processors.py, tests/server/test_stage_logs.py",
 }
 

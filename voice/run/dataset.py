@@ -160,6 +160,7 @@ class BenchConfig:
     fresh: bool = False  # delete the targets' earlier calls first
     wait_for_target: float | None = None  # seconds to wait for remote targets to accept a connection
     caller: ReactiveCaller | None = None  # None: the scripted caller
+    policy: str = "rules"  # the built-in assistant's dialogue policy (docs/policies.md)
 
 
 async def wait_for_targets(targets: Sequence[Target], timeout_s: float, poll_s: float = 0.2) -> None:
@@ -250,6 +251,8 @@ async def run_bench(
                 extra: dict[str, Any] = {"line": describe_line(target, config.effects, config.seed)}
                 if target.protocol == BUILTIN:
                     extra["assistant_tts"] = assistant_tts
+                    if config.policy != "rules":
+                        extra["policy"] = config.policy
                 settings = RunSettings(
                     folder, str(target), config.tts, timing, config.transcribe, extra, config.caller
                 )
@@ -261,7 +264,9 @@ async def run_bench(
 
                         log, procs = config.out / "assistant.log", list[subprocess.Popen[bytes]]()
                         server_url = await stack.enter_async_context(  # one server, its log in the run
-                            builtin_assistant(tts=assistant_tts, log_path=log, on_start=procs.append)
+                            builtin_assistant(
+                                tts=assistant_tts, policy=config.policy, log_path=log, on_start=procs.append
+                            )
                         )
                         crashed = exit_probe(procs[0], log)
                     resolved = target.resolve_builtin(server_url) if server_url else target

@@ -45,6 +45,7 @@ def free_port() -> int:
 async def builtin_assistant(
     *,
     tts: str,
+    policy: str = "rules",
     port: int | None = None,
     log_path: Path | None = None,
     extra_args: list[str] | None = None,
@@ -54,7 +55,7 @@ async def builtin_assistant(
 
     ``on_start`` is given the child process as soon as it starts (a run watches it for a crash)."""
     port = port or free_port()
-    args = ["--tts", tts, *(extra_args or [])]
+    args = ["--tts", tts, *(["--policy", policy] if policy != "rules" else []), *(extra_args or [])]
     with contextlib.ExitStack() as files:
         log = files.enter_context(open(log_path, "wb")) if log_path else None
         what = "the built-in assistant"

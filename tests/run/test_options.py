@@ -1,0 +1,32 @@
+"""The options of bench and run: defaults, the caller and policy options, exit codes in the help."""
+
+import argparse
+from pathlib import Path
+
+from voice.run.options import add_call_options
+
+
+def parser(**kw):
+    p = argparse.ArgumentParser()
+    add_call_options(
+        p, out=Path("o"), limit=kw.get("limit"), concurrency=kw.get("concurrency"), exit_failed=3, exit_gate=4
+    )
+    return p
+
+
+def test_defaults_and_the_new_options():
+    args = parser(limit=6, concurrency=1).parse_args([])
+    assert (args.out, args.limit, args.concurrency, args.policy, args.caller) == (
+        "o",
+        6,
+        1,
+        "rules",
+        "scripted",
+    )
+    args = parser().parse_args(["--policy", "my.mod:Policy", "--caller", "openai:m", "--persona", "terse"])
+    assert (args.policy, args.caller, args.persona) == ("my.mod:Policy", "openai:m", "terse")
+
+
+def test_the_exit_codes_given_are_in_the_help():
+    text = parser().format_help()
+    assert "exit 3 if more" in text and "exit 4 if FIGURE" in text
