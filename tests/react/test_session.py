@@ -22,7 +22,7 @@ from voice.speech.tts.memory import MemoryTTS
 TAKEOUT = next(d for d in load_dialogues(bundled_dialogues_path()) if d.id == "takeout-regular-01")
 
 
-async def call(tmp_path, url, heard, *, cache="use", persona="patient", name="run"):
+async def call(tmp_path, url, heard, *, cache="use", persona="patient", name="run", tts=None):
     caller = parse_caller(
         "openai:rules",
         base_url=url,
@@ -37,7 +37,7 @@ async def call(tmp_path, url, heard, *, cache="use", persona="patient", name="ru
         [TAKEOUT],
         settings,
         lambda: MemoryLine(reference(reply_len_ms=600, greeting_ms=200)),
-        MemoryTTS(),
+        tts or MemoryTTS(),
         MemoryASR(list(heard), default="嗯"),
         clock=VirtualClock(),
     )
@@ -117,15 +117,6 @@ class BrokenVoice(MemoryTTS):
 
 async def test_a_caller_engine_that_fails_mid_call_hangs_up_with_the_reason(tmp_path, no_openai_env):
     with FakeLLM().respond(caller_model.answer) as fake:
-        caller = parse_caller("openai:rules", base_url=fake.url, wait_in_place=True, cache="off")
-        settings = RunSettings(tmp_path, "memory", "memory", caller=caller)
-        [m] = await run_dialogues(
-            [TAKEOUT],
-            settings,
-            lambda: MemoryLine(reference(reply_len_ms=600, greeting_ms=200)),
-            BrokenVoice(),
-            MemoryASR(["您好", "好的，放门口就行"], default="嗯"),
-            clock=VirtualClock(),
-        )
+        m, _, _ = await call(tmp_path, fake.url, ["您好", "好的，放门口就行"], cache="off", tts=BrokenVoice())
     assert m.outcome == "completed" and "the caller's own engines failed: cannot speak" in m.detail
     assert len(m.turns) == 1

@@ -31,17 +31,21 @@ class Silence:
         return self.values.pop(0) if len(self.values) > 1 else self.values[0]
 
 
-async def test_a_backchannel_whose_stop_comes_late_is_still_no_barge_in() -> None:
-    # the VAD says "stopped" 0.6 s after it said "speaking" (its stop_secs hangover), long after the
-    # confirmation is due; the caller's voice had ended before, so nothing is interrupted
-    frames: list[Frame] = [
+def late_stop(*then: Frame) -> list[Frame]:
+    """While the assistant speaks, the VAD says "speaking", then "stopped" 0.6 s later (its stop_secs
+    hangover): long after the 0.3 s confirmation is due."""
+    return [
         BotStartedSpeakingFrame(),
         VADUserStartedSpeakingFrame(),
         SleepFrame(0.6),
         VADUserStoppedSpeakingFrame(),
-        TranscriptionFrame("嗯", "", "t", finalized=True),
-        SleepFrame(0.2),
+        *then,
     ]
+
+
+async def test_a_backchannel_whose_stop_comes_late_is_still_no_barge_in() -> None:
+    # the caller's voice had ended before the confirmation was due, so nothing is interrupted
+    frames = late_stop(TranscriptionFrame("嗯", "", "t", finalized=True), SleepFrame(0.2))
     down, _ = await run_test(
         turn_processor(confirm_secs=0.3, caller_silent_secs=Silence([0.25])), frames_to_send=frames
     )
@@ -49,25 +53,13 @@ async def test_a_backchannel_whose_stop_comes_late_is_still_no_barge_in() -> Non
 
 
 async def test_without_the_voicing_check_the_late_stop_made_it_a_barge_in() -> None:
-    frames: list[Frame] = [
-        BotStartedSpeakingFrame(),
-        VADUserStartedSpeakingFrame(),
-        SleepFrame(0.6),
-        VADUserStoppedSpeakingFrame(),
-        SleepFrame(0.1),
-    ]
+    frames = late_stop(SleepFrame(0.1))
     down, _ = await run_test(turn_processor(confirm_secs=0.3), frames_to_send=frames)
     assert of_type(down, InterruptionFrame)  # the old behaviour, kept when no voicing is known
 
 
 async def test_speaking_on_or_again_before_the_stop_is_a_barge_in() -> None:
-    frames: list[Frame] = [
-        BotStartedSpeakingFrame(),
-        VADUserStartedSpeakingFrame(),
-        SleepFrame(0.6),
-        VADUserStoppedSpeakingFrame(),
-        SleepFrame(0.1),
-    ]
+    frames = late_stop(SleepFrame(0.1))
     still = turn_processor(confirm_secs=0.3, caller_silent_secs=Silence([0.0]))
     down, _ = await run_test(still, frames_to_send=frames)
     assert of_type(down, InterruptionFrame)

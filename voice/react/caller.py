@@ -9,7 +9,8 @@ of a run (it bounds the requests in flight and owns the answer cache).
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass
 from typing import Any
 
 from voice.core.caller import CallerTiming
@@ -38,7 +39,6 @@ class ReactiveCaller:
     max_turns: int = 0  # caller turns per call; 0: twice the script's, at least MIN_TURNS
     decide_timeout_s: float = 20.0  # one decision, retries included, before the fallback
     wait_in_place: bool = False  # virtual clocks only: decisions take no call time
-    _client: list[LLMClient] = field(default_factory=list, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.persona != "random" and self.persona not in PERSONAS:
@@ -61,11 +61,10 @@ class ReactiveCaller:
     def turns_for(self, dialogue: Dialogue) -> int:
         return self.max_turns or max(MIN_TURNS, 2 * len(dialogue.caller_turns))
 
+    @functools.cached_property
     def client(self) -> LLMClient:
         """The run's one client (made on first use)."""
-        if not self._client:
-            self._client.append(LLMClient(self.llm))
-        return self._client[0]
+        return LLMClient(self.llm)
 
     def session(
         self,
@@ -79,7 +78,7 @@ class ReactiveCaller:
     ) -> ReactiveSession:
         """The reactive caller of one call (``timing.seed``: the call's seed)."""
         brain = CallerBrain(
-            self.client(),
+            self.client,
             dialogue,
             self.persona_for(dialogue, timing.seed),
             max_turns=self.turns_for(dialogue),
@@ -96,8 +95,8 @@ class ReactiveCaller:
         )
 
     def close(self) -> None:
-        for client in self._client:
-            client.close()
+        if "client" in self.__dict__:
+            self.client.close()
 
 
 def parse_caller(spec: str, **settings: Any) -> ReactiveCaller | None:

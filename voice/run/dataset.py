@@ -243,6 +243,8 @@ async def run_bench(
             for name in ("results.json", "report.html", "report.md"):
                 (config.out / name).unlink(missing_ok=True)
         async with contextlib.AsyncExitStack() as stack:
+            if config.caller is not None:  # its model client, once every call is done
+                stack.callback(config.caller.close)
             runs = []
             server_url: str | None = None
             crashed: Callable[[], str | None] | None = None
