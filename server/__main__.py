@@ -20,13 +20,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--policy",
         default="rules",
-        help="the dialogue policy: rules (default) or module:callable, your own (docs/policies.md)",
+        help="the dialogue policy: rules (default), openai:MODEL (any OpenAI-compatible chat server:"
+        " --policy-base-url or $OPENAI_BASE_URL) or module:callable, your own (docs/policies.md)",
     )
+    p.add_argument("--policy-base-url", default="", help="the openai:MODEL policy's server")
     p.add_argument("--verbose", action="store_true", help="pipecat's own logs too")
     args = p.parse_args(argv)
     try:
         factory = load_policy_factory(args.policy)
-        settings = AssistantSettings(host=args.host, port=args.port, tts=args.tts, verbose=args.verbose)
+        settings = AssistantSettings(
+            host=args.host,
+            port=args.port,
+            tts=args.tts,
+            verbose=args.verbose,
+            policy=args.policy,
+            policy_base_url=args.policy_base_url,
+        )
         run_server(settings, policy_factory=factory)
     except CallSimError as exc:
         print(f"callsim assistant: error: {exc}", file=sys.stderr)

@@ -140,14 +140,21 @@ def build_pipeline(
         ),
         user_turn_stop_timeout=settings.turn_stop_timeout_secs,
     )
-    policy = PolicyProcessor(
-        policy_factory or default_policy_factory,
-        default_view=DEFAULT_VIEW,
-        start_timeout_secs=settings.start_timeout_secs,
-        send_logs=settings.send_logs,
-    )
     tts_service = CallSimTTSService(tts, executor=tts_executor)
-    pipeline = Pipeline([transport.input(), vad, stt, turns, policy, tts_service, transport.output()])
+    policy: PolicyProcessor
+    if settings.policy.startswith("openai:") and policy_factory is None:
+        from server.policy.llm_service import llm_policy_parts
+
+        policy, *model = llm_policy_parts(settings)
+    else:
+        policy = PolicyProcessor(
+            policy_factory or default_policy_factory,
+            default_view=DEFAULT_VIEW,
+            start_timeout_secs=settings.start_timeout_secs,
+            send_logs=settings.send_logs,
+        )
+        model = []
+    pipeline = Pipeline([transport.input(), vad, stt, turns, policy, *model, tts_service, transport.output()])
     worker = PipelineWorker(
         pipeline,
         params=PipelineParams(audio_in_sample_rate=sample_rate, audio_out_sample_rate=sample_rate),

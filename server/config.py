@@ -54,6 +54,9 @@ class AssistantSettings:
     idle_timeout_secs: float = 120.0  # a call with no speech either way for this long is dropped
     prewarm: bool = True
     send_logs: bool = True  # send transcripts and replies to CallSim as 'log' events
+    policy: str = "rules"  # rules, module:callable (server.policy.plugins), openai:MODEL (server.policy.llm)
+    policy_base_url: str = ""  # openai:MODEL: the server ("" → $OPENAI_BASE_URL → OpenAI)
+    policy_timeout_secs: float = 10.0  # openai:MODEL: a reply that has not started by then gets the fallback
     verbose: bool = False
     configure_logging: bool = True  # install the loguru sink (INFO, pipecat at WARNING) on start
 

@@ -28,6 +28,8 @@ class Reply:
     body: dict[str, Any] | None = None  # sent as is instead of a completion
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    pieces: list[str] | None = None  # a streamed answer (server-sent events), in these pieces
+    piece_delay_s: float = 0.0  # before each piece after the first
 
 
 @dataclass
@@ -49,6 +51,7 @@ class FakeLLM:
         self.hold_s = hold_s  # every request is held this long (to see concurrency)
         self.in_flight = 0
         self.max_in_flight = 0
+        self.streams_cut = 0  # streamed answers the client hung up on
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
@@ -63,6 +66,11 @@ class FakeLLM:
     ) -> FakeLLM:
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
         self.script.append(Reply(content=text, finish_reason=finish_reason, delay_s=delay_s))
+        return self
+
+    def stream(self, *pieces: str, piece_delay_s: float = 0.0, delay_s: float = 0.0) -> FakeLLM:
+        """Answer the next request (``"stream": true``) with server-sent events, one per piece."""
+        self.script.append(Reply(pieces=list(pieces), piece_delay_s=piece_delay_s, delay_s=delay_s))
         return self
 
     def respond(self, responder: Responder, *, delay_s: float = 0.0) -> FakeLLM:
@@ -116,6 +124,9 @@ class FakeLLM:
                 reply = fake._next(Seen(self.path, headers, body))
                 try:
                     time.sleep(max(reply.delay_s, fake.hold_s))
+                    if reply.pieces is not None and reply.status == 200:
+                        self._stream(body, reply)
+                        return
                     payload = reply.body if reply.body is not None else _completion(body, reply)
                     data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
                     self.send_response(reply.status)
@@ -129,6 +140,30 @@ class FakeLLM:
                     pass  # the client gave up (a timeout test)
                 finally:
                     fake._done()
+
+            def _stream(self, request: dict[str, Any], reply: Reply) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("cache-control", "no-cache")
+                self.send_header("connection", "close")
+                self.end_headers()
+                pieces = reply.pieces or []
+                try:
+                    for i, piece in enumerate(pieces):
+                        if i:
+                            time.sleep(reply.piece_delay_s)
+                        self._event(_chunk(request, {"content": piece}, None))
+                    self._event(_chunk(request, {}, "stop"))
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    with fake._lock:
+                        fake.streams_cut += 1  # the client stopped reading: a cancelled generation
+                self.close_connection = True
+
+            def _event(self, payload: dict[str, Any]) -> None:
+                self.wfile.write(b"data: " + json.dumps(payload, ensure_ascii=False).encode() + b"\n\n")
+                self.wfile.flush()
 
             def log_message(self, *args: object) -> None:
                 pass
@@ -150,4 +185,14 @@ def _completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
             }
         ],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+
+
+def _chunk(request: dict[str, Any], delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": request.get("model", ""),
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     }

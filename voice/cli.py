@@ -172,9 +172,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from server.__main__ import main as serve_main
 
-    return serve_main(
-        ["--host", args.host, "--port", str(args.port), "--tts", args.tts, "--policy", args.policy]
-    )
+    argv = ["--host", args.host, "--port", str(args.port), "--tts", args.tts, "--policy", args.policy]
+    return serve_main([*argv, "--policy-base-url", args.policy_base_url])
 
 
 def cmd_data(args: argparse.Namespace) -> int:
@@ -290,6 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the built-in assistant's dialogue policy: rules (default) or module:callable"
         " (docs/policies.md)",
     )
+    s.add_argument("--policy-base-url", default="", help="the openai:MODEL policy's server")
     s.set_defaults(func=cmd_serve)
 
     d = sub.add_parser("data", help="validate dialogue files or show their statistics")

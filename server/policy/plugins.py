@@ -19,18 +19,24 @@ from typing import Any
 from server.config import default_policy_factory
 from server.policy.processor import PolicyFactory
 from voice.errors import ConfigError
+from voice.llm.settings import parse_model_spec
 
-POLICIES = ("rules", "module:callable")
+POLICIES = ("rules", "openai:MODEL", "module:callable")
 
 
-def load_policy_factory(spec: str) -> PolicyFactory:
-    """The factory named by ``spec``: ``rules``, or ``module:callable``; a ConfigError says what is wrong."""
+def load_policy_factory(spec: str) -> PolicyFactory | None:
+    """The factory named by ``spec``: ``rules``, or ``module:callable``; None for ``openai:MODEL``, which is
+    no factory but a pipeline of its own (:mod:`server.policy.llm`).  A ConfigError says what is wrong."""
     if spec == "rules":
         return default_policy_factory
+    if spec.startswith("openai:"):
+        parse_model_spec(spec)
+        return None
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise ConfigError(
-            f"--policy {spec!r}: rules (the default) or module:callable, e.g. my_bot.policy:Policy"
+            f"--policy {spec!r}: rules (the default), openai:MODEL or module:callable,"
+            " e.g. my_bot.policy:Policy"
         )
     try:
         module = importlib.import_module(module_name)

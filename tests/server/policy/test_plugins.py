@@ -43,3 +43,9 @@ def test_a_factory_that_makes_no_policy_is_refused_when_it_is_used():
     factory = load_policy_factory("docs.example_policy:Reply")  # a class, but not a policy
     with pytest.raises(ConfigError, match="lacks greeting"):
         factory(VIEW)
+
+
+def test_an_llm_policy_is_no_factory_but_its_spec_is_checked():
+    assert load_policy_factory("openai:qwen2.5") is None  # the pipeline builds it (server.policy.llm)
+    with pytest.raises(ConfigError, match="openai:MODEL"):
+        load_policy_factory("openai:")
