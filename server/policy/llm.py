@@ -9,8 +9,9 @@ module gives it a CallBench phone assistant to be and wires it into the built-in
   assistant view becomes the system prompt (:func:`system_prompt`), each finished caller turn a user message,
   and the greeting is fixed (it says nothing before the caller is known).  An ``ErrorFrame`` from the model
   (server down, refused, timed out) gets a spoken fallback and an ``error`` log: never silence, never a crash.
-- :class:`ReplyGate` passes the model's tokens on as they stream — pipecat's TTS aggregates them into
-  sentences, so the first audio goes out after the first clause — keeps what was said in the conversation
+- :class:`ReplyGate` passes the model's tokens on as they stream, in clauses (cut at ，。！？； once four
+  characters long: pipecat's own aggregator waits for a full stop, a whole sentence in Mandarin speech),
+  so the first audio goes out after the first clause; it keeps what was said in the conversation
   (including a reply cut short by a barge-in, which cancels the stream and the queued audio as pipecat does),
   and turns the hang-up signal into a hang-up once the goodbye has been spoken.
 
@@ -21,6 +22,7 @@ OpenAI-compatible server, including those without tool calls.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,6 +47,8 @@ from server.policy.processor import DEFAULT_VIEW, TURN_TRANSCRIPTS, PolicyProces
 from server.policy.rules import GREETING
 
 PROMPT_VERSION = "callsim-assistant/1"
+MIN_CLAUSE = 4  # characters before a clause boundary may send the clause to the TTS
+_BOUNDARY = re.compile(r"[，,。．！!？?；;：:]")
 HANG_UP = "[挂断]"
 FALLBACK = "抱歉，我这边线路有点问题，我会转告机主您来过电话，再见。"
 
@@ -144,6 +148,7 @@ class ReplyGate(FrameProcessor):
         self._watchdog: asyncio.Task[None] | None = None
         self._reply = ""  # what has gone to the TTS of the current reply
         self._held = ""  # text that may be the start of the hang-up marker
+        self._clause = ""  # text of the clause being written, not yet sent
         self._hang_up = False
         self._send_logs = send_logs
         self.replies: list[str] = []
@@ -151,7 +156,7 @@ class ReplyGate(FrameProcessor):
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         await super().process_frame(frame, direction)
         if isinstance(frame, LLMFullResponseStartFrame):
-            self._reply, self._held, self._hang_up = "", "", False
+            self._reply, self._held, self._clause, self._hang_up = "", "", "", False
             await self.push_frame(frame, direction)
             await self._stop_watchdog()
             self._watchdog = self.create_task(self._watch(), "policy_watchdog")
@@ -168,7 +173,7 @@ class ReplyGate(FrameProcessor):
             if self._reply:  # cut short by the caller: the model should know what was (partly) said
                 self.context.add_message({"role": "assistant", "content": self._reply + "……"})
                 self._reply = ""
-            self._held = ""
+            self._held = self._clause = ""
             await self.push_frame(frame, direction)
         else:
             await self.push_frame(frame, direction)
@@ -200,15 +205,21 @@ class ReplyGate(FrameProcessor):
         keep = self._held[cut:] if cut >= 0 and HANG_UP.startswith(self._held[cut:]) else ""
         out = self._held[: len(self._held) - len(keep)]
         self._held = keep
-        if out:
-            self._reply += out
-            await self.push_frame(LLMTextFrame(out))
+        self._clause += out
+        while (
+            m := next((b for b in _BOUNDARY.finditer(self._clause) if b.end() >= MIN_CLAUSE), None)
+        ) is not None:
+            await self._speak(self._clause[: m.end()])
+            self._clause = self._clause[m.end() :]
+
+    async def _speak(self, clause: str) -> None:
+        if clause.strip():
+            self._reply += clause
+            await self.push_frame(TTSSpeakFrame(clause, append_to_context=False))
 
     async def _flush(self) -> None:
-        if self._held:
-            self._reply += self._held
-            await self.push_frame(LLMTextFrame(self._held))
-            self._held = ""
+        await self._speak(self._clause + self._held)
+        self._clause = self._held = ""
 
     async def _finish(self) -> None:
         reply = self._reply.strip()

@@ -48,17 +48,30 @@ async def test_tokens_stream_on_the_marker_is_removed_and_the_call_hangs_up_afte
         LLMFullResponseEndFrame(),
     ]
     down, _ = await run_test(ReplyGate(context), frames_to_send=frames)
-    said = "".join(f.text for f in of_type(down, LLMTextFrame))
-    assert said == "好的，再见。" and of_type(down, EndWorkerFrame)
+    assert [f.text for f in of_type(down, TTSSpeakFrame)] == ["好的，再见。"] and of_type(
+        down, EndWorkerFrame
+    )
     assert context.get_messages()[-1] == {"role": "assistant", "content": "好的，再见。"}
     [log] = [f.message for f in of_type(down, OutputTransportMessageUrgentFrame)]
     assert log == {"event": "log", "kind": "reply", "text": "好的，再见。", "end_call": True}
 
 
+async def test_clauses_go_to_the_voice_as_soon_as_they_are_written():
+    frames: list[Frame] = [
+        LLMFullResponseStartFrame(),
+        LLMTextFrame("好的，麻烦"),  # 好的， is too short to be sent alone
+        LLMTextFrame("您放门口就行，机主"),
+        LLMTextFrame("在开会。"),
+        LLMFullResponseEndFrame(),
+    ]
+    down, _ = await run_test(ReplyGate(LLMContext()), frames_to_send=frames)
+    assert [f.text for f in of_type(down, TTSSpeakFrame)] == ["好的，麻烦您放门口就行，", "机主在开会。"]
+
+
 async def test_a_bracket_that_is_not_the_marker_is_said():
     frames: list[Frame] = [LLMFullResponseStartFrame(), LLMTextFrame("门口[南"), LLMFullResponseEndFrame()]
     down, _ = await run_test(ReplyGate(LLMContext()), frames_to_send=frames)
-    assert "".join(f.text for f in of_type(down, LLMTextFrame)) == "门口[南"
+    assert [f.text for f in of_type(down, TTSSpeakFrame)] == ["门口[南"]
     assert not of_type(down, EndWorkerFrame)
 
 

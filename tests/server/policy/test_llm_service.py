@@ -63,7 +63,7 @@ def logs(rec, kind):
 
 def test_the_first_clause_is_heard_before_the_stream_ends_and_the_model_hangs_up(tmp_path, monkeypatch):
     with FakeLLM() as fake:
-        fake.stream("好的，", "麻烦您放门口就行，", "机主在开会。", piece_delay_s=1.5)
+        fake.stream("好的，麻烦您放门口就行，", "机主在开会，", "谢谢您。", piece_delay_s=1.5)
         fake.stream("好的，辛苦了，再见。", "[挂断]")
         m, rec = call(tmp_path, "llm-1", {"text": "行，那我放门口了，再见。"}, fake.url, monkeypatch)
         sent = [r.body for r in fake.requests]
@@ -77,7 +77,7 @@ def test_the_first_clause_is_heard_before_the_stream_ends_and_the_model_hangs_up
     assert messages[-1]["role"] == "user" and "外卖" in messages[-1]["content"]
     assert any(msg["role"] == "assistant" and "机主在开会" in msg["content"] for msg in sent[1]["messages"])
     onset = next(e.at for e in rec.events if isinstance(e, ev.ReplyStarted) and e.turn == 0)
-    reply_log = logs(rec, "reply")[0]  # logged when the stream ended, 3 s after its first clause
+    reply_log = logs(rec, "reply")[0]  # logged when the stream ended, 3 s after its first clause came
     assert reply_log.t - onset > 16000 * 2, "the first clause must be heard while the model still streams"
     assert [e.payload["end_call"] for e in logs(rec, "reply")] == [False, True]
 
