@@ -124,8 +124,12 @@ class FakeLLM:
                 reply = fake._next(Seen(self.path, headers, body))
                 try:
                     time.sleep(max(reply.delay_s, fake.hold_s))
-                    if reply.pieces is not None and reply.status == 200:
-                        self._stream(body, reply)
+                    if (
+                        reply.status == 200
+                        and reply.body is None
+                        and (reply.pieces is not None or body.get("stream"))
+                    ):
+                        self._stream(body, reply)  # a streamed request gets server-sent events
                         return
                     payload = reply.body if reply.body is not None else _completion(body, reply)
                     data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
@@ -147,7 +151,7 @@ class FakeLLM:
                 self.send_header("cache-control", "no-cache")
                 self.send_header("connection", "close")
                 self.end_headers()
-                pieces = reply.pieces or []
+                pieces = reply.pieces if reply.pieces is not None else _clauses(reply.content)
                 try:
                     for i, piece in enumerate(pieces):
                         if i:
@@ -196,3 +200,14 @@ def _chunk(request: dict[str, Any], delta: dict[str, Any], finish: str | None) -
         "model": request.get("model", ""),
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     }
+
+
+def _clauses(text: str) -> list[str]:
+    """A text as a model streams it: clause by clause (each piece ends at a punctuation mark)."""
+    pieces, piece = [], ""
+    for ch in text:
+        piece += ch
+        if ch in "，。！？；,.!?;":
+            pieces.append(piece)
+            piece = ""
+    return [*pieces, piece] if piece else pieces
