@@ -107,10 +107,12 @@ def test_a_slow_model_is_charged_to_the_caller_not_the_assistant(tmp_path, engin
 def test_callsim_bench_with_a_reactive_caller(tmp_path, no_openai_env):
     from voice.cli import main
 
+    spec = f"openai:rules-{tmp_path.name}"  # a model name of its own: answers are not replayed from a cache
+
     async def serve_and_run():
         async with reference_assistant(REFERENCE) as url:
             argv = [
-                "bench", "--caller", "openai:rules", "--caller-base-url", fake.url, "--persona", "terse",
+                "bench", "--caller", spec, "--caller-base-url", fake.url, "--persona", "terse",
                 "--target", url, "--ids", TAKEOUT.id, "--out", str(tmp_path / "run"), "--no-report",
             ]  # fmt: skip
             return await asyncio.to_thread(main, argv)
@@ -119,7 +121,7 @@ def test_callsim_bench_with_a_reactive_caller(tmp_path, no_openai_env):
         assert asyncio.run(serve_and_run()) == 0
         assert fake.requests  # the caller model was asked
     run = json.loads((tmp_path / "run" / "results.json").read_text())
-    assert run["caller"] == "openai:rules"
+    assert run["caller"] == spec
     [folder] = [p for p in (tmp_path / "run").iterdir() if p.is_dir()]
     events = (folder / f"{TAKEOUT.id}.events.jsonl").read_text()
     assert '"kind": "caller_decision"' in events and '"persona": "terse"' in events
