@@ -17,6 +17,7 @@ executor (:class:`server.config.SpeechEngines`), and handed to :func:`build_pipe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -25,7 +26,12 @@ from typing import TYPE_CHECKING, Any
 from fastapi import WebSocket
 from loguru import logger
 from pipecat.audio.vad.vad_analyzer import VADParams
-from pipecat.frames.frames import EndFrame, InputTransportMessageFrame, OutputTransportMessageUrgentFrame
+from pipecat.frames.frames import (
+    CancelFrame,
+    EndFrame,
+    InputTransportMessageFrame,
+    OutputTransportMessageUrgentFrame,
+)
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.audio.vad_processor import VADProcessor
@@ -63,6 +69,7 @@ class AssistantCall:
     policy: PolicyProcessor
     max_secs: float
     elapsed: Callable[[], float] = field(default_factory=stopwatch)  # seconds since the call was built
+    websocket: WebSocket | None = None  # the call's socket, for a hangup that must not be lost
 
     async def run(self) -> None:
         """Run the call until it ends (either side hangs up, the socket closes, or a limit is hit)."""
@@ -75,7 +82,18 @@ class AssistantCall:
             await self.worker.cancel(reason="call exceeded its time limit")
 
     async def cancel(self, reason: str) -> None:
-        """End the call now, dropping anything still queued."""
+        """End the call now, dropping anything still queued; the caller hears ``hangup`` with ``reason``.
+
+        The hangup is sent before the pipeline is cancelled: on a cancel, pipecat's input transport closes
+        the socket, which can beat the output transport's own hangup (seen under load at shutdown).
+        """
+        if self.websocket is not None:
+            with contextlib.suppress(Exception):  # a socket already gone: nothing to tell
+                message = await self.serializer.serialize(CancelFrame(reason=reason))
+                if isinstance(message, str):
+                    await self.websocket.send_text(message)
+                elif isinstance(message, bytes):
+                    await self.websocket.send_bytes(message)
         await self.worker.cancel(reason=reason)
 
 
@@ -169,7 +187,9 @@ def build_pipeline(
             await worker.queue_frame(OutputTransportMessageUrgentFrame(message={"event": "log", **message}))
 
         worker.add_observer(StageObserver(policy=policy, tts=tts_service, send=send_log))
-    call = AssistantCall(worker, transport, serializer, policy, max_secs=float(settings.max_call_secs))
+    call = AssistantCall(
+        worker, transport, serializer, policy, max_secs=float(settings.max_call_secs), websocket=websocket
+    )
 
     if start_message is not None:
 
