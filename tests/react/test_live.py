@@ -107,7 +107,8 @@ def test_a_slow_model_is_charged_to_the_caller_not_the_assistant(tmp_path, engin
 def test_callsim_bench_with_a_reactive_caller(tmp_path, no_openai_env):
     from voice.cli import main
 
-    spec = f"openai:rules-{tmp_path.name}"  # a model name of its own: answers are not replayed from a cache
+    # a model name of its own in this run, whose LLM cache is its own (tests/conftest.py): the model is asked
+    spec = f"openai:rules-{tmp_path.name}"
 
     async def serve_and_run():
         async with reference_assistant(REFERENCE) as url:
