@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from server.app import run_server
-from server.config import AssistantSettings
+from server.config import TUNABLE, AssistantSettings, parse_overrides
 from server.policy.plugins import load_policy_factory
 from voice.errors import CallSimError
 
@@ -24,6 +24,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         " --policy-base-url or $OPENAI_BASE_URL) or module:callable, your own (docs/policies.md)",
     )
     p.add_argument("--policy-base-url", default="", help="the openai:MODEL policy's server")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help=f"a turn-taking setting, repeatable ({', '.join(TUNABLE)}; server/config.py)",
+    )
     p.add_argument("--verbose", action="store_true", help="pipecat's own logs too")
     args = p.parse_args(argv)
     try:
@@ -35,6 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             verbose=args.verbose,
             policy=args.policy,
             policy_base_url=args.policy_base_url,
+            **parse_overrides(args.overrides),
         )
         run_server(settings, policy_factory=factory)
     except CallSimError as exc:

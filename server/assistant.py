@@ -5,7 +5,8 @@ this is what a call *is*, whatever route it came in on: the same pipeline serves
 (``docs/protocol.md``, :class:`~server.pcm_serializer.PcmSerializer`) and Twilio Media Streams (pipecat's
 own ``TwilioFrameSerializer``: :mod:`server.twilio_route`); only the serializer and the audio rate differ::
 
-    transport.input() → Silero VAD → ASR (segmented) → user turns → policy → TTS → transport.output()
+    transport.input() → Silero VAD → ASR (segmented) → user turns (smart-turn) → policy → TTS
+        → transport.output()
 
 With ``send_logs`` a :class:`~server.stage_observer.StageObserver` watches the pipeline and sends the stage
 timings as ``log`` events; the processors themselves measure nothing.
@@ -45,7 +46,7 @@ from server.pcm_serializer import PcmSerializer
 from server.policy.processor import DEFAULT_VIEW, PolicyFactory, PolicyProcessor
 from server.processors import CallSimSTTService, CallSimTTSService
 from server.stage_observer import StageObserver
-from server.turns import BargeInTurnStartStrategy, QuietSpeechTimeoutStopStrategy, VoicingSileroVAD
+from server.turns import BargeInTurnStartStrategy, VoicingSileroVAD, turn_stop_strategy
 from server.twilio_route import TwilioCallSerializer
 from voice.core.audio import SAMPLE_RATE
 
@@ -154,7 +155,7 @@ def build_pipeline(
                     silence_secs=settings.barge_in_silence_secs,
                 )
             ],
-            stop=[QuietSpeechTimeoutStopStrategy(user_speech_timeout=settings.turn_grace_secs)],
+            stop=[turn_stop_strategy(settings)],
         ),
         user_turn_stop_timeout=settings.turn_stop_timeout_secs,
     )

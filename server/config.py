@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +28,29 @@ if TYPE_CHECKING:
 WARMUP_TEXT = "您好，这里是机主的智能助理，请问有什么事吗？"
 
 
+TURN_MODELS = ("lexical", "silence", "smart-turn")
+# The built-in's ASR prompt: a phone call, with the fillers written out, so that Whisper base writes "那个"
+# and "就是" (which the lexical turn model reads) instead of dropping or mishearing them.  Caller speech
+# (scripts/bench_asr_cer --speech caller, +3 s window): CER 0.176, against 0.166 with DEFAULT_PROMPT.
+ASSISTANT_ASR_PROMPT = "以下是普通话的电话录音，嗯，那个，就是，然后。"
+
+# The settings ``--set KEY=VALUE`` may change (``python -m server``, ``callsim serve``,
+# ``bench --assistant-set``):
+# turn-taking and the ASR's window, which is what a trade-off bench varies; the rest have flags of their own.
+TUNABLE = (
+    "vad_start_secs",
+    "vad_stop_secs",
+    "vad_confidence",
+    "turn_model",
+    "turn_max_silence_secs",
+    "turn_grace_secs",
+    "barge_in_confirm_secs",
+    "barge_in_silence_secs",
+    "asr_audio_context_s",
+    "asr_prompt",
+)
+
+
 @dataclass(frozen=True)
 class AssistantSettings:
     """Everything the built-in assistant can be told.  Invalid values raise :class:`ConfigError`."""
@@ -41,11 +64,15 @@ class AssistantSettings:
     tts_cache: bool = True
     tts_cache_dir: Path | None = None
     asr_model_dir: Path | None = None
+    asr_audio_context_s: float | None = 3.0  # Whisper's encoder sees the speech + this (None: 30 s; asr.py)
+    asr_prompt: str = ASSISTANT_ASR_PROMPT  # Whisper's initial prompt ("" for none)
     vad_start_secs: float = 0.2  # speech needed before the VAD says "speaking"
-    vad_stop_secs: float = 0.4  # silence needed before it says "stopped" (ends the ASR segment)
+    vad_stop_secs: float = 0.2  # silence needed before it says "stopped" (ends the ASR segment)
     vad_confidence: float = 0.7
     vad_min_volume: float = 0.5
-    turn_grace_secs: float = 0.2  # after the VAD stops, how long the caller may resume within the same turn
+    turn_model: str = "lexical"  # what ends a turn: "lexical", "silence" or "smart-turn" (server/turns.py)
+    turn_max_silence_secs: float = 2.0  # lexical, smart-turn: an unfinished-sounding turn ends after this
+    turn_grace_secs: float = 0.2  # lexical, silence: after the VAD stops, how long the caller may resume
     barge_in_confirm_secs: float = 0.3  # extra speech needed to interrupt (short backchannels do not)
     barge_in_silence_secs: float = 0.1  # silent this long when the confirmation is due: a backchannel
     turn_stop_timeout_secs: float = 3.0  # a turn whose transcript never comes is closed after this
@@ -79,6 +106,12 @@ class AssistantSettings:
             value = getattr(self, name)
             if not 0.0 <= value <= 5.0:
                 problems.append(f"{name}={value} is not in 0..5 s")
+        if self.turn_model not in TURN_MODELS:
+            problems.append(f"turn_model {self.turn_model!r} is not one of {', '.join(TURN_MODELS)}")
+        if self.asr_audio_context_s is not None and not 0.0 <= self.asr_audio_context_s <= 30.0:
+            problems.append(f"asr_audio_context_s={self.asr_audio_context_s} is not in 0..30 s (or full)")
+        if not 0.1 <= self.turn_max_silence_secs <= 10.0:
+            problems.append(f"turn_max_silence_secs={self.turn_max_silence_secs} is not in 0.1..10 s")
         if not 0.0 < self.vad_confidence < 1.0:
             problems.append(f"vad_confidence={self.vad_confidence} is not in (0, 1)")
         if not 0.0 <= self.vad_min_volume < 1.0:
@@ -88,6 +121,34 @@ class AssistantSettings:
                 problems.append(f"{name} must be positive")
         if problems:
             raise ConfigError("invalid assistant settings: " + "; ".join(problems))
+
+
+def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
+    """``["vad_stop_secs=0.3", "turn_model=silence"]`` → typed values for :data:`TUNABLE` settings.
+
+    Raises :class:`ConfigError` naming the pair for an unknown key, a missing ``=`` or a value of the wrong
+    type; ranges are checked when the settings are built.
+    """
+    defaults = AssistantSettings()
+    values: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep:
+            raise ConfigError(f"--set {pair!r}: expected KEY=VALUE")
+        if key not in TUNABLE:
+            raise ConfigError(f"--set {pair!r}: unknown setting {key!r} (one of {', '.join(TUNABLE)})")
+        default = getattr(defaults, key)
+        if key == "asr_audio_context_s" and text.strip().lower() in ("full", "none"):
+            values[key] = None  # Whisper's full 30 s window
+        elif isinstance(default, float):
+            try:
+                values[key] = float(text)
+            except ValueError:
+                raise ConfigError(f"--set {pair!r}: {key} takes a number of seconds") from None
+        else:
+            values[key] = text.strip()
+    return values
 
 
 # --- logging ---------------------------------------------------------------------------------------------
@@ -144,7 +205,11 @@ class SpeechEngines:
         tts = make_tts(
             settings.tts, voice=settings.tts_voice, cache_dir=settings.tts_cache_dir, cache=settings.tts_cache
         )
-        asr = WhisperASR(settings.asr_model_dir) if settings.asr_model_dir else WhisperASR()
+        asr = WhisperASR(
+            settings.asr_model_dir,
+            audio_context_s=settings.asr_audio_context_s,
+            initial_prompt=settings.asr_prompt or None,
+        )
         return cls(tts, asr)
 
     def warm_up(self) -> dict[str, float]:

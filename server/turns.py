@@ -6,18 +6,28 @@ audible, :class:`BargeInTurnStartStrategy` asks for a little more speech before 
 short backchannel ("嗯", "好") does not cut the reply off.  Whether the caller is still speaking when the
 confirmation is due is read from the VAD's own frame-by-frame confidence (:class:`VoicingSileroVAD`), not
 from its "stopped" event, which comes ``stop_secs`` after the speech ended: waiting for that confirmed
-every backchannel longer than ~0.1 s as a barge-in.  The turn ends once the VAD has stopped, a
-short grace period has passed and the segment's transcript has arrived
-(:class:`QuietSpeechTimeoutStopStrategy`).
+every backchannel longer than ~0.1 s as a barge-in.
+
+A turn ends (:func:`turn_stop_strategy`, ``turn_model``):
+
+- ``lexical`` (default): on silence (the VAD's stop plus ``turn_grace_secs``) once the segment's transcript
+  has arrived, unless the transcript sounds unfinished (:mod:`server.continuation`: "那个，", "就是",
+  "如果要改时间，"); then the caller keeps the floor up to ``turn_max_silence_secs`` of silence
+  (:class:`LexicalTurnStopStrategy`);
+- ``silence``: on silence alone (:class:`QuietSpeechTimeoutStopStrategy`);
+- ``smart-turn``: when pipecat's smart-turn v3 model (an ONNX file bundled in the pipecat wheel, ~60 ms per
+  verdict on one core) judges the speech finished, else after ``turn_max_silence_secs``.  On the built-in
+  Mandarin voices it misjudges too often to be the default (see :mod:`server.continuation`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loguru import logger
+from pipecat.audio.turn.smart_turn.base_smart_turn import SmartTurnParams
 from pipecat.audio.vad.silero import SileroVADAnalyzer
 from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
@@ -28,7 +38,16 @@ from pipecat.frames.frames import (
 )
 from pipecat.turns.types import ProcessFrameResult
 from pipecat.turns.user_start import BaseUserTurnStartStrategy
-from pipecat.turns.user_stop import SpeechTimeoutUserTurnStopStrategy
+from pipecat.turns.user_stop import (
+    BaseUserTurnStopStrategy,
+    SpeechTimeoutUserTurnStopStrategy,
+    TurnAnalyzerUserTurnStopStrategy,
+)
+
+from server.continuation import unfinished_cue
+
+if TYPE_CHECKING:
+    from server.config import AssistantSettings
 
 
 class VoicingSileroVAD(SileroVADAnalyzer):
@@ -142,3 +161,94 @@ class QuietSpeechTimeoutStopStrategy(SpeechTimeoutUserTurnStopStrategy):
     async def _handle_vad_user_stopped_speaking(self, frame: VADUserStoppedSpeakingFrame) -> None:
         self._stop_secs_warned = True
         await super()._handle_vad_user_stopped_speaking(frame)
+
+
+class QuietSmartTurnStopStrategy(TurnAnalyzerUserTurnStopStrategy):
+    """pipecat's turn-analyzer stop strategy, without its per-call warning about a non-default stop_secs
+    (the same assumption as above, which the segmented STT never relies on)."""
+
+    async def _handle_vad_user_stopped_speaking(self, frame: VADUserStoppedSpeakingFrame) -> None:
+        self._stop_secs_warned = True
+        await super()._handle_vad_user_stopped_speaking(frame)
+
+
+class LexicalTurnStopStrategy(QuietSpeechTimeoutStopStrategy):
+    """End the turn on silence, unless what was said so far sounds unfinished (:mod:`server.continuation`).
+
+    The silence model's conditions come first (the VAD stopped, ``turn_grace_secs`` passed, the segment's
+    transcript arrived); then a transcript ending in "那个", "就是", a comma or an open "如果…" keeps the
+    floor with the caller until ``max_silence_secs`` of silence in all, measured from the VAD's stop
+    (which itself comes ``stop_secs`` after the speech).  Any new speech cancels the wait, as it cancels
+    the grace timer.
+    """
+
+    def __init__(self, *, max_silence_secs: float, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._max_silence_secs = max_silence_secs
+        self._patience_task: asyncio.Task[None] | None = None
+        self._patience_done = False
+        self._vad_stopped_at = 0.0
+        self.waits = 0  # turns held open by a cue (for tests and the log)
+
+    async def _handle_vad_user_stopped_speaking(self, frame: VADUserStoppedSpeakingFrame) -> None:
+        self._vad_stopped_at = asyncio.get_running_loop().time()
+        await super()._handle_vad_user_stopped_speaking(frame)
+
+    async def _discard_pending_end_of_turn(self) -> None:
+        await super()._discard_pending_end_of_turn()
+        self._patience_done = False
+        if self._patience_task is not None:
+            await self.task_manager.cancel_task(self._patience_task)
+            self._patience_task = None
+
+    async def _maybe_trigger_user_turn_stopped(self) -> None:
+        ready = (
+            not self._vad_user_speaking
+            and bool(self._text)
+            and self._user_speech_wait_done
+            and self._stt_wait_done
+        )
+        if ready and not self._patience_done:
+            cue = unfinished_cue(self._text)
+            if cue is not None:
+                if self._patience_task is None:
+                    self.waits += 1
+                    logger.debug(f"{self}: {self._text!r} sounds unfinished ({cue}), waiting")
+                    self._patience_task = self.task_manager.create_task(
+                        self._wait_patiently(), f"{self}::wait_patiently"
+                    )
+                return
+        await super()._maybe_trigger_user_turn_stopped()
+
+    async def _wait_patiently(self) -> None:
+        elapsed = asyncio.get_running_loop().time() - self._vad_stopped_at + self._stop_secs
+        try:
+            await asyncio.sleep(max(0.0, self._max_silence_secs - elapsed))
+        except asyncio.CancelledError:
+            return
+        finally:
+            self._patience_task = None
+        self._patience_done = True
+        await self._maybe_trigger_user_turn_stopped()
+
+    async def cleanup(self) -> None:
+        """Stop a pending wait."""
+        await super().cleanup()
+        if self._patience_task is not None:
+            await self.task_manager.cancel_task(self._patience_task)
+            self._patience_task = None
+
+
+def turn_stop_strategy(settings: AssistantSettings) -> BaseUserTurnStopStrategy:
+    """What ends a caller's turn, by ``settings.turn_model``: silence with lexical cues, silence alone, or
+    smart-turn v3 on top of the VAD."""
+    if settings.turn_model == "silence":
+        return QuietSpeechTimeoutStopStrategy(user_speech_timeout=settings.turn_grace_secs)
+    if settings.turn_model == "lexical":
+        return LexicalTurnStopStrategy(
+            user_speech_timeout=settings.turn_grace_secs, max_silence_secs=settings.turn_max_silence_secs
+        )
+    from pipecat.audio.turn.smart_turn.local_smart_turn_v3 import LocalSmartTurnAnalyzerV3
+
+    analyzer = LocalSmartTurnAnalyzerV3(params=SmartTurnParams(stop_secs=settings.turn_max_silence_secs))
+    return QuietSmartTurnStopStrategy(turn_analyzer=analyzer)

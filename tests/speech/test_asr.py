@@ -5,6 +5,7 @@ Tests that need the weight packages or load Whisper are marked ``models``.
 
 import json
 import threading
+from typing import Any
 
 import numpy as np
 import pytest
@@ -175,3 +176,38 @@ def test_whisper_describes_its_model_and_every_setting_without_loading(tmp_path)
     with pytest.raises(ValueError):
         WhisperASR(beam_size=0)
     assert MemoryASR([]).describe() == "memory (scripted)"
+
+
+# --- a shortened encoder window (audio_context_s) -----------------------------------------------------------
+
+
+def test_the_encoder_window_is_the_speech_and_its_margin_even_and_at_most_30_s():
+    fitted = WhisperASR(audio_context_s=1.0)
+    assert fitted._encoder_frames(SAMPLE_RATE * 2) == 300  # 2 s of speech + 1 s
+    assert fitted._encoder_frames(SAMPLE_RATE * 2 + 1) == 302  # a partial frame counts; even for the stride
+    assert fitted._encoder_frames(SAMPLE_RATE * 40) == 3000
+    assert WhisperASR()._encoder_frames(SAMPLE_RATE * 2) is None  # the full window
+    assert fitted.describe().endswith("audio_ctx=+1s capped") and "audio_ctx" not in WhisperASR().describe()
+    with pytest.raises(ValueError):
+        WhisperASR(audio_context_s=-1)
+
+
+@pytest.mark.models
+def test_a_fitted_window_hears_as_well_and_the_encoder_sees_only_it(model_dir, spoken, monkeypatch):
+    fitted = WhisperASR(model_dir, audio_context_s=1.0)
+    fitted.load()
+    seen: list[int] = []
+    parent = type(fitted._model).__mro__[1]  # faster-whisper's own model
+    encode = parent.encode
+
+    def counting_encode(self: object, features: Any) -> Any:
+        seen.append(features.shape[-1])
+        return encode(self, features)
+
+    monkeypatch.setattr(parent, "encode", counting_encode)
+    errors = length = 0
+    for text, audio in spoken:
+        e, n = cer_counts(text, fitted.transcribe(audio))
+        errors, length = errors + e, length + n
+    assert errors / length <= 0.15  # the bound the full window meets above
+    assert seen == [fitted._encoder_frames(len(audio)) for _, audio in spoken]

@@ -69,3 +69,12 @@ def test_cer_counts_sum_to_a_corpus_rate_weighted_by_length():
     assert counts == [(1, 2), (0, 9)]
     errors, length = map(sum, zip(*counts, strict=True))
     assert errors / length == pytest.approx(1 / 11)
+
+
+def test_a_looped_phrase_keeps_one_copy_and_short_doublings_stay():
+    from voice.speech.text import collapse_repeats
+
+    assert collapse_repeats("行你等着吧行你等着吧行你等着吧") == "行你等着吧"
+    assert collapse_repeats("美食跨来美食跨来，好") == "美食跨来，好"
+    assert collapse_repeats("好的好的，拜拜拜拜") == "好的好的，拜拜拜拜"
+    assert collapse_repeats("喂，你好，美团外卖") == "喂，你好，美团外卖"

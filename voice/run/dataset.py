@@ -161,6 +161,7 @@ class BenchConfig:
     wait_for_target: float | None = None  # seconds to wait for remote targets to accept a connection
     caller: ReactiveCaller | None = None  # None: the scripted caller
     policy: str = "rules"  # the built-in assistant's dialogue policy (docs/policies.md)
+    assistant_settings: tuple[str, ...] = ()  # the built-in assistant's ``--set KEY=VALUE`` overrides
 
 
 async def wait_for_targets(targets: Sequence[Target], timeout_s: float, poll_s: float = 0.2) -> None:
@@ -255,6 +256,8 @@ async def run_bench(
                     extra["assistant_tts"] = assistant_tts
                     if config.policy != "rules":
                         extra["policy"] = config.policy
+                    if config.assistant_settings:
+                        extra["assistant_settings"] = " ".join(config.assistant_settings)
                 settings = RunSettings(
                     folder, str(target), config.tts, timing, config.transcribe, extra, config.caller
                 )
@@ -267,7 +270,11 @@ async def run_bench(
                         log, procs = config.out / "assistant.log", list[subprocess.Popen[bytes]]()
                         server_url = await stack.enter_async_context(  # one server, its log in the run
                             builtin_assistant(
-                                tts=assistant_tts, policy=config.policy, log_path=log, on_start=procs.append
+                                tts=assistant_tts,
+                                policy=config.policy,
+                                log_path=log,
+                                on_start=procs.append,
+                                extra_args=[a for kv in config.assistant_settings for a in ("--set", kv)],
                             )
                         )
                         crashed = exit_probe(procs[0], log)

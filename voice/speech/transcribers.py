@@ -35,6 +35,7 @@ class WhisperSettings:
     beam_size: int = 1
     initial_prompt: str | None = DEFAULT_PROMPT
     hotwords: str | None = None
+    audio_context_s: float | None = None  # None: the full 30 s window (see WhisperASR)
 
 
 ASSISTANT_WHISPER = WhisperSettings()
@@ -76,6 +77,7 @@ def make_transcriber(
             beam_size=whisper.beam_size,
             initial_prompt=whisper.initial_prompt,
             hotwords=whisper.hotwords,
+            audio_context_s=whisper.audio_context_s,
         )
     if name == "openai" and model.strip():
         from voice.speech.openai_asr import OpenAIASR

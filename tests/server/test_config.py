@@ -1,0 +1,53 @@
+"""The built-in assistant's settings: ``--set KEY=VALUE`` overrides of its turn-taking."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.__main__ import main as server_main
+from server.config import TUNABLE, AssistantSettings, parse_overrides
+from voice.errors import ConfigError
+
+
+def test_overrides_are_typed_like_the_setting_they_change() -> None:
+    values = parse_overrides(["vad_stop_secs=0.3", "turn-model=silence", "turn_max_silence_secs = 1.5"])
+    assert values == {"vad_stop_secs": 0.3, "turn_model": "silence", "turn_max_silence_secs": 1.5}
+    settings = AssistantSettings(**values)
+    assert (settings.vad_stop_secs, settings.turn_model) == (0.3, "silence")
+
+
+@pytest.mark.parametrize(
+    ("pair", "says"),
+    [
+        ("vad_stop_secs", "expected KEY=VALUE"),
+        ("port=1", "unknown setting 'port'"),
+        ("vad_stop_secs=soon", "takes a number of seconds"),
+    ],
+)
+def test_a_bad_override_names_the_pair(pair: str, says: str) -> None:
+    with pytest.raises(ConfigError, match=says) as caught:
+        parse_overrides([pair])
+    assert repr(pair) in str(caught.value)
+
+
+def test_every_tunable_setting_exists_and_ranges_are_checked_when_built() -> None:
+    defaults = AssistantSettings()
+    assert all(hasattr(defaults, key) for key in TUNABLE)
+    with pytest.raises(ConfigError, match="turn_model 'psychic'"):
+        AssistantSettings(**parse_overrides(["turn_model=psychic"]))
+    with pytest.raises(ConfigError, match=r"turn_max_silence_secs=0\.0"):
+        AssistantSettings(turn_max_silence_secs=0.0)
+
+
+def test_the_server_says_a_bad_override_and_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    assert server_main(["--port", "0", "--set", "turn_model=psychic"]) == 1
+    assert "turn_model 'psychic' is not one of lexical, silence, smart-turn" in capsys.readouterr().err
+
+
+def test_the_asr_window_is_seconds_or_full() -> None:
+    assert parse_overrides(["asr_audio_context_s=2"]) == {"asr_audio_context_s": 2.0}
+    assert parse_overrides(["asr_audio_context_s=full"]) == {"asr_audio_context_s": None}
+    assert AssistantSettings().asr_audio_context_s == 3.0
+    assert parse_overrides(["asr_prompt=以下是普通话的句子。"]) == {"asr_prompt": "以下是普通话的句子。"}
+    with pytest.raises(ConfigError, match="asr_audio_context_s=31"):
+        AssistantSettings(asr_audio_context_s=31)
