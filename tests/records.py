@@ -68,3 +68,19 @@ def short_delivery(dialogue_id: str, pause_before_ms: int | None = None) -> dict
             {"role": "assistant", "text": "放驿站吧。"},
         ],
     }
+
+
+def caller_first(dialogue_id: str = "talk-test") -> dict[str, Any]:
+    """One caller line (the caller speaks first, 300 ms into the call) and its answer (``talk`` tests)."""
+    return {
+        "id": dialogue_id,
+        "scenario": "delivery",
+        "preset": {"type": "regular", "text": "快递放驿站。"},
+        "owner_goal": "快递放驿站",
+        "caller_goal": "送快递",
+        "relation": "alignment",
+        "turns": [
+            {"role": "caller", "text": "快递到了。", "pause_before_ms": 300},
+            {"role": "assistant", "text": "好的，放驿站吧。"},
+        ],
+    }

@@ -79,6 +79,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from server.policy.plugins import load_policy_factory
 
         load_policy_factory(args.policy)
+    if args.assistant_set:  # a bad setting is said now, not as a failed start-up
+        from server.config import parse_overrides
+
+        parse_overrides(args.assistant_set)
     asr = None
     if not args.no_transcribe or caller is not None:  # a reactive caller hears through it
         from voice.speech.transcribers import make_transcriber
@@ -107,6 +111,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         wait_for_target=args.wait_for_target,
         caller=caller,
         policy=args.policy,
+        assistant_settings=tuple(args.assistant_set),
     )
     total = len(dialogues) * args.repeats * len(targets)
     print(
@@ -173,7 +178,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from server.__main__ import main as serve_main
 
     argv = ["--host", args.host, "--port", str(args.port), "--tts", args.tts, "--policy", args.policy]
-    return serve_main([*argv, "--policy-base-url", args.policy_base_url])
+    overrides = [a for pair in args.overrides for a in ("--set", pair)]
+    return serve_main([*argv, "--policy-base-url", args.policy_base_url, *overrides])
 
 
 def cmd_data(args: argparse.Namespace) -> int:
@@ -290,6 +296,14 @@ def build_parser() -> argparse.ArgumentParser:
         " (docs/policies.md)",
     )
     s.add_argument("--policy-base-url", default="", help="the openai:MODEL policy's server")
+    s.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a turn-taking setting, repeatable, e.g. turn_model=silence (README: the built-in assistant)",
+    )
     s.set_defaults(func=cmd_serve)
 
     d = sub.add_parser("data", help="validate dialogue files or show their statistics")
@@ -305,6 +319,9 @@ def build_parser() -> argparse.ArgumentParser:
     from voice.run.score_cli import register
 
     register(sub)
+    from voice.live.command import register as register_talk
+
+    register_talk(sub)
     return p
 
 

@@ -15,7 +15,7 @@ from voice.errors import ConfigError
 from voice.lines.base import Line
 from voice.lines.effects import EffectLine, LineEffects
 from voice.lines.pcm import PcmWebsocketLine
-from voice.lines.targets import BUILTIN, PCM, TWILIO, Target
+from voice.lines.targets import BUILTIN, HUMAN, PCM, TWILIO, Target
 from voice.lines.twilio import TwilioLine
 
 
@@ -55,6 +55,8 @@ def make_line_factory(
     """
     if target.protocol == BUILTIN:
         raise ConfigError("the built-in target must be resolved to its URL first (Target.resolve_builtin)")
+    if target.protocol == HUMAN:
+        raise ConfigError("a person answers through `callsim talk --role assistant`, not a network line")
     resolved = effects_for(target, effects)
     bare: Callable[[], Line]
     if target.protocol == PCM:

@@ -6,6 +6,7 @@
 ``pcm+ws://host:port/path``    an assistant speaking the raw PCM protocol (``docs/protocol.md``);
                                a bare ``ws://``/``wss://`` URL means the same
 ``twilio+ws://host:port/path`` a bot taking Twilio Media Streams calls (``docs/twilio.md``); ``+wss`` too
+``human``                      a person answering on a microphone (``callsim talk --role assistant``)
 =============================  =====================================================================
 """
 
@@ -17,6 +18,7 @@ from urllib.parse import urlsplit
 from voice.errors import ConfigError
 
 BUILTIN = "builtin"
+HUMAN = "human"
 PCM = "pcm"
 TWILIO = "twilio"
 PROTOCOLS = (PCM, TWILIO)
@@ -33,6 +35,8 @@ class Target:
     line: str = PCM
 
     def __str__(self) -> str:
+        if self.protocol == HUMAN:
+            return HUMAN
         if self.protocol == BUILTIN:
             return BUILTIN if self.line == PCM else f"{BUILTIN}+{self.line}"
         return f"{self.protocol}+{self.url}"
@@ -53,6 +57,8 @@ class Target:
 def parse_target(text: str) -> Target:
     """Parse a target (see the module's table); anything else is a :class:`ConfigError`."""
     text = text.strip()
+    if text == HUMAN:
+        return Target(HUMAN, "", HUMAN)
     protocol, sep, rest = text.partition("+")
     if protocol == BUILTIN:
         line = rest if sep else PCM

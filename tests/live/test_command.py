@@ -1,0 +1,52 @@
+"""``callsim talk`` on the command line: files instead of devices, clear errors when there are none."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from tests.fakes import tone
+from tests.live.test_talk import one_turn
+from tests.records import caller_first
+from voice.cli import main
+from voice.core.audio import ms_to_samples, silence
+from voice.core.caller import CallerTiming, plan_call
+from voice.files import write_wav
+from voice.speech.tts.memory import MemoryTTS
+
+
+def test_talk_as_the_assistant_from_files_makes_a_run_folder_and_a_report(tmp_path, capsys):
+    dialogue = one_turn()
+    (tmp_path / "d.jsonl").write_text(json.dumps(caller_first(), ensure_ascii=False) + "\n")
+    first = plan_call(dialogue, MemoryTTS(), CallerTiming(seed=0)).turns[0]
+    reply_at = first.think + first.speech_end + ms_to_samples(500)
+    write_wav(tmp_path / "me.wav", [np.concatenate([silence(reply_at), tone(600)])])
+    args = ["talk", "--role", "assistant", "--dialogues", str(tmp_path / "d.jsonl"), "--tts", "memory"]
+    args += ["--input-wav", str(tmp_path / "me.wav"), "--output-wav", str(tmp_path / "heard.wav")]
+    args += ["--out", str(tmp_path / "run"), "--no-transcribe"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "you answer as the assistant" in out and "report:" in out
+    assert (tmp_path / "run" / "report.html").exists() and (tmp_path / "heard.wav").exists()
+
+
+def test_a_missing_input_file_or_dialogue_is_said_before_anything_starts(tmp_path, capsys):
+    assert main(["talk", "--input-wav", str(tmp_path / "none.wav"), "--output-wav", "x.wav"]) == 2
+    assert "no such WAV file" in capsys.readouterr().err
+    write_wav(tmp_path / "me.wav", [tone(100)])
+    assert main(["talk", "--id", "nope", "--input-wav", str(tmp_path / "me.wav")]) == 2
+    assert "no dialogue 'nope'" in capsys.readouterr().err
+
+
+def test_without_a_sound_device_the_error_says_what_to_do(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PULSE_SERVER", str(tmp_path / "no-such-socket"))  # no sound server to find
+    write_wav(tmp_path / "me.wav", [tone(100)])
+    code = main(["talk", "--input-wav", str(tmp_path / "me.wav"), "--output-device", "no-such-speaker-xyz"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "no output sound device no-such-speaker-xyz" in err and "--list-devices" in err
+
+
+def test_list_devices_prints_what_portaudio_sees(capsys):
+    assert main(["talk", "--list-devices"]) == 0

@@ -1,0 +1,60 @@
+"""A live caller rides along the driver: microphone in, speaker out, the call shown, transcripts logged."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.fakes import tone
+from voice.core import events as ev
+from voice.core.audio import Pcm, ms_to_samples, silence
+from voice.core.call import AssistantAudio, AssistantControl, LineInput
+from voice.core.clock import VirtualClock
+from voice.core.live import LiveCallCore
+from voice.lines.base import CallStart
+from voice.lines.memory import MemoryLine
+from voice.live.ports import MemoryMicrophone, MemorySpeaker
+from voice.live.session import LiveCaller
+from voice.metrics.measure import measure
+from voice.run.driver import run_call
+from voice.speech.asr import MemoryASR
+
+
+class Answers:
+    """Greets, then answers each caller utterance 300 ms after it ends (and logs what it says)."""
+
+    def __init__(self) -> None:
+        self.talking, self.quiet = False, 0
+
+    def on_start(self, start: CallStart) -> list[LineInput]:
+        return [AssistantAudio(tone(400)), AssistantControl("log", {"kind": "greeting", "text": "您好"})]
+
+    def on_frame(self, pcm: Pcm) -> list[LineInput]:
+        if np.abs(pcm).max() > 1000:
+            self.talking, self.quiet = True, 0
+            return []
+        self.quiet += 1
+        if self.talking and self.quiet == 15:
+            self.talking = False
+            return [AssistantAudio(tone(600)), AssistantControl("log", {"kind": "reply", "text": "好的"})]
+        return []
+
+
+async def test_a_live_call_is_heard_shown_transcribed_and_measured():
+    mic_audio = np.concatenate([silence(ms_to_samples(1000)), tone(1200), silence(ms_to_samples(200))])
+    core = LiveCallCore()
+    speaker, shown = MemorySpeaker(), []
+    caller = LiveCaller(
+        core, MemoryMicrophone(mic_audio), speaker, asr=MemoryASR(["喂，你好"]), say=shown.append
+    )
+    await caller.start()
+    trace = await run_call(core, MemoryLine(Answers()), VirtualClock(), CallStart("c"), companion=caller)
+    assert np.array_equal(speaker.played, trace.heard)  # everything heard went to the speaker
+    assert "you: 1.2 s of speech" in shown and "you said: 喂，你好" in shown
+    assert "assistant says: 您好" in shown and "assistant says: 好的" in shown
+    assert any(line.startswith("assistant: speaking, ") and "ms after you stopped" in line for line in shown)
+    plans = [e for e in trace.events if isinstance(e, ev.TurnPlanned)]
+    assert [(p.turn, p.text) for p in plans] == [(0, "喂，你好")]
+    assert trace.outcome.reason == "completed" and not trace.outcome.failed
+    metrics = measure(trace.recording("c", {}))
+    assert metrics.turns[0].text == "喂，你好" and metrics.turns[0].latency_ms is not None
+    assert 300 <= metrics.turns[0].latency_ms <= 340  # 15 quiet frames, then the next frame

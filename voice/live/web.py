@@ -1,0 +1,253 @@
+"""``callsim talk --web``: the live call in a browser page, served on localhost.
+
+One websockets server does both: plain HTTP GETs get the page (``static/``), ``info.json`` (the dialogue
+and target) and the finished calls' folders under ``/runs/`` (the report links there); ``/call`` upgrades
+to the call's websocket.  The page's AudioWorklet sends the microphone as binary messages of 20 ms 16-bit
+PCM at 16 kHz (:class:`WebMicrophone`), the assistant's audio comes back as binary messages
+(:class:`WebSpeaker`) and JSON events show the call (lines, latencies, the report when it is over).
+
+One call at a time: a second page that calls meanwhile is refused (close code 1013, "busy").  The built-in
+assistant is started once, with the server, and serves every call.  Loopback by default, as ``serve``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import mimetypes
+from collections.abc import Callable
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from voice.core.audio import FRAME_SAMPLES, Pcm
+from voice.dialogues import Dialogue
+from voice.live.talk import TalkConfig, start_builtin, talk_as_caller
+from voice.speech.asr import ASREngine
+
+STATIC = Path(__file__).parent / "static"
+MAX_MESSAGE = 64 * 1024  # a 20 ms frame is 640 bytes; a control event a few dozen
+BUSY = 1013  # "try again later": a call is already going on
+
+
+class WebMicrophone:
+    """The page's microphone: frames arrive as websocket messages (:meth:`put`); None once it hangs up."""
+
+    def __init__(self) -> None:
+        self._frames: asyncio.Queue[Pcm | None] = asyncio.Queue()
+        self._pending = np.zeros(0, np.int16)
+
+    def put(self, data: bytes) -> None:
+        self._frames.put_nowait(np.frombuffer(data[: len(data) // 2 * 2], dtype="<i2").astype(np.int16))
+
+    def close(self) -> None:
+        self._frames.put_nowait(None)
+
+    async def start(self) -> None:
+        return None
+
+    async def read(self) -> Pcm | None:
+        while len(self._pending) < FRAME_SAMPLES:
+            block = await self._frames.get()
+            if block is None:
+                self._frames.put_nowait(None)  # stays closed
+                return None
+            self._pending = np.concatenate([self._pending, block])
+        frame, self._pending = self._pending[:FRAME_SAMPLES], self._pending[FRAME_SAMPLES:]
+        return frame
+
+    async def stop(self) -> None:
+        return None
+
+
+class WebSpeaker:
+    """The page's speaker: what is played goes to the page as binary messages, and the call's events
+    (:meth:`post`) as JSON text, all in one order."""
+
+    def __init__(self, ws: ServerConnection) -> None:
+        self._ws = ws
+        self._queue: asyncio.Queue[bytes | str | None] = asyncio.Queue()
+        self._sender: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        if self._sender is None:
+            self._sender = asyncio.create_task(self._send())
+
+    def play(self, pcm: Pcm) -> None:
+        self._queue.put_nowait(np.asarray(pcm, dtype="<i2").tobytes())
+
+    def post(self, event: str, **fields: Any) -> None:
+        self._queue.put_nowait(json.dumps({"event": event, **fields}, ensure_ascii=False))
+
+    async def _send(self) -> None:
+        while (data := await self._queue.get()) is not None:
+            try:
+                await self._ws.send(data)
+            except ConnectionClosed:
+                return
+
+    async def stop(self) -> None:
+        """Send what is queued; the page keeps receiving events until :meth:`close`."""
+        if self._sender is not None:
+            self._queue.put_nowait(None)
+            await self._sender
+            self._sender = None
+            await self.start()  # events may follow the call (the report)
+
+    async def close(self) -> None:
+        if self._sender is not None:
+            self._queue.put_nowait(None)
+            await self._sender
+            self._sender = None
+
+
+class WebTalk:
+    """The page and its calls; :meth:`serve` runs until cancelled."""
+
+    def __init__(
+        self,
+        dialogue: Dialogue,
+        config: TalkConfig,
+        *,
+        asr: ASREngine | None = None,
+        host: str = "127.0.0.1",
+        port: int = 8766,
+        assistant_url: str | None = None,
+    ) -> None:
+        self.dialogue, self.config, self.asr = dialogue, config, asr
+        self.host, self.port, self.assistant_url = host, port, assistant_url
+        self._busy = asyncio.Lock()
+        self.calls = 0
+        self.server: Server | None = None
+
+    async def start(self) -> Server:
+        """Listen (port 0: any free port, then :attr:`port` is the one taken)."""
+        self.server = await serve(
+            self._call, self.host, self.port, process_request=self._http, max_size=MAX_MESSAGE
+        )
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self.server
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/"
+
+    # --- HTTP ---------------------------------------------------------------------------------------
+
+    def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+        path = request.path.split("?", 1)[0]
+        if path == "/call":
+            return None  # the websocket upgrade
+        if path == "/info.json":
+            preset = self.dialogue.preset.text
+            info = {"dialogue": self.dialogue.id, "target": self.config.target, "preset": preset}
+            return _response(json.dumps(info, ensure_ascii=False).encode(), "application/json")
+        if path.startswith("/runs/"):
+            return _file(self.config.out, path[len("/runs/") :])
+        return _file(STATIC, "talk.html" if path == "/" else path.lstrip("/"))
+
+    # --- one call -----------------------------------------------------------------------------------
+
+    async def _call(self, ws: ServerConnection) -> None:
+        if self._busy.locked():
+            await ws.close(BUSY, "busy: a call is going on")
+            return
+        async with self._busy:
+            self.calls += 1
+            await self._run(ws)
+
+    async def _run(self, ws: ServerConnection) -> None:
+        mic, speaker, hangup = WebMicrophone(), WebSpeaker(ws), asyncio.Event()
+        await speaker.start()
+
+        async def receive() -> None:
+            try:
+                async for message in ws:
+                    if isinstance(message, bytes):
+                        mic.put(message)
+                    elif json.loads(message).get("event") == "hangup":
+                        hangup.set()
+            except (ConnectionClosed, ValueError):
+                pass
+            finally:
+                mic.close()
+                hangup.set()
+
+        reader = asyncio.create_task(receive())
+        try:
+            result = await talk_as_caller(
+                self.dialogue,
+                self.config,
+                mic,
+                speaker,
+                asr=self.asr,
+                say=lambda text: speaker.post("line", text=text),
+                notify=lambda n: speaker.post("latency", ms=n["ms"]) if n.get("kind") == "latency" else None,
+                hangup=hangup,
+                assistant_url=self.assistant_url,
+            )
+            from voice.report.build import build_report
+
+            speaker.post("status", text="writing the report…")
+            await asyncio.to_thread(build_report, self.config.out)
+            p50 = result.summary.get("figures", {}).get("latency_p50_ms")
+            speaker.post(
+                "done",
+                report="/runs/report.html",
+                folder=str(self.config.out / result.slug),
+                latency_p50_ms=round(p50) if isinstance(p50, int | float) else None,
+            )
+        except Exception as exc:  # the page must hear why, whatever it was; the server goes on
+            speaker.post("error", text=f"{type(exc).__name__}: {exc}")
+            raise
+        finally:
+            await speaker.close()
+            reader.cancel()
+
+
+def _response(body: bytes, content_type: str, status: HTTPStatus = HTTPStatus.OK) -> Response:
+    headers = Headers([("Content-Type", content_type), ("Content-Length", str(len(body)))])
+    headers["Cache-Control"] = "no-store"
+    return Response(status.value, status.phrase, headers, body)
+
+
+def _file(root: Path, relative: str) -> Response:
+    """``root/relative`` if it is a file inside ``root``; 404 otherwise (no way out of the folder)."""
+    base = root.resolve()
+    target = (base / relative).resolve()
+    if not target.is_relative_to(base) or not target.is_file():
+        return _response(b"not found\n", "text/plain", HTTPStatus.NOT_FOUND)
+    kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+    if kind.startswith("text/") or kind in ("application/javascript", "application/json"):
+        kind += "; charset=utf-8"
+    return _response(target.read_bytes(), kind)
+
+
+async def serve_web(
+    dialogue: Dialogue,
+    config: TalkConfig,
+    *,
+    asr: ASREngine | None,
+    host: str,
+    port: int,
+    say: Callable[[str], None] = print,
+) -> None:
+    """Serve the page until cancelled (Ctrl-C), with the built-in assistant started once if it is called."""
+    from voice.lines.targets import BUILTIN, parse_target
+
+    async with contextlib.AsyncExitStack() as stack:
+        url = None
+        if parse_target(config.target).protocol == BUILTIN:
+            url = await start_builtin(stack, config)
+        web = WebTalk(dialogue, config, asr=asr, host=host, port=port, assistant_url=url)
+        server = await web.start()
+        async with server:
+            say(f"callsim talk --web: open {web.url} and press Call (Ctrl-C stops the server)")
+            await server.serve_forever()
