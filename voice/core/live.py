@@ -109,6 +109,11 @@ class LiveCallCore(CallCore):
             self._closing_since = max(at, self.now, self._mouth.end)
 
     @property
+    def last_assistant_sound(self) -> int:
+        """One past the last sample in which the assistant was heard (-1: never yet)."""
+        return self._last_speech
+
+    @property
     def speaking(self) -> bool:
         """The person's current utterance has begun and not yet ended."""
         return self._utt is not None

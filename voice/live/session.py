@@ -16,10 +16,13 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from voice.core import events as ev
-from voice.core.audio import FRAME_SAMPLES, Pcm, samples_to_ms
+from voice.core.audio import FRAME_SAMPLES, Pcm, ms_to_samples, samples_to_ms
 from voice.core.live import LiveCallCore
 from voice.live.ports import Microphone, Speaker
+from voice.metrics.measure import YIELD_SILENCE_MS, assistant_segments, merge_segments
 from voice.speech.asr import ASREngine
 
 Say = Callable[[str], None]
@@ -38,9 +41,13 @@ class LiveCaller:
         asr: ASREngine | None = None,
         say: Say = print,
         notify: Notify | None = None,
+        echo_gate_ms: float | None = None,
     ) -> None:
         self.core, self.mic, self.speaker, self.asr, self.say = core, mic, speaker, asr, say
         self.notify = notify or (lambda _: None)
+        # without headphones the microphone hears the speaker: mute it while (and this long after) the
+        # assistant is heard; the person can then neither cut in nor backchannel
+        self._gate = ms_to_samples(echo_gate_ms) if echo_gate_ms is not None else None
         self._reader: asyncio.Task[None] | None = None
         self._seen = 0  # events already shown
         self._played = 0  # heard samples already given to the speaker
@@ -59,6 +66,9 @@ class LiveCaller:
             if frame is None:
                 self.core.hang_up_after_reply(self.core.now)
                 return
+            heard = self.core.last_assistant_sound
+            if self._gate is not None and heard >= 0 and self.core.now - heard <= self._gate:
+                frame = np.zeros_like(frame)
             self.core.feed(frame, self.core.now)
 
     # --- CallCompanion ------------------------------------------------------------------------------
@@ -101,6 +111,11 @@ class LiveCaller:
             cut = " (cutting in)" if e.mode == "barge_in" else ""
             self.say(f"you{cut}: {secs:.1f} s of speech")
             self.notify({"kind": "turn", "turn": e.turn, "secs": round(secs, 2), "cut_in": bool(cut)})
+            if e.mode == "barge_in":
+                stop = stop_latency_ms(heard, e.speech_start)
+                told = "had not stopped yet" if stop is None else f"stopped {stop:.0f} ms after you cut in"
+                self.say(f"assistant: {told}")
+                self.notify({"kind": "stop", "ms": None if stop is None else round(stop)})
             self._texts[e.turn] = self._transcribe(e.turn)
             self._reply_to = e.speech_end
             # the reply may have begun before the utterance was known to be over (its silence ran on)
@@ -155,3 +170,15 @@ class LiveCaller:
 
         future.add_done_callback(show)
         return future
+
+
+def stop_latency_ms(heard: Pcm, at: int) -> float | None:
+    """How long after sample ``at`` the assistant's speech run covering it ended, as the barge-in metric
+    measures it (``voice/metrics/measure.py``); 0 if it was silent, None if it is still talking."""
+    rate = 16000
+    lo = max(0, at - 5 * rate)
+    runs = merge_segments(assistant_segments(heard[lo:]), ms_to_samples(YIELD_SILENCE_MS))
+    for s, e in runs:
+        if s + lo <= at < e + lo:
+            return None if e + lo >= len(heard) else samples_to_ms(e + lo - at)
+    return 0.0

@@ -74,6 +74,7 @@ async def talk_as_caller(
     interrupt_hangs_up: bool = False,
     hangup: asyncio.Event | None = None,
     assistant_url: str | None = None,
+    echo_gate_ms: float | None = None,
 ) -> TargetResult:
     """The person calls the assistant in ``dialogue``'s situation (its owner's preset): the call's result.
 
@@ -81,7 +82,8 @@ async def talk_as_caller(
     caller lines (the CLI prints them) or say anything.  ``interrupt_hangs_up``: Ctrl-C (SIGINT) is the
     person hanging up, and the call is kept like any other; so is setting ``hangup`` (a web page's button).
     ``assistant_url``: the built-in assistant already running there (a web server keeps one for all its
-    calls); otherwise a ``builtin`` target is started for this call.
+    calls); otherwise a ``builtin`` target is started for this call.  ``echo_gate_ms``: mute the microphone
+    while the assistant is heard and this long after (no headphones; no barge-in can be measured then).
     """
     target = parse_target(config.target)
     if target.protocol == HUMAN:
@@ -103,7 +105,7 @@ async def talk_as_caller(
         if hangup is not None:
             watcher = asyncio.create_task(_hang_up_when(hangup, core))
             stack.callback(watcher.cancel)
-        caller = LiveCaller(core, mic, speaker, asr=asr, say=say, notify=notify)
+        caller = LiveCaller(core, mic, speaker, asr=asr, say=say, notify=notify, echo_gate_ms=echo_gate_ms)
         await caller.start()
         start = CallStart(call_id, dialogue.assistant_view())
         trace = await run_call(core, line, clock or MonotonicClock(), start, companion=caller)
