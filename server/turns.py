@@ -76,7 +76,9 @@ class BargeInTurnStartStrategy(BaseUserTurnStartStrategy):
     ``confirm_secs`` is the extra speech required (on top of the VAD's own ``start_secs``) before a turn
     starts while the assistant is audible: the turn starts when it is due if the caller is still speaking
     (``caller_silent_secs()`` under ``silence_secs``), or as soon as the caller speaks again before the VAD
-    says "stopped"; speech that has ended by then is a backchannel and starts no turn.
+    says "stopped"; speech that has ended by then is a backchannel and starts no turn.  A VAD "stopped"
+    before the confirmation is due does not decide by itself: with ``vad_stop_secs`` 0.2 a comma in the
+    first words ("喂，你好", "行，那我…") is such a stop, and the caller is speaking again when it is due.
     ``assistant_audible`` may report audibility better than pipecat's bot-speaking state (the output
     transport sends faster than real time, so the caller keeps hearing the reply after pipecat has finished
     sending it); it is OR-ed with that state.
@@ -100,6 +102,8 @@ class BargeInTurnStartStrategy(BaseUserTurnStartStrategy):
         self._assistant_audible = assistant_audible
         self._bot_speaking = False
         self._confirm_task: asyncio.Task[None] | None = None
+        self._confirm_due = False  # the pending confirmation's point has passed
+        self._stopped = False  # the VAD said "stopped" since the pending confirmation began
         self.backchannels = 0
 
     def _audible(self) -> bool:
@@ -112,22 +116,40 @@ class BargeInTurnStartStrategy(BaseUserTurnStartStrategy):
         elif isinstance(frame, BotStoppedSpeakingFrame):
             self._bot_speaking = False
         elif isinstance(frame, VADUserStartedSpeakingFrame):
+            self._stopped = False
             if self._confirm_secs <= 0 or not self._audible():
                 await self.trigger_user_turn_started()
             elif self._confirm_task is None:
+                self._confirm_due = False
                 self._confirm_task = self.task_manager.create_task(
                     self._confirm_after_delay(), f"{self}::confirm_barge_in"
                 )
             return ProcessFrameResult.STOP
         elif isinstance(frame, VADUserStoppedSpeakingFrame) and self._confirm_task is not None:
-            self.backchannels += 1
-            logger.debug(f"{self}: short speech while the assistant talks, not interrupting")
-            await self._cancel_confirm()
+            # Before the confirmation point, a stop may be a pause inside the first words ("喂，你好"):
+            # that point decides.  After it, the caller has been silent since: a backchannel.
+            self._stopped = True
+            if self._confirm_due:
+                await self._backchannel()
         return ProcessFrameResult.CONTINUE
+
+    async def _backchannel(self) -> None:
+        self.backchannels += 1
+        logger.debug(f"{self}: short speech while the assistant talks, not interrupting")
+        await self._cancel_confirm()
 
     async def _confirm_after_delay(self) -> None:
         try:
             await asyncio.sleep(self._confirm_secs)
+            self._confirm_due = True
+            if self._caller_silent_secs is None:  # no voicing known: the VAD's stop says it
+                silent = self._stopped
+            else:
+                silent = self._caller_silent_secs() >= self._silence_secs
+            if silent and self._stopped:  # it ended, and the VAD has already said so: a backchannel
+                self._confirm_task = None
+                self.backchannels += 1
+                return
             # still speaking, or speaking again before the VAD's "stopped" (which cancels this task)?
             while self._caller_silent_secs is not None and self._caller_silent_secs() >= self._silence_secs:
                 await asyncio.sleep(self._poll_secs)

@@ -77,6 +77,36 @@ async def test_speaking_on_or_again_before_the_stop_is_a_barge_in() -> None:
     assert of_type(down, InterruptionFrame)
 
 
+def early_stop(*then: Frame) -> list[Frame]:
+    """While the assistant speaks, the VAD says "speaking", then "stopped" 0.1 s later: before the 0.3 s
+    confirmation is due."""
+    return [
+        BotStartedSpeakingFrame(),
+        VADUserStartedSpeakingFrame(),
+        SleepFrame(0.1),
+        VADUserStoppedSpeakingFrame(),
+        *then,
+    ]
+
+
+async def test_a_pause_inside_the_first_words_does_not_make_a_barge_in_a_backchannel() -> None:
+    # "喂，| 你好…": the VAD stops at the comma, the caller speaks again, and is speaking when it is due
+    frames = early_stop(SleepFrame(0.05), VADUserStartedSpeakingFrame(), SleepFrame(0.4))
+    down, _ = await run_test(
+        turn_processor(confirm_secs=0.3, caller_silent_secs=Silence([0.0])), frames_to_send=frames
+    )
+    assert of_type(down, InterruptionFrame)
+
+
+async def test_speech_that_stopped_before_the_confirmation_and_stayed_silent_is_a_backchannel() -> None:
+    for silent in (Silence([0.25]), None):  # by the voicing, or (unknown) by the VAD's stop alone
+        down, _ = await run_test(
+            turn_processor(confirm_secs=0.3, caller_silent_secs=silent),
+            frames_to_send=early_stop(SleepFrame(0.4)),
+        )
+        assert not of_type(down, InterruptionFrame)
+
+
 @pytest.mark.models
 def test_the_analyzer_remembers_when_it_last_heard_voice(monkeypatch) -> None:
     scripted = iter([0.9, 0.9, 0.1, 0.1, 0.1])
