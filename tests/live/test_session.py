@@ -114,3 +114,23 @@ async def test_the_echo_gate_mutes_the_microphone_while_the_assistant_is_heard()
     _, gated_events = await run_live(echo, Yields(), echo_gate_ms=300)
     assert any(isinstance(e, ev.CallerSpoke) for e in open_events)  # without it the echo is a barge-in
     assert not any(isinstance(e, ev.CallerSpoke | ev.BackchannelSaid) for e in gated_events)
+
+
+class Untold(Answers):
+    """Answers as :class:`Answers` does, but never says (in a log) what it says."""
+
+    def on_start(self, start: CallStart) -> list[LineInput]:
+        return [AssistantAudio(tone(400))]
+
+    def on_frame(self, pcm: Pcm) -> list[LineInput]:
+        return [item for item in super().on_frame(pcm) if isinstance(item, AssistantAudio)]
+
+
+async def test_what_an_assistant_does_not_tell_is_shown_as_heard():
+    mic_audio = np.concatenate([silence(ms_to_samples(1000)), tone(1200), silence(ms_to_samples(200))])
+    core, shown = LiveCallCore(), []
+    asr = MemoryASR([], default="好的")
+    caller = LiveCaller(core, MemoryMicrophone(mic_audio), MemorySpeaker(), asr=asr, say=shown.append)
+    await caller.start()
+    await run_call(core, MemoryLine(Untold()), VirtualClock(), CallStart("c"), companion=caller)
+    assert shown.count("assistant said (as heard): 好的") == 2  # the greeting and the reply

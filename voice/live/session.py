@@ -54,6 +54,8 @@ class LiveCaller:
         self._texts: dict[int, asyncio.Future[str]] = {}  # turn → its transcript (being made)
         self._reply_to: int | None = None  # the end of the utterance whose reply is awaited (a sample)
         self._onset: int | None = None  # the last reply's onset
+        self._reply_told = False  # the assistant said (in a log) what it says, since the last reply ended
+        self._heard_texts: list[asyncio.Future[str]] = []  # transcripts of replies it did not tell
 
     async def start(self) -> None:
         await self.mic.start()
@@ -98,6 +100,9 @@ class LiveCaller:
         await self.speaker.stop()
         for e in self.core.events[self._seen :]:
             self._show(e, heard)
+        for heard_text in self._heard_texts:
+            with contextlib.suppress(Exception):  # shown when ready, or not at all: it is not kept
+                await heard_text
         for turn, text in sorted(self._texts.items()):
             words = await text
             utt = self.core.utterances[turn]
@@ -135,10 +140,17 @@ class LiveCaller:
             text = log.get("text") if log is not None else None
             if log is not None and isinstance(text, str) and text:
                 if log.get("kind") in ("reply", "greeting"):
+                    self._reply_told = True
                     self.say(f"assistant says: {text}")
                     self.notify({"kind": "assistant", "text": text})
                 elif log.get("kind") == "caller":
                     self.say(f"assistant heard: {text}")
+        elif isinstance(e, ev.ReplyEnded):
+            # an assistant that does not say what it says (no log since the last reply): as heard
+            if not self._reply_told and self._onset is not None:
+                audio = heard[self._onset : e.at]
+                self._heard_texts.append(self._background(audio, "assistant said (as heard)"))
+            self._reply_told = False
         elif isinstance(e, ev.HungUp):
             self.say(f"{e.by} hung up" + (f" ({e.reason})" if e.reason else ""))
         elif isinstance(e, ev.CallEnded) and e.failed:
@@ -153,20 +165,24 @@ class LiveCaller:
 
     def _transcribe(self, turn: int) -> asyncio.Future[str]:
         """The utterance's transcript, made in a worker thread (never on the frame loop)."""
+        utt = self.core.utterances[turn]
+        audio = self.core.caller_audio(utt.start, utt.end + FRAME_SAMPLES)
+        return self._background(audio, "you said", turn=turn)
+
+    def _background(self, audio: Pcm, label: str, *, turn: int | None = None) -> asyncio.Future[str]:
+        """``audio``'s transcript, made in a worker thread and shown as ``label: text`` when it is ready."""
         loop = asyncio.get_running_loop()
         if self.asr is None:
             done: asyncio.Future[str] = loop.create_future()
             done.set_result("")
             return done
-        utt = self.core.utterances[turn]
-        audio = self.core.caller_audio(utt.start, utt.end + FRAME_SAMPLES)
-        asr = self.asr
-        future = loop.run_in_executor(None, asr.transcribe, audio)
+        future = loop.run_in_executor(None, self.asr.transcribe, audio)
 
         def show(f: asyncio.Future[str]) -> None:
             if not f.cancelled() and f.exception() is None and f.result():
-                self.say(f"you said: {f.result()}")
-                self.notify({"kind": "transcript", "turn": turn, "text": f.result()})
+                self.say(f"{label}: {f.result()}")
+                kind = "transcript" if turn is not None else "assistant"
+                self.notify({"kind": kind, "turn": turn, "text": f.result()})
 
         future.add_done_callback(show)
         return future
