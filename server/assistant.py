@@ -155,7 +155,7 @@ def build_pipeline(
                     silence_secs=settings.barge_in_silence_secs,
                 )
             ],
-            stop=[turn_stop_strategy(settings)],
+            stop=[turn_stop_strategy(settings, caller_silent_secs=analyzer.silent_secs)],
         ),
         user_turn_stop_timeout=settings.turn_stop_timeout_secs,
     )

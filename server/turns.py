@@ -202,11 +202,25 @@ class LexicalTurnStopStrategy(QuietSpeechTimeoutStopStrategy):
     floor with the caller until ``max_silence_secs`` of silence in all, measured from the VAD's stop
     (which itself comes ``stop_secs`` after the speech).  Any new speech cancels the wait, as it cancels
     the grace timer.
+
+    ``caller_silent_secs`` (the VAD's frame-by-frame voicing, :class:`VoicingSileroVAD`) catches speech that
+    has resumed but that the VAD has not yet confirmed (it says "started" only ``start_secs`` in): a
+    caller who goes on after a comma's ~0.2 s pause is then not cut into two turns.
     """
 
-    def __init__(self, *, max_silence_secs: float, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        max_silence_secs: float,
+        caller_silent_secs: Callable[[], float] | None = None,
+        resumed_secs: float = 0.1,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self._max_silence_secs = max_silence_secs
+        self._caller_silent_secs = caller_silent_secs
+        self._resumed_secs = resumed_secs
+        self._recheck_task: asyncio.Task[None] | None = None
         self._patience_task: asyncio.Task[None] | None = None
         self._patience_done = False
         self._vad_stopped_at = 0.0
@@ -219,9 +233,13 @@ class LexicalTurnStopStrategy(QuietSpeechTimeoutStopStrategy):
     async def _discard_pending_end_of_turn(self) -> None:
         await super()._discard_pending_end_of_turn()
         self._patience_done = False
-        if self._patience_task is not None:
-            await self.task_manager.cancel_task(self._patience_task)
-            self._patience_task = None
+        await self._cancel_waits()
+
+    async def _cancel_waits(self) -> None:
+        for task in (self._patience_task, self._recheck_task):
+            if task is not None and task is not asyncio.current_task():
+                await self.task_manager.cancel_task(task)
+        self._patience_task = self._recheck_task = None
 
     async def _maybe_trigger_user_turn_stopped(self) -> None:
         ready = (
@@ -230,6 +248,11 @@ class LexicalTurnStopStrategy(QuietSpeechTimeoutStopStrategy):
             and self._user_speech_wait_done
             and self._stt_wait_done
         )
+        resumed = self._caller_silent_secs is not None and self._caller_silent_secs() < self._resumed_secs
+        if ready and resumed:  # speaking again: the VAD's "started" will come; look again shortly
+            if self._recheck_task is None:
+                self._recheck_task = self.task_manager.create_task(self._recheck(), f"{self}::recheck")
+            return
         if ready and not self._patience_done:
             cue = unfinished_cue(self._text)
             if cue is not None:
@@ -241,6 +264,15 @@ class LexicalTurnStopStrategy(QuietSpeechTimeoutStopStrategy):
                     )
                 return
         await super()._maybe_trigger_user_turn_stopped()
+
+    async def _recheck(self) -> None:
+        try:
+            await asyncio.sleep(0.05)
+        except asyncio.CancelledError:
+            return
+        finally:
+            self._recheck_task = None
+        await self._maybe_trigger_user_turn_stopped()
 
     async def _wait_patiently(self) -> None:
         elapsed = asyncio.get_running_loop().time() - self._vad_stopped_at + self._stop_secs
@@ -256,19 +288,21 @@ class LexicalTurnStopStrategy(QuietSpeechTimeoutStopStrategy):
     async def cleanup(self) -> None:
         """Stop a pending wait."""
         await super().cleanup()
-        if self._patience_task is not None:
-            await self.task_manager.cancel_task(self._patience_task)
-            self._patience_task = None
+        await self._cancel_waits()
 
 
-def turn_stop_strategy(settings: AssistantSettings) -> BaseUserTurnStopStrategy:
+def turn_stop_strategy(
+    settings: AssistantSettings, caller_silent_secs: Callable[[], float] | None = None
+) -> BaseUserTurnStopStrategy:
     """What ends a caller's turn, by ``settings.turn_model``: silence with lexical cues, silence alone, or
     smart-turn v3 on top of the VAD."""
     if settings.turn_model == "silence":
         return QuietSpeechTimeoutStopStrategy(user_speech_timeout=settings.turn_grace_secs)
     if settings.turn_model == "lexical":
         return LexicalTurnStopStrategy(
-            user_speech_timeout=settings.turn_grace_secs, max_silence_secs=settings.turn_max_silence_secs
+            user_speech_timeout=settings.turn_grace_secs,
+            max_silence_secs=settings.turn_max_silence_secs,
+            caller_silent_secs=caller_silent_secs,
         )
     from pipecat.audio.turn.smart_turn.local_smart_turn_v3 import LocalSmartTurnAnalyzerV3
 

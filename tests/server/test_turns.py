@@ -26,7 +26,12 @@ from pipecat.turns.user_turn_processor import UserTurnProcessor
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
 from server.config import AssistantSettings
-from server.turns import BargeInTurnStartStrategy, VoicingSileroVAD, turn_stop_strategy
+from server.turns import (
+    BargeInTurnStartStrategy,
+    LexicalTurnStopStrategy,
+    VoicingSileroVAD,
+    turn_stop_strategy,
+)
 from tests.server.test_processors import of_type, turn_processor
 
 
@@ -203,3 +208,19 @@ async def test_the_lexical_model_keeps_one_turn_when_the_caller_goes_on_after_a_
     frames = [*said("那个，", silence_secs=0.5), *said("明天下午可以吗？", silence_secs=0.4)]
     down, _ = await run_test(processor, frames_to_send=frames)
     assert len(of_type(down, UserStoppedSpeakingFrame)) == 1  # one turn, ended after the question
+
+
+@pytest.mark.parametrize(("silent_secs", "ends"), [(0.0, False), (0.3, True)])
+async def test_the_lexical_model_does_not_end_a_turn_while_the_caller_is_voiced_again(
+    silent_secs, ends
+) -> None:
+    # a comma's pause: the VAD stopped, but the caller speaks on before it can say "started" again
+    strategy = LexicalTurnStopStrategy(
+        user_speech_timeout=0.1, max_silence_secs=1.5, caller_silent_secs=lambda: silent_secs
+    )
+    processor = UserTurnProcessor(
+        user_turn_strategies=UserTurnStrategies(start=[BargeInTurnStartStrategy()], stop=[strategy]),
+        user_turn_stop_timeout=5.0,
+    )
+    down, _ = await run_test(processor, frames_to_send=said("好的", silence_secs=0.5))
+    assert bool(of_type(down, UserStoppedSpeakingFrame)) is ends
