@@ -31,7 +31,7 @@ def target(turns: list[dict], **summary: object) -> dict:
 
 def test_a_row_counts_the_cues_that_applied_and_takes_the_rates_from_the_summary() -> None:
     turns = [
-        {"pause_takeover": False, "backchannel_carried_on": None},
+        {"pause_takeover": False, "backchannel_carried_on": None, "false_starts": 2},
         {"pause_takeover": None, "backchannel_carried_on": True},
         {"pause_takeover": None, "backchannel_carried_on": False},
         {},  # a turn from an older run without the keys
@@ -39,10 +39,12 @@ def test_a_row_counts_the_cues_that_applied_and_takes_the_rates_from_the_summary
     row = row_from_target("smart-turn", target(turns))
     assert (row.calls, row.turns, row.pauses, row.backchannels, row.barge_ins) == (2, 4, 1, 2, 2)
     assert (row.latency_p50_ms, row.pause_takeover_rate, row.stop_latency_p50_ms) == (480.0, 0.0, 290.0)
+    assert row.false_starts == 2
     table = format_table([row, row_from_target("bare", target([], pause_takeover_rate=None))])
     lines = table.splitlines()
     assert lines[0].split()[:2] == ["setting", "calls"]
     assert "0% (1)" in lines[2] and "50% (2)" in lines[2] and "100% (2)" in lines[2]
+    assert lines[2].endswith("2 in 4 turns")
     assert lines[3].split()[4] == "-"  # no pause applied: no rate
 
 

@@ -58,6 +58,7 @@ class Row:
     barge_ins: int
     barge_in_success_rate: float | None
     stop_latency_p50_ms: float | None
+    false_starts: int = 0  # assistant speech begun and ended inside a caller turn (cut short by the caller)
 
 
 def with_cues(dialogues: Sequence[Dialogue]) -> list[Dialogue]:
@@ -87,6 +88,7 @@ def row_from_target(setting: str, target: Mapping[str, Any]) -> Row:
         barge_ins=barge["n"],
         barge_in_success_rate=barge["success_rate"],
         stop_latency_p50_ms=barge["stop_latency_p50_ms"],
+        false_starts=sum(int(t.get("false_starts", 0)) for t in turns),
     )
 
 
@@ -101,7 +103,7 @@ def format_table(rows: Sequence[Row]) -> str:
 
     head = (
         *("setting", "calls", "latency p50", "p90"),
-        *("pause takeover", "backchannel on", "barge-in", "stop p50"),
+        *("pause takeover", "backchannel on", "barge-in", "stop p50", "false starts"),
     )
     body = [
         (
@@ -113,6 +115,7 @@ def format_table(rows: Sequence[Row]) -> str:
             rate(r.backchannel_carry_on_rate, r.backchannels),
             rate(r.barge_in_success_rate, r.barge_ins),
             ms(r.stop_latency_p50_ms),
+            f"{r.false_starts} in {r.turns} turns",
         )
         for r in rows
     ]
