@@ -124,7 +124,6 @@ class WebTalk:
         self.dialogue, self.config, self.asr = dialogue, config, asr
         self.host, self.port, self.assistant_url = host, port, assistant_url
         self._busy = asyncio.Lock()
-        self.calls = 0
         self.server: Server | None = None
 
     async def start(self) -> Server:
@@ -160,7 +159,6 @@ class WebTalk:
             await ws.close(BUSY, "busy: a call is going on")
             return
         async with self._busy:
-            self.calls += 1
             await self._run(ws)
 
     async def _run(self, ws: ServerConnection) -> None:
