@@ -16,3 +16,9 @@ def test_target_syntax():
 def test_bad_targets_are_config_errors(bad):
     with pytest.raises(ConfigError):
         parse_target(bad)
+
+
+@pytest.mark.parametrize("url", ["ws://127.0.0.1:99999/pcm", "ws://127.0.0.1:0/pcm", "twilio+ws://h:-1/x"])
+def test_a_port_out_of_range_is_a_clear_error_not_a_traceback_or_port_80(url):
+    with pytest.raises(ConfigError, match=r"port must be 1\.\.65535"):
+        parse_target(url)

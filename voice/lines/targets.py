@@ -77,4 +77,10 @@ def parse_target(text: str) -> Target:
         raise ConfigError(
             f"target {text!r} is not a ws:// or wss:// URL (e.g. {protocol}+ws://127.0.0.1:8765/{protocol})"
         )
+    try:
+        port = parts.port  # urllib checks the range when it is read
+    except ValueError:
+        port = -1
+    if port is not None and not 1 <= port <= 65535:
+        raise ConfigError(f"target {text!r}: the port must be 1..65535 (or left out for the scheme's own)")
     return Target(protocol, rest, protocol)
