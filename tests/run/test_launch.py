@@ -46,3 +46,51 @@ async def test_the_reference_listens_until_the_block_ends() -> None:
     with pytest.raises(OSError):
         async with connect(url, open_timeout=2):
             pass
+
+
+PARENT = """
+import asyncio, os, sys
+from voice.run.launch import reference_assistant
+
+async def main():
+    async with reference_assistant():
+        print("listening", flush=True)
+        await asyncio.sleep(60)
+
+asyncio.run(main())
+"""
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_launched_assistant_dies_with_its_parent_even_on_sigkill() -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None and parent.stdout.readline().strip() == "listening"
+        [child] = _children(parent.pid)
+        os.kill(parent.pid, signal.SIGKILL)  # no finally, no cleanup: as `kill -9` of a run
+        parent.wait(10)
+        for _ in range(100):
+            if (
+                not Path(f"/proc/{child}").exists()
+                or "Z" in Path(f"/proc/{child}/stat").read_text().split()[2]
+            ):
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(child, signal.SIGKILL)
+            raise AssertionError("the assistant outlived its parent")
+    finally:
+        parent.kill()
