@@ -224,7 +224,6 @@ class LexicalTurnStopStrategy(QuietSpeechTimeoutStopStrategy):
         self._patience_task: asyncio.Task[None] | None = None
         self._patience_done = False
         self._vad_stopped_at = 0.0
-        self.waits = 0  # turns held open by a cue (for tests and the log)
 
     async def _handle_vad_user_stopped_speaking(self, frame: VADUserStoppedSpeakingFrame) -> None:
         self._vad_stopped_at = asyncio.get_running_loop().time()
@@ -257,7 +256,6 @@ class LexicalTurnStopStrategy(QuietSpeechTimeoutStopStrategy):
             cue = unfinished_cue(self._text)
             if cue is not None:
                 if self._patience_task is None:
-                    self.waits += 1
                     logger.debug(f"{self}: {self._text!r} sounds unfinished ({cue}), waiting")
                     self._patience_task = self.task_manager.create_task(
                         self._wait_patiently(), f"{self}::wait_patiently"

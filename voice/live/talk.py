@@ -43,9 +43,6 @@ from voice.run.runner import transcribe_replies
 from voice.speech.asr import ASREngine
 from voice.speech.tts.base import TTSEngine
 
-CALLER_ROLE, ASSISTANT_ROLE = "caller", "assistant"
-ROLES = (CALLER_ROLE, ASSISTANT_ROLE)
-
 
 @dataclass(frozen=True)
 class TalkConfig:
