@@ -16,6 +16,7 @@ import asyncio
 import re
 from collections.abc import AsyncGenerator, Iterator
 from concurrent.futures import Executor
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -23,6 +24,7 @@ import numpy.typing as npt
 from loguru import logger
 from pipecat.frames.frames import (
     Frame,
+    SystemFrame,
     TranscriptionFrame,
     TTSAudioRawFrame,
 )
@@ -166,11 +168,27 @@ class CallSimTTSService(TTSService):
             await self.stop_ttfb_metrics()
 
 
+@dataclass
+class SegmentWithoutWordsFrame(SystemFrame):
+    """A speech segment the STT is done with and found no words in (too short, empty, or the ASR failed).
+
+    Every segment ends in either a ``TranscriptionFrame`` or this frame, so the turn logic knows the STT
+    has nothing more to send for it and need not sit out its safety-net timeout
+    (:class:`server.turns.QuietSpeechTimeoutStopStrategy`).
+    """
+
+    segment_end: int = 0  # when the segment ended, on the pipeline's clock (ns)
+
+
 class CallSimSTTService(SegmentedSTTService):
     """A segmented pipecat STT service transcribing each VAD speech segment with a CallSim ``ASREngine``.
 
     The ``TranscriptionFrame`` it pushes is finalized; its ``result`` holds the segment's length and when
-    its transcription began, on the pipeline's clock: ``{"audio_secs": ..., "segment_end": ns}``.
+    its transcription began, on the pipeline's clock: ``{"audio_secs": ..., "segment_end": ns}``.  A segment
+    without words ends in a :class:`SegmentWithoutWordsFrame` instead.
+
+    ``ttfs_p99_latency`` is pipecat's safety net for a transcript that never comes; as every segment
+    answers, it only matters if the ASR hangs, so it is long enough for Whisper on a loaded machine.
     """
 
     def __init__(
@@ -180,7 +198,7 @@ class CallSimSTTService(SegmentedSTTService):
         executor: Executor | None = None,
         min_segment_secs: float = 0.1,
         trailing_silence_secs: float = 0.3,
-        ttfs_p99_latency: float = 1.5,
+        ttfs_p99_latency: float = 4.0,
         **kwargs: Any,
     ) -> None:
         """Wrap ``engine`` (run in ``executor``); segments shorter than ``min_segment_secs`` are dropped."""
@@ -211,10 +229,11 @@ class CallSimSTTService(SegmentedSTTService):
         if self.sample_rate != SAMPLE_RATE:
             pcm = resample(pcm, self.sample_rate, SAMPLE_RATE)
         audio_secs = len(pcm) / SAMPLE_RATE
+        segment_end = self.get_clock().get_time()  # the segment has ended: that is when run_stt is called
         if audio_secs < self._min_segment_secs:
+            yield SegmentWithoutWordsFrame(segment_end=segment_end)
             return
         await self.start_processing_metrics()
-        segment_end = self.get_clock().get_time()  # the segment has ended: that is when run_stt is called
         try:
             loop = asyncio.get_running_loop()
             text = await loop.run_in_executor(self._executor, self._engine.transcribe, pcm)
@@ -224,12 +243,15 @@ class CallSimSTTService(SegmentedSTTService):
                 exception=exc,
                 force_treat_as_permanent=isinstance(exc, EngineUnavailable),
             )
+            yield SegmentWithoutWordsFrame(segment_end=segment_end)
             return
         finally:
             await self.stop_processing_metrics()
         text = text.strip()
         logger.debug(f"{self}: [{text}] ({audio_secs:.2f}s of audio)")
-        if text:
+        if not text:
+            yield SegmentWithoutWordsFrame(segment_end=segment_end)
+        else:
             yield TranscriptionFrame(
                 text,
                 self._user_id,

@@ -29,13 +29,16 @@ from typing import TYPE_CHECKING, Any
 from loguru import logger
 from pipecat.audio.turn.smart_turn.base_smart_turn import SmartTurnParams
 from pipecat.audio.vad.silero import SileroVADAnalyzer
+from pipecat.clocks.base_clock import BaseClock
 from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
     BotStoppedSpeakingFrame,
     Frame,
+    TranscriptionFrame,
     VADUserStartedSpeakingFrame,
     VADUserStoppedSpeakingFrame,
 )
+from pipecat.processors.frame_processor import FrameProcessorSetup
 from pipecat.turns.types import ProcessFrameResult
 from pipecat.turns.user_start import BaseUserTurnStartStrategy
 from pipecat.turns.user_stop import (
@@ -45,6 +48,7 @@ from pipecat.turns.user_stop import (
 )
 
 from server.continuation import unfinished_cue
+from server.processors import SegmentWithoutWordsFrame
 
 if TYPE_CHECKING:
     from server.config import AssistantSettings
@@ -174,15 +178,68 @@ class BargeInTurnStartStrategy(BaseUserTurnStartStrategy):
 
 
 class QuietSpeechTimeoutStopStrategy(SpeechTimeoutUserTurnStopStrategy):
-    """pipecat's speech-timeout stop strategy, without its per-call warning about a non-default stop_secs.
+    """pipecat's speech-timeout stop strategy for a segmented STT: quiet, and waiting for the last segment.
 
-    The warning says the strategy's built-in STT latency figures assume ``stop_secs=0.2``; ours come from
-    the segmented STT, whose transcripts are finalized, so that assumption never comes into play.
+    - No per-call warning about a non-default stop_secs: the strategy's built-in STT latency figures assume
+      ``stop_secs=0.2``; ours come from the segmented STT, whose transcripts are finalized, so that
+      assumption never comes into play.
+    - A turn of several VAD segments ("好的，谢谢，" pause "再见。") gets one transcript per segment, each
+      ready only after its segment ends.  On a busy machine the first segment's transcript can arrive after
+      the caller has started the next one; pipecat takes any finalized transcript as "the STT has nothing
+      more to send", so at the next VAD stop it ended the turn at once, without the last words (a goodbye
+      lost, the call never hung up).  A transcript whose segment ended before the VAD's latest "started"
+      (``segment_end`` from :class:`server.processors.CallSimSTTService`) adds its words but does not
+      stand for the end of the turn: that waits for the last segment's transcript, or the STT safety net.
+    - A segment without words (:class:`server.processors.SegmentWithoutWordsFrame`) tells the same as a
+      finalized transcript, so the safety net is only for an STT that hangs.
     """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._clock: BaseClock | None = None
+        self._speech_started_ns = 0  # the VAD's latest "started", on the pipeline's clock
+
+    async def setup(self, setup: FrameProcessorSetup) -> None:  # type: ignore[override]  # as pipecat
+        """Keep the pipeline's clock, the one ``segment_end`` is read on."""
+        await super().setup(setup)
+        self._clock = setup.clock
+
+    async def _handle_vad_user_started_speaking(self, frame: VADUserStartedSpeakingFrame) -> None:
+        self._speech_started_ns = self._clock.get_time() if self._clock is not None else 0
+        await super()._handle_vad_user_started_speaking(frame)
 
     async def _handle_vad_user_stopped_speaking(self, frame: VADUserStoppedSpeakingFrame) -> None:
         self._stop_secs_warned = True
         await super()._handle_vad_user_stopped_speaking(frame)
+
+    async def process_frame(self, frame: Frame) -> ProcessFrameResult:
+        """pipecat's handling, plus the STT's word for a segment without words."""
+        if isinstance(frame, SegmentWithoutWordsFrame):
+            await self._handle_segment_without_words(frame)
+        return await super().process_frame(frame)
+
+    async def _handle_transcription(self, frame: TranscriptionFrame) -> None:
+        result = frame.result if isinstance(frame.result, dict) else {}
+        if self._of_an_earlier_segment(result.get("segment_end")):
+            self._text += frame.text  # words of this turn, but not its end
+            return
+        await super()._handle_transcription(frame)
+
+    async def _handle_segment_without_words(self, frame: SegmentWithoutWordsFrame) -> None:
+        """The STT has nothing more to send for the latest segment: as a finalized transcript, no words."""
+        if self._of_an_earlier_segment(frame.segment_end):
+            return
+        self._transcript_finalized = True
+        if self._vad_stopped and not self._stt_wait_done:
+            self._stt_wait_done = True
+            if self._stt_timeout_task is not None:
+                await self.task_manager.cancel_task(self._stt_timeout_task)
+                self._stt_timeout_task = None
+            if self._user_speech_wait_done:
+                await self._maybe_trigger_user_turn_stopped()
+
+    def _of_an_earlier_segment(self, segment_end: object) -> bool:
+        return isinstance(segment_end, int) and segment_end < self._speech_started_ns
 
 
 class QuietSmartTurnStopStrategy(TurnAnalyzerUserTurnStopStrategy):

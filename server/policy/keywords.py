@@ -94,8 +94,9 @@ def infer_scenario(text: str) -> str | None:
 _CALLBACK_ASK = ("回电", "回个电话", "回个话", "回我", "联系我")  # a message for the owner, or a question
 _LIVES_WHERE = ("住哪", "住在哪")  # an address question, and a private one
 
+# 在见 closing a turn: Whisper base often hears a final 再见 on its own as 在见 / 再见证 / 再见者
 GOODBYE = re.compile(
-    r"再见|拜拜|挂了|先挂|挂啦|不打扰了|就这样(?:吧|了|啊)?$|先这样|没别的事|没事了|走了啊|我走了|先走了"
+    r"再见|在见[证者]?$|拜拜|挂了|先挂|挂啦|不打扰了|就这样(?:吧|了|啊)?$|先这样|没别的事|没事了|走了啊|我走了|先走了"
 )
 NO_HANGUP = _any_word("别挂", "不要挂", "先别挂")
 SORRY = _any_word("不好意思", "打扰", "查一下", "再查", "抱歉", "对不起", "打错")

@@ -47,7 +47,7 @@ async def test_greets_answers_each_turn_and_hangs_up_after_the_goodbye(engines: 
                 lambda r, t=end: r.event and r.event.get("kind") == "caller" and r.at >= t, 5, "caller log"
             )
             print(f"turn {i + 1}: reply {1000 * (reply_at - end):.0f} ms after speech end; {caller.event}")
-        hangup = await sim.event("hangup", after=latencies[-1], timeout=15)
+        hangup = await sim.event("hangup", after=reply_at, timeout=15)
         goodbye = sim.audio_between(reply_at, hangup.at)
         assert (
             rms(goodbye) > SILENT_RMS and len(goodbye) / 2 / SAMPLE_RATE > 0.5

@@ -34,7 +34,13 @@ from pipecat.turns.user_turn_processor import UserTurnProcessor
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
 from server.policy.processor import DEFAULT_VIEW, TURN_TRANSCRIPTS, PolicyProcessor
-from server.processors import CallSimSTTService, CallSimTTSService, gap_after_ms, split_for_tts
+from server.processors import (
+    CallSimSTTService,
+    CallSimTTSService,
+    SegmentWithoutWordsFrame,
+    gap_after_ms,
+    split_for_tts,
+)
 from server.turns import BargeInTurnStartStrategy, QuietSpeechTimeoutStopStrategy
 from voice.core.audio import to_bytes
 from voice.errors import EngineError
@@ -204,6 +210,9 @@ async def test_stt_drops_empty_transcripts_and_reports_failures() -> None:
     assert not of_type(down, TranscriptionFrame)
     errors = of_type(up, ErrorFrame)
     assert len(errors) == 1 and "ASR failed" in errors[0].error
+    # each segment still tells the turn logic that no words are coming, on the pipeline's clock
+    marks = of_type(down, SegmentWithoutWordsFrame)
+    assert len(marks) == 2 and 0 < marks[0].segment_end < marks[1].segment_end
 
 
 # --- policy -------------------------------------------------------------------------------------------------

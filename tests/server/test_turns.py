@@ -15,6 +15,7 @@ from pipecat.frames.frames import (
     Frame,
     InputAudioRawFrame,
     InterruptionFrame,
+    STTMetadataFrame,
     TranscriptionFrame,
     UserStartedSpeakingFrame,
     UserStoppedSpeakingFrame,
@@ -26,6 +27,7 @@ from pipecat.turns.user_turn_processor import UserTurnProcessor
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
 from server.config import AssistantSettings
+from server.processors import SegmentWithoutWordsFrame
 from server.turns import (
     BargeInTurnStartStrategy,
     LexicalTurnStopStrategy,
@@ -224,3 +226,44 @@ async def test_the_lexical_model_does_not_end_a_turn_while_the_caller_is_voiced_
     )
     down, _ = await run_test(processor, frames_to_send=said("好的", silence_secs=0.5))
     assert bool(of_type(down, UserStoppedSpeakingFrame)) is ends
+
+
+@pytest.mark.parametrize("turn_model", ["silence", "lexical"])
+async def test_a_turn_of_two_segments_waits_for_the_last_ones_transcript(turn_model: str) -> None:
+    # a busy machine: the first segment's transcript comes while the caller already says the second one
+    earlier, later = {"segment_end": 0}, {"segment_end": 2**62}  # before / after the VAD's second "started"
+    frames = [
+        STTMetadataFrame(service_name="stt", ttfs_p99_latency=1.5),
+        VADUserStartedSpeakingFrame(),
+        SleepFrame(0.05),
+        VADUserStoppedSpeakingFrame(stop_secs=0.2),
+        SleepFrame(0.05),
+        VADUserStartedSpeakingFrame(),
+        TranscriptionFrame("好的，谢谢", "", "t", finalized=True, result=earlier),
+        SleepFrame(0.05),
+        VADUserStoppedSpeakingFrame(stop_secs=0.2),
+        SleepFrame(0.4),  # past the grace: the old strategy had ended the turn without the last words
+        TranscriptionFrame("再见。", "", "t", finalized=True, result=later),
+        SleepFrame(0.3),
+    ]
+    processor = smart_turn_processor(turn_model=turn_model, turn_grace_secs=0.1)
+    down, _ = await run_test(processor, frames_to_send=frames)
+    order = [f for f in down if isinstance(f, (TranscriptionFrame, UserStoppedSpeakingFrame))]
+    assert [type(f).__name__ for f in order] == ["TranscriptionFrame"] * 2 + ["UserStoppedSpeakingFrame"]
+
+
+async def test_a_last_segment_without_words_ends_the_turn_without_the_stt_safety_net() -> None:
+    # "那我放门口了。" then a cough the ASR finds no words in: the turn ends on the STT's word, not 4 s later
+    frames = [
+        STTMetadataFrame(service_name="stt", ttfs_p99_latency=4.0),
+        *said("那我放门口了。", silence_secs=0.05),
+        VADUserStartedSpeakingFrame(),
+        SleepFrame(0.05),
+        VADUserStoppedSpeakingFrame(stop_secs=0.2),
+        SleepFrame(0.2),
+        SegmentWithoutWordsFrame(segment_end=2**62),
+        SleepFrame(0.3),
+    ]
+    processor = smart_turn_processor(turn_model="silence", turn_grace_secs=0.1)
+    down, _ = await run_test(processor, frames_to_send=frames)
+    assert len(of_type(down, UserStoppedSpeakingFrame)) == 1
