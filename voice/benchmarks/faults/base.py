@@ -1,0 +1,110 @@
+"""What a fault is and what it reports, and the one way faults run a CallSim command and measure it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+#: a row passes only under these bounds (the issue's goals)
+MAX_PEAK_MB = 300.0
+
+
+@dataclass(frozen=True)
+class FaultOutcome:
+    """What CallSim did about one fault.
+
+    ``outcome`` is what a user would see (the recorded reason, the error message, the close code), in a few
+    words; ``ok`` whether that is the behaviour asked for; ``seconds`` the wall time until the outcome (a
+    bound: nothing hangs); ``peak_mb`` the peak resident memory of the CallSim process under test (None
+    when not measured); ``calls_lost`` calls neither kept nor left for a resume to make; ``kept`` what
+    survived, e.g. ``"3/3 recordings"``; ``orphans`` processes left running afterwards.
+    """
+
+    outcome: str
+    ok: bool
+    seconds: float
+    peak_mb: float | None = None
+    calls_lost: int = 0
+    kept: str = ""
+    orphans: int = 0
+
+    @property
+    def passed(self) -> bool:
+        """The row meets every goal: expected behaviour, nothing lost, bounded memory, no orphan."""
+        memory_ok = self.peak_mb is None or self.peak_mb <= MAX_PEAK_MB
+        return self.ok and self.calls_lost == 0 and self.orphans == 0 and memory_ok
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One entry of the catalogue: ``run(scratch)`` provokes it in an empty scratch folder."""
+
+    name: str
+    area: str  # lines, batch, secrets, serve
+    fast: bool  # part of the subset CI runs (seconds, no model weights)
+    run: Callable[[Path], FaultOutcome]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A finished command: exit code, wall seconds, peak memory (MB) of it and its waited-for children."""
+
+    returncode: int
+    seconds: float
+    peak_mb: float
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+
+
+def callsim_command(*args: str) -> list[str]:
+    """``callsim ARGS`` with this interpreter (no reliance on PATH)."""
+    return [sys.executable, "-m", "voice.cli", *args]
+
+
+def run_measured(
+    cmd: Sequence[str],
+    *,
+    timeout: float,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    kill_after: float | None = None,
+    kill_signal: int = signal.SIGKILL,
+) -> Measured:
+    """Run ``cmd`` to its end (or ``timeout``, then SIGKILL) and measure it with ``wait4``.
+
+    ``kill_after``: send ``kill_signal`` that many seconds in (a killed-process fault), then let it end
+    within ``timeout``.  The peak memory is the kernel's ``ru_maxrss`` for this one process and the
+    descendants it waited for, so the figure is the command's own, not that of a hostile bot running beside.
+    """
+    start = time.monotonic()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(
+            list(cmd), cwd=cwd, env={**os.environ, **(env or {})}, stdout=out, stderr=err, text=True
+        )
+        signalled = timed_out = False
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid == proc.pid:
+                break
+            now = time.monotonic() - start
+            if kill_after is not None and not signalled and now >= kill_after:
+                proc.send_signal(kill_signal)
+                signalled = True
+            if now >= timeout and not timed_out:
+                proc.kill()
+                timed_out = True
+            time.sleep(0.02)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        seconds = time.monotonic() - start
+        out.seek(0)
+        err.seek(0)
+        return Measured(proc.returncode, seconds, usage.ru_maxrss / 1024, out.read(), err.read(), timed_out)
