@@ -257,7 +257,7 @@ async def test_a_crash_of_the_assistant_process_stops_the_run_and_its_call_is_no
     from voice.errors import AssistantCrashed
     from voice.lines.factory import make_line_factory
     from voice.lines.targets import parse_target
-    from voice.run.dataset import exit_probe
+    from voice.run.assistants import exit_probe
 
     root = Path(__file__).resolve().parents[2]
     cmd = [sys.executable, "-m", "tests.ws_fake", "--die-after-frames", "30"]

