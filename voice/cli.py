@@ -84,7 +84,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         parse_overrides(args.assistant_set)
     asr = None
-    if not args.no_transcribe or caller is not None:  # a reactive caller hears through it
+    ray = getattr(args, "ray", None)
+    if ray is not None:  # the workers make their engines; say now if Ray is missing
+        from voice.run.ray_runner import import_ray
+
+        import_ray()
+    elif not args.no_transcribe or caller is not None:  # a reactive caller hears through it
         from voice.speech.transcribers import make_transcriber
 
         asr = make_transcriber(args.transcriber)
@@ -112,6 +117,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         caller=caller,
         policy=args.policy,
         assistant_settings=tuple(args.assistant_set),
+        ray=ray,
     )
     total = len(dialogues) * args.repeats * len(targets)
     print(
@@ -121,7 +127,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     )
     progress = Progress(total)
     try:
-        results = asyncio.run(run_bench(dialogues, config, tts, asr, on_status=progress))
+        results = asyncio.run(
+            run_bench(dialogues, config, tts, asr, on_status=progress, transcriber=args.transcriber)
+        )
     finally:
         progress.close()
     for r in results:

@@ -33,3 +33,4 @@ class BenchConfig:
     caller: ReactiveCaller | None = None  # None: the scripted caller
     policy: str = "rules"  # the built-in assistant's dialogue policy (docs/policies.md)
     assistant_settings: tuple[str, ...] = ()  # the built-in assistant's ``--set KEY=VALUE`` overrides
+    ray: str | None = None  # a Ray cluster's address, or "auto" (a local Ray): calls made by its workers

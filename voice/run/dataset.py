@@ -180,6 +180,7 @@ async def run_bench(
     on_status: Callable[[CallStatus], None] = lambda _: None,
     new_clock: Callable[[], Clock] = MonotonicClock,
     line_factories: dict[str, Callable[[], Line]] | None = None,
+    transcriber: str | None = "whisper",
 ) -> list[TargetResult]:
     """Run every selected dialogue (× repeats) on every target; write per-target and run-level results.
 
@@ -204,30 +205,45 @@ async def run_bench(
         if config.fresh:  # first the run's summary and report, which describe the calls about to go
             for name in ("results.json", "report.html", "report.md"):
                 (config.out / name).unlink(missing_ok=True)
-        async with contextlib.AsyncExitStack() as stack:
-            if config.caller is not None:  # its model client, once every call is done
-                stack.callback(config.caller.close)
-            folders = [config.out / slug for slug in slugs]
-            runs = await open_target_runs(
-                stack,
+        nodes: list[dict[str, Any]] = []
+        if config.ray is not None:
+            from voice.run.ray_runner import check_ray_options, run_on_ray
+
+            check_ray_options(config, line_factories)
+            results, nodes = await run_on_ray(
                 config,
                 targets,
-                folders,
-                log_dir=config.out,
-                labels=slugs,
-                line_factories=line_factories,
-            )
-            results = await run_calls(
-                runs,
+                slugs,
                 jobs,
-                tts,
-                asr,
-                concurrency=concurrency,
-                new_clock=new_clock,
+                transcriber=transcriber if config.transcribe else None,
+                default_concurrency=lambda cpus: default_concurrency(targets, cpus),
                 on_status=on_status,
-                retry_failed=config.retry_failed,
-                fresh=config.fresh,
             )
+        else:
+            async with contextlib.AsyncExitStack() as stack:
+                if config.caller is not None:  # its model client, once every call is done
+                    stack.callback(config.caller.close)
+                folders = [config.out / slug for slug in slugs]
+                runs = await open_target_runs(
+                    stack,
+                    config,
+                    targets,
+                    folders,
+                    log_dir=config.out,
+                    labels=slugs,
+                    line_factories=line_factories,
+                )
+                results = await run_calls(
+                    runs,
+                    jobs,
+                    tts,
+                    asr,
+                    concurrency=concurrency,
+                    new_clock=new_clock,
+                    on_status=on_status,
+                    retry_failed=config.retry_failed,
+                    fresh=config.fresh,
+                )
         run_doc: dict[str, Any] = {
             "schema_version": RESULTS_SCHEMA,
             "kind": "run",
@@ -242,6 +258,7 @@ async def run_bench(
                 {"target": str(t), "folder": s, "summary": r.summary}
                 for t, s, r in zip(targets, slugs, results, strict=True)
             ],
+            **({"ray": config.ray, "nodes": nodes} if config.ray is not None else {}),
         }
         write_json(config.out / "results.json", run_doc)
     return [

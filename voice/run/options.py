@@ -42,6 +42,15 @@ def add_call_options(
         ),
     )
     p.add_argument(
+        "--ray",
+        nargs="?",
+        const="auto",
+        metavar="ADDRESS",
+        help="spread the calls over a Ray cluster's nodes (an optional extra: pip install -e '.[ray]'):"
+        " a cluster address (ray://host:10001 or host:6379), or auto (the default with no value) for a local"
+        " Ray started on the fly; --concurrency then counts per node",
+    )
+    p.add_argument(
         "--repeats", type=int, default=1, help="calls per dialogue; ids become <id>.r<k> (default 1)"
     )
     p.add_argument("--seed", type=int, default=0, help="seed for the caller's timing (repeats derive theirs)")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -185,7 +185,7 @@ def _connect_failed(job: CallJob, plan: CallerPlan, why: str) -> CallMetrics:
     )
 
 
-class _Calls:
+class CallMaker:
     """The shared state of one :func:`run_calls`: engines, their locks, the slot semaphore, plans."""
 
     def __init__(
@@ -305,13 +305,16 @@ async def run_calls(
     on_status: Callable[[CallStatus], None] = lambda _: None,
     retry_failed: bool = False,
     fresh: bool = False,
+    make_call: Callable[[int, TargetRun, CallJob], Awaitable[CallMetrics]] | None = None,
 ) -> list[TargetCalls]:
     """Make every job's call on every target, at most ``concurrency`` at once; per target, in job order.
 
     Finished calls found on disk are reused (resume; failed ones made again with ``retry_failed``; none
     with ``fresh``, which deletes each target folder's earlier run first).  Targets are interleaved job by
     job, so a run cut short holds comparable calls for every target.  Each call gets its own clock from
-    ``new_clock`` (virtual clocks in tests must not be shared between concurrent calls).
+    ``new_clock`` (virtual clocks in tests must not be shared between concurrent calls).  ``make_call``
+    (target index, run, job) makes a call elsewhere instead (:mod:`voice.run.ray_runner`), which then
+    bounds the concurrency and writes the call's files itself.
     """
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1 (got {concurrency})")
@@ -324,7 +327,7 @@ async def run_calls(
         keep.append(found)
         if note:
             on_status(CallStatus(run.label or run.settings.target, "", "note", detail=note))
-    state = _Calls(tts, asr, concurrency, new_clock, on_status)
+    state = CallMaker(tts, asr, concurrency, new_clock, on_status)
     results: list[list[Any]] = [[None] * len(jobs) for _ in runs]
     pending: list[tuple[int, int, asyncio.Task[CallMetrics]]] = []
     for j, job in enumerate(jobs):
@@ -335,7 +338,8 @@ async def run_calls(
                 on_status(CallStatus(run.label or run.settings.target, job.call_id, "kept", kept))
             else:
                 state.expect(job)
-                pending.append((r, j, asyncio.ensure_future(state.one(run, job))))
+                made = make_call(r, run, job) if make_call is not None else state.one(run, job)
+                pending.append((r, j, asyncio.ensure_future(made)))
     try:
         finished = await asyncio.gather(*(t for _, _, t in pending))
     except BaseException:

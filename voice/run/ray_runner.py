@@ -1,0 +1,392 @@
+"""``callsim bench --ray``: a run's calls spread over the nodes of a Ray cluster, its folder written by the
+driver alone.
+
+Each node gets one :class:`CallWorker` actor, reused across calls: its own event loop (frame pacing is
+timed on the node that makes the call), its own TTS, transcriber and, for ``builtin`` targets, its own
+built-in assistant, started on its first call.  A worker makes a call exactly as the local runner does
+(:mod:`voice.run.assistants`, :class:`voice.run.runner.CallMaker`), in a scratch folder of its node, and
+returns the call's files; the driver writes them into the run folder atomically, the metrics file last.
+So no shared filesystem is needed, the folder's layout is a local run's, and resume is unchanged: a rerun,
+or a driver restarted after a crash, makes only the calls without a metrics file.
+
+A worker (or node) that dies mid-call: Ray restarts the actor (up to :data:`ACTOR_RESTARTS` times) and the
+driver makes the call again, on whichever worker is free, up to :data:`MAX_ATTEMPTS` in all.  Only a
+finished call's files are ever written, so a retried call is never duplicated; the attempts that failed
+are recorded in its event log's ``meta`` (``attempts``).  A call that fails every attempt is counted as
+failed (``worker_lost``) but not saved, so a rerun makes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import socket
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from voice.core.clock import MonotonicClock
+from voice.errors import AssistantCrashed, ConfigError
+from voice.files import atomic_write_bytes
+from voice.lines.base import Line
+from voice.lines.targets import Target, parse_target
+from voice.metrics.measure import CallMetrics
+from voice.run.assistants import open_target_runs, target_settings
+from voice.run.bench_config import BenchConfig
+from voice.run.jobs import CallJob
+from voice.run.recording import recording_paths
+from voice.run.resume import metrics_path
+from voice.run.runner import CallMaker, CallStatus, TargetCalls, TargetRun, run_calls
+from voice.speech.tts.base import TTSEngine
+
+RAY_INSTALL = 'pip install -e ".[ray]" (or scripts/setup --ray)'
+MAX_ATTEMPTS = 3  # per call, across workers
+ACTOR_RESTARTS = 4  # per worker: Ray starts a dead worker again this many times
+WORKER_NAME = "callsim-worker"  # actor i is callsim-worker-i (ray.get_actor finds it, e.g. to kill it)
+PACING_BOUND_MS = 5.0  # a node whose frame wake-ups are later than this (p99) is flagged
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or a :class:`ConfigError` saying how to install the optional extra."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise ConfigError(f"--ray needs Ray, an optional extra that is not installed: {RAY_INSTALL}") from exc
+    return ray
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What a worker needs to make a target's calls as the local runner would (picklable)."""
+
+    config: BenchConfig
+    targets: tuple[str, ...]
+    transcriber: str | None  # the replies' transcriber (None: no transcripts), made on each node
+    concurrency: int | None  # calls at once per node (None: by the node's CPUs)
+
+
+@dataclass(frozen=True)
+class CallOutput:
+    """A finished call as a worker returns it: its files (the metrics file last) and where it was made."""
+
+    files: tuple[tuple[str, bytes], ...]
+    metrics: CallMetrics
+    node: str
+    pacing_p99_ms: float | None
+
+
+def _no_line() -> Line:
+    raise ConfigError("with --ray, lines are opened on the workers")
+
+
+class _NoTTS:
+    """The driver synthesizes nothing: callers are planned on the workers."""
+
+    name = "none (on the Ray workers)"
+
+    def synthesize(self, text: str) -> Any:
+        raise ConfigError("with --ray, the caller's speech is synthesized on the workers")
+
+
+_NO_TTS: TTSEngine = _NoTTS()  # type: ignore[assignment]
+
+
+class CallWorker:
+    """One node's call maker (a Ray actor; async methods, so its calls share one event loop)."""
+
+    def __init__(self, spec: WorkerSpec, node: str) -> None:
+        self._spec, self._node = spec, node
+        self._root = Path(tempfile.mkdtemp(prefix="callsim-ray-"))
+        self._targets: list[Target] = [parse_target(t) for t in spec.targets]
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._runs: list[TargetRun] | None = None
+        self._maker: CallMaker | None = None
+        self._opening: asyncio.Lock | None = None
+
+    async def _open(self) -> tuple[list[TargetRun], CallMaker]:
+        self._opening = self._opening or asyncio.Lock()
+        async with self._opening:
+            if self._runs is None or self._maker is None:
+                from voice.speech.tts import make_tts
+
+                config = self._spec.config
+                tts = make_tts(config.tts)
+                asr = None
+                if self._spec.transcriber is not None:
+                    from voice.speech.transcribers import make_transcriber
+
+                    asr = make_transcriber(self._spec.transcriber)
+                stack = contextlib.AsyncExitStack()
+                folders = [self._root / str(i) for i in range(len(self._targets))]
+                self._runs = await open_target_runs(stack, config, self._targets, folders, log_dir=self._root)
+                concurrency = self._spec.concurrency or 1024  # the driver never sends more than it allows
+                self._maker = CallMaker(tts, asr, concurrency, MonotonicClock, lambda _: None)
+                self._stack = stack
+            return self._runs, self._maker
+
+    async def call(self, target: int, job: CallJob) -> CallOutput:
+        """Make one call of ``target``'s; its files leave the node with the answer."""
+        runs, maker = await self._open()
+        run = runs[target]
+        maker.expect(job)
+        try:
+            metrics = await maker.one(run, job)
+        except AssistantCrashed:
+            await self._close()  # the next call starts the node's assistant again
+            raise
+        folder = run.settings.out_dir
+        paths = [*recording_paths(folder, job.call_id), metrics_path(folder, job.call_id)]
+        files = []
+        for path in paths:
+            if path.exists():
+                files.append((path.name, path.read_bytes()))
+                path.unlink()
+        return CallOutput(tuple(files), metrics, self._node, _pacing_p99(files))
+
+    async def _close(self) -> None:
+        stack, self._stack, self._runs, self._maker = self._stack, None, None, None
+        if stack is not None:
+            await stack.aclose()
+
+    async def close(self) -> dict[str, bytes]:
+        """Stop the node's assistant and remove its scratch folder; returns the assistant's log, if any."""
+        await self._close()
+        log = self._root / "assistant.log"
+        logs = {f"assistant.{_file_safe(self._node)}.log": log.read_bytes()} if log.exists() else {}
+        shutil.rmtree(self._root, ignore_errors=True)
+        return logs
+
+
+def _file_safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in text)
+
+
+def _pacing_p99(files: Sequence[tuple[str, bytes]]) -> float | None:
+    for name, data in files:
+        if name.endswith(".events.jsonl") and data.strip():
+            meta = json.loads(data.rstrip(b"\n").rsplit(b"\n", 1)[-1])
+            pacing = meta.get("pacing_late_ms") if isinstance(meta, dict) else None
+            if isinstance(pacing, dict) and isinstance(pacing.get("p99"), (int, float)):
+                return float(pacing["p99"])
+    return None
+
+
+@dataclass
+class NodeStats:
+    """One node's share of a run: calls, when it was busy (driver's clock), its worst frame pacing."""
+
+    node: str
+    calls: int = 0
+    first_s: float | None = None
+    last_s: float | None = None
+    pacing_p99_ms: list[float] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """Calls, calls per minute while busy, the worst call's pacing p99 and whether it is flagged."""
+        busy = (self.last_s - self.first_s) if self.first_s is not None and self.last_s is not None else 0.0
+        worst = max(self.pacing_p99_ms, default=None)
+        return {
+            "node": self.node,
+            "calls": self.calls,
+            "calls_per_min": round(60 * self.calls / busy, 2) if busy > 0 else None,
+            "pacing_p99_ms_worst": worst,
+            "pacing_flagged": worst is not None and worst > PACING_BOUND_MS,
+        }
+
+
+@dataclass(frozen=True)
+class _Slot:
+    actor: Any
+    node: str
+
+
+def connect(address: str) -> Callable[[], None]:
+    """Join (or, with ``auto``, start locally) a Ray cluster; returns how to leave it."""
+    ray = import_ray()
+    if ray.is_initialized():
+        return lambda: None
+    if address == "auto":
+        ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False)
+    else:
+        ray.init(address=address, log_to_driver=False)
+    return ray.shutdown
+
+
+def start_workers(spec: WorkerSpec, default_concurrency: Callable[[int], int]) -> list[_Slot]:
+    """One :class:`CallWorker` per alive node, and as many slots per worker as the node takes calls."""
+    ray = import_ray()
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    remote = ray.remote(CallWorker)
+    slots: list[_Slot] = []
+    for i, node in enumerate(ray.nodes()):
+        if not node.get("Alive"):
+            continue
+        cpus = int(node.get("Resources", {}).get("CPU", 0))
+        if cpus < 1:
+            continue
+        n = spec.concurrency or default_concurrency(cpus)
+        name = f"{node.get('NodeManagerHostname') or socket.gethostname()}:{node['NodeID'][:6]}"
+        actor = remote.options(
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False),
+            max_concurrency=n + 1,
+            max_restarts=ACTOR_RESTARTS,
+            num_cpus=0,
+            name=f"{WORKER_NAME}-{i}",
+        ).remote(spec, name)
+        slots.extend(_Slot(actor, name) for _ in range(n))
+    if not slots:
+        raise ConfigError("the Ray cluster has no alive node with a CPU")
+    return slots
+
+
+class RayCalls:
+    """The driver's side: hands calls to free worker slots, retries lost ones, writes finished ones."""
+
+    def __init__(self, slots: Sequence[_Slot], on_status: Callable[[CallStatus], None]) -> None:
+        self._free: asyncio.Queue[_Slot] = asyncio.Queue()
+        for slot in slots:
+            self._free.put_nowait(slot)
+        self._on_status = on_status
+        self.nodes: dict[str, NodeStats] = {}
+        self._t0 = time.monotonic()
+
+    async def one_of_target(self, index: int, run: TargetRun, job: CallJob) -> CallMetrics:
+        """Make ``job``'s call of target ``index`` somewhere; write its files into the run folder."""
+        ray = import_ray()
+        label = run.label or run.settings.target
+        attempts: list[dict[str, str]] = []
+        while True:
+            slot = await self._free.get()
+            self._on_status(CallStatus(label, job.call_id, "calling"))
+            started = time.monotonic() - self._t0
+            try:
+                out: CallOutput = await slot.actor.call.remote(index, job)
+            except ray.exceptions.RayError as exc:
+                attempts.append({"node": slot.node, "error": _short(exc)})
+                if len(attempts) >= MAX_ATTEMPTS:
+                    return self._lost(label, job, attempts)
+                continue
+            finally:
+                self._free.put_nowait(slot)
+            stats = self.nodes.setdefault(out.node, NodeStats(out.node))
+            stats.calls += 1
+            stats.first_s = started if stats.first_s is None else min(stats.first_s, started)
+            stats.last_s = time.monotonic() - self._t0
+            if out.pacing_p99_ms is not None:
+                stats.pacing_p99_ms.append(out.pacing_p99_ms)
+            await asyncio.to_thread(_write_call, run.settings.out_dir, out, attempts)
+            state = "failed" if out.metrics.outcome == "connect_failed" else "done"
+            self._on_status(CallStatus(label, job.call_id, state, out.metrics, out.metrics.detail))
+            return out.metrics
+
+    def _lost(self, label: str, job: CallJob, attempts: list[dict[str, str]]) -> CallMetrics:
+        why = f"lost on every worker it was tried on ({len(attempts)}): " + "; ".join(
+            f"{a['node']}: {a['error']}" for a in attempts
+        )
+        metrics = CallMetrics(
+            job.call_id, job.dialogue.id, "worker_lost", True, 0.0, None,
+            caller_turns_planned=len(job.dialogue.caller_turns), detail=why,
+        )  # fmt: skip
+        self._on_status(CallStatus(label, job.call_id, "failed", metrics, why))
+        return metrics
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__
+
+
+def _write_call(folder: Path, out: CallOutput, attempts: list[dict[str, str]]) -> None:
+    """The call's files, atomically, the metrics file last (the mark of a finished call); the node and the
+    failed attempts are added to its event log's ``meta`` and its metrics."""
+    for name, data in out.files:
+        if name.endswith(".events.jsonl"):
+            data = _with_meta(data, {"node": out.node, **({"attempts": attempts} if attempts else {})})
+        elif name.endswith(".metrics.json"):
+            doc = json.loads(data)
+            doc["node"] = out.node
+            data = (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode()
+        atomic_write_bytes(folder / name, data)
+
+
+def _with_meta(log: bytes, extra: dict[str, Any]) -> bytes:
+    head, _, last = log.rstrip(b"\n").rpartition(b"\n")
+    meta = json.loads(last)
+    meta.update(extra)
+    line = json.dumps(meta, ensure_ascii=False, default=str).encode()
+    return (head + b"\n" if head else b"") + line + b"\n"
+
+
+async def run_on_ray(
+    config: BenchConfig,
+    targets: Sequence[Target],
+    slugs: Sequence[str],
+    jobs: Sequence[CallJob],
+    *,
+    transcriber: str | None,
+    default_concurrency: Callable[[int], int],
+    on_status: Callable[[CallStatus], None],
+) -> tuple[list[TargetCalls], list[dict[str, Any]]]:
+    """Every job's call on every target, made by the cluster's workers; the target folders as a local run
+    leaves them, and one summary per node."""
+    assert config.ray is not None
+    leave = await asyncio.to_thread(connect, config.ray)
+    try:
+        runs = [
+            TargetRun(target_settings(config, t, config.out / slug), _no_line, slug)
+            for t, slug in zip(targets, slugs, strict=True)
+        ]
+        spec = WorkerSpec(config, tuple(str(t) for t in targets), transcriber, config.concurrency)
+        slots = await asyncio.to_thread(start_workers, spec, default_concurrency)
+        calls = RayCalls(slots, on_status)
+        try:
+            results = await run_calls(
+                runs,
+                jobs,
+                _NO_TTS,
+                None,
+                concurrency=len(slots),
+                on_status=on_status,
+                retry_failed=config.retry_failed,
+                fresh=config.fresh,
+                make_call=calls.one_of_target,
+            )
+        finally:
+            for name, data in (await _close_workers(slots)).items():
+                await asyncio.to_thread(atomic_write_bytes, config.out / name, data)
+        return results, [n.summary() for n in calls.nodes.values()]
+    finally:
+        await asyncio.to_thread(leave)
+
+
+async def _close_workers(slots: Sequence[_Slot], timeout_s: float = 30.0) -> dict[str, bytes]:
+    """Close every worker (its assistant stops), gather their assistants' logs, then end the actors."""
+    ray = import_ray()
+    actors = list({id(s.actor): s.actor for s in slots}.values())
+    logs: dict[str, bytes] = {}
+    with contextlib.suppress(Exception):
+        answers = await asyncio.wait_for(
+            asyncio.gather(*(a.close.remote() for a in actors), return_exceptions=True), timeout_s
+        )
+        for answer in answers:
+            if isinstance(answer, dict):
+                logs.update(answer)
+    for actor in actors:
+        with contextlib.suppress(Exception):
+            ray.kill(actor, no_restart=True)
+    return logs
+
+
+def check_ray_options(config: BenchConfig, line_factories: object) -> None:
+    """What ``--ray`` cannot do (yet), said before anything starts."""
+    if config.caller is not None:
+        raise ConfigError("--ray with a reactive caller (--caller openai:...) is not supported yet")
+    if line_factories:
+        raise ConfigError("--ray opens lines on the workers: in-memory line factories cannot travel there")
