@@ -28,6 +28,8 @@ from voice.errors import ConfigError, LineError
 from voice.lines.base import Line
 from voice.lines.effects import LineEffects
 from voice.lines.factory import describe_line, make_line_factory
+from voice.lines.headers import Headers, header_names
+from voice.lines.redact import url_tag
 from voice.lines.targets import BUILTIN, Target, parse_target
 from voice.metrics.measure import CallMetrics
 from voice.metrics.results import RESULTS_SCHEMA, write_json
@@ -114,10 +116,17 @@ def select_dialogues(
 
 
 def target_slug(target: Target) -> str:
-    """A folder name for a target: ``builtin``, ``pcm-ws-127.0.0.1-8765-pcm``; long ones end in a hash."""
-    text = str(target)
+    """A folder name for a target: ``builtin``, ``pcm-ws-127.0.0.1-8765-pcm``; long ones end in a hash.
+
+    Made from the redacted name; a target with credentials in its URL ends in a tag of the full URL
+    (:func:`~voice.lines.redact.url_tag`), so targets differing only in a token get folders of their own
+    and a rerun with the same URL finds its folder (and its calls) again.
+    """
+    text, full = str(target), target.full_text()
     slug = re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-.") or "target"
-    if len(slug) > 60:
+    if full != text:
+        slug = slug[:51].rstrip("-.") + "-" + url_tag(full)
+    elif len(slug) > 60:
         slug = slug[:51].rstrip("-.") + "-" + hashlib.sha256(text.encode()).hexdigest()[:8]
     return slug
 
@@ -162,6 +171,7 @@ class BenchConfig:
     caller: ReactiveCaller | None = None  # None: the scripted caller
     policy: str = "rules"  # the built-in assistant's dialogue policy (docs/policies.md)
     assistant_settings: tuple[str, ...] = ()  # the built-in assistant's ``--set KEY=VALUE`` overrides
+    headers: Headers = ()  # on every remote target's websocket upgrade (``--header``); names recorded only
 
 
 async def wait_for_targets(targets: Sequence[Target], timeout_s: float, poll_s: float = 0.2) -> None:
@@ -226,8 +236,8 @@ async def run_bench(
     without keeping the call it was in.
     """
     targets = [parse_target(t) for t in config.targets]
-    names = [str(t) for t in targets]
-    if len(set(names)) != len(names):
+    names = [str(t) for t in targets]  # redacted: what is printed and written
+    if len({t.full_text() for t in targets}) != len(targets):
         raise ConfigError("the same --target is given twice")
     slugs = [target_slug(t) for t in targets]
     if len(set(slugs)) != len(slugs):
@@ -252,6 +262,9 @@ async def run_bench(
             for target, slug in zip(targets, slugs, strict=True):
                 folder = config.out / slug
                 extra: dict[str, Any] = {"line": describe_line(target, config.effects, config.seed)}
+                headers = config.headers if target.protocol != BUILTIN else ()
+                if headers:
+                    extra["headers"] = header_names(headers)
                 if target.protocol == BUILTIN:
                     extra["assistant_tts"] = assistant_tts
                     if config.policy != "rules":
@@ -279,7 +292,9 @@ async def run_bench(
                         )
                         crashed = exit_probe(procs[0], log)
                     resolved = target.resolve_builtin(server_url) if server_url else target
-                    make_line = make_line_factory(resolved, effects=config.effects, seed=config.seed)
+                    make_line = make_line_factory(
+                        resolved, effects=config.effects, seed=config.seed, headers=headers
+                    )
                 watch = crashed if target.protocol == BUILTIN else None
                 runs.append(TargetRun(settings, make_line, slug, watch))
             results = await run_calls(
