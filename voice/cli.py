@@ -47,6 +47,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     """``bench`` and ``run``: the same code path (``run`` is one call at a time on a short subset)."""
     from voice.dialogues import bundled_dialogues_path, load_dialogues
     from voice.lines.effects import LineEffects
+    from voice.lines.headers import parse_headers
     from voice.lines.targets import parse_target
     from voice.metrics.gates import check_options, judge_run
     from voice.metrics.results import format_table
@@ -56,6 +57,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from voice.speech.tts import make_tts
 
     check_options(args.max_failed, args.fail_if or [])
+    headers = parse_headers(args.header)
     if args.wait_for_target is not None and args.wait_for_target <= 0:
         raise ConfigError("--wait-for-target takes a number of seconds above 0")
     path = Path(args.dialogues) if args.dialogues else bundled_dialogues_path()
@@ -118,6 +120,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         policy=args.policy,
         assistant_settings=tuple(args.assistant_set),
         ray=ray,
+        headers=headers,
     )
     total = len(dialogues) * args.repeats * len(targets)
     print(

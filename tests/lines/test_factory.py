@@ -75,6 +75,18 @@ def test_lines_from_targets() -> None:
         make_line_factory(parse_target("builtin"))
 
 
+def test_every_line_of_a_factory_carries_its_headers() -> None:
+    headers = (("Authorization", "Bearer t"),)
+    for target in ("ws://h:1/x", "twilio+ws://h:1/x"):
+        line = make_line_factory(parse_target(target), headers=headers)()
+        assert isinstance(line, PcmWebsocketLine | TwilioLine) and line.headers == headers
+    lossy = make_line_factory(
+        parse_target("ws://h:1/x"), effects=LineEffects(loss_rate=0.1), headers=headers
+    )()
+    assert isinstance(lossy, EffectLine) and isinstance(lossy.inner, PcmWebsocketLine)
+    assert lossy.inner.headers == headers
+
+
 def test_the_line_as_the_event_log_records_it() -> None:
     d = describe_line(parse_target("twilio+ws://h:1/x"), LineEffects(jitter_ms=20), seed=9)
     assert d["protocol"] == "twilio" and d["seed"] == 9 and "mu-law" in d["codec"]

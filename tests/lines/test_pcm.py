@@ -103,3 +103,28 @@ async def test_nobody_listening_is_a_line_error():
     await server.wait_closed()
     with pytest.raises(LineError, match="cannot connect"):
         await PcmWebsocketLine(url, open_timeout_s=2).open(CallStart("c", {}))
+
+
+async def test_a_connect_error_names_the_target_with_its_credentials_redacted():
+    server, url = await _server(lambda ws: asyncio.sleep(0))
+    server.close()
+    await server.wait_closed()
+    secret_url = url.replace("ws://", "ws://user:PW1@") + "?token=T0K"
+    with pytest.raises(LineError, match=r"cannot connect to ws://\*\*\*@127\.0\.0\.1") as caught:
+        await PcmWebsocketLine(secret_url, open_timeout_s=2).open(CallStart("c", {}))
+    assert "PW1" not in str(caught.value) and "T0K" not in str(caught.value)
+
+
+async def test_headers_reach_the_assistant_on_the_upgrade():
+    seen = []
+
+    async def note(ws):
+        seen.append(ws.request.headers.get("Authorization"))
+        await ws.recv()
+
+    server, url = await _server(note)
+    async with server:
+        line = PcmWebsocketLine(url, open_timeout_s=2, headers=(("Authorization", "Bearer abc"),))
+        await line.open(CallStart("c", {}))
+        await line.close()
+    assert seen == ["Bearer abc"]

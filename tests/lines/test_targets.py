@@ -22,3 +22,21 @@ def test_bad_targets_are_config_errors(bad):
 def test_a_port_out_of_range_is_a_clear_error_not_a_traceback_or_port_80(url):
     with pytest.raises(ConfigError, match=r"port must be 1\.\.65535"):
         parse_target(url)
+
+
+def test_a_target_prints_its_credentials_redacted_and_dials_them_all():
+    t = parse_target("pcm+ws://u:pw@h:1/x?token=T0K&lang=zh")
+    assert str(t) == "pcm+ws://***@h:1/x?token=***&lang=zh"
+    assert t.url == "ws://u:pw@h:1/x?token=T0K&lang=zh"  # what the socket connects to
+    assert t.full_text() == "pcm+ws://u:pw@h:1/x?token=T0K&lang=zh"
+    assert t.address() == ("h", 1)
+    assert parse_target("builtin").full_text() == "builtin"
+
+
+@pytest.mark.parametrize(
+    "bad", ["http://u:pw@h/x?token=T0K", "sip+ws://u:pw@h/?token=T0K", "ws://u:pw@h:0/?token=T0K"]
+)
+def test_an_error_about_a_target_quotes_it_redacted(bad):
+    with pytest.raises(ConfigError) as caught:
+        parse_target(bad)
+    assert "pw" not in str(caught.value) and "T0K" not in str(caught.value)

@@ -268,6 +268,11 @@ async def test_nobody_listening_is_a_line_error() -> None:
     await server.wait_closed()
     with pytest.raises(LineError, match="cannot connect"):
         await TwilioLine(url, open_timeout_s=2).open(CallStart("c", {}))
+    with pytest.raises(LineError, match=r"cannot connect to ws://\*\*\*@") as caught:  # credentials redacted
+        await TwilioLine(url.replace("ws://", "ws://u:PW1@") + "?key=K3Y", open_timeout_s=2).open(
+            CallStart("c", {})
+        )
+    assert "PW1" not in str(caught.value) and "K3Y" not in str(caught.value)
 
 
 async def test_recv_before_open_and_after_close() -> None:

@@ -234,3 +234,22 @@ def test_closed_reason_blames_the_bot_only_when_callsim_failed_the_connection():
     echoed = ConnectionClosedError(Close(1002, "bad"), Close(1002, "bad"), rcvd_then_sent=True)
     assert closed_reason(echoed) == "closed by assistant (code 1002: bad)"  # the bot closed first
     assert closed_reason(ConnectionClosedError(None, None)) == "connection lost (no close frame)"
+
+
+async def test_extra_headers_go_on_the_upgrade_and_replace_the_urls_basic_authorization():
+    seen = []
+
+    def note(connection, request):
+        seen.append(
+            [(k, v) for k, v in request.headers.raw_items() if k.lower() in ("authorization", "x-key")]
+        )
+
+    server, url = await _server(_echo, process_request=note)
+    async with server:
+        with_userinfo = url.replace("ws://", "ws://u:p@")
+        client = await connect(with_userinfo, headers=(("Authorization", "Bearer t"), ("X-Key", "k")))
+        await client.close()
+        client = await connect(with_userinfo)  # without headers: the userinfo's Basic, as before
+        await client.close()
+    assert seen[0] == [("Authorization", "Bearer t"), ("X-Key", "k")]
+    assert seen[1] == [("Authorization", "Basic dTpw")]

@@ -139,3 +139,26 @@ async def test_a_talk_replaces_the_last_talk_but_never_a_bench_runs_calls(tmp_pa
     with pytest.raises(ConfigError, match="not a talk's"):
         await talk_as_caller(one_turn(), config, mic, WavSpeaker(tmp_path / "h.wav"))
     assert (bench / "results.json").exists()
+
+
+async def test_a_talk_sends_the_headers_and_writes_the_target_redacted(tmp_path):
+    from websockets.asyncio.server import serve
+
+    seen: list[tuple[str, str | None]] = []
+
+    async def bot(ws):  # notes the credentials, then hangs up: the call ends at once
+        seen.append((ws.request.path, ws.request.headers.get("Authorization")))
+
+    write_wav(tmp_path / "me.wav", [tone(300)])
+    async with serve(bot, "127.0.0.1", 0) as server:
+        port = server.sockets[0].getsockname()[1]
+        target = f"pcm+ws://u:PW5@127.0.0.1:{port}/pcm?token=TOK5"
+        headers = (("Authorization", "Bearer HDR5"),)
+        config = TalkConfig(out=tmp_path / "run", target=target, transcribe=False, headers=headers)
+        mic = WavMicrophone(tmp_path / "me.wav", MonotonicClock())
+        result = await talk_as_caller(one_turn(), config, mic, WavSpeaker(tmp_path / "heard.wav"), say=print)
+    assert seen == [("/pcm?token=TOK5", "Bearer HDR5")]
+    assert result.target == f"pcm+ws://***@127.0.0.1:{port}/pcm?token=***"
+    for path in (tmp_path / "run").rglob("*"):
+        data = path.name.encode() + (path.read_bytes() if path.is_file() else b"")
+        assert not any(s in data for s in (b"PW5", b"TOK5", b"HDR5")), path

@@ -10,8 +10,9 @@ import time
 import pytest
 
 from tests.records import short_delivery
-from tests.runs import A, B, bench, mini
+from tests.runs import A, B, bench, memory_lines, mini
 from tests.ws_fake import FakeServer
+from voice.core.clock import VirtualClock
 from voice.dialogues import bundled_dialogues_path, load_dialogues
 from voice.errors import ConfigError
 from voice.lines.targets import parse_target
@@ -207,3 +208,55 @@ async def test_the_builtin_assistant_killed_mid_run_stops_it_and_its_call_is_not
     folder = tmp_path / "builtin"
     assert load_done(folder, "m-1") is None and load_done(folder, "m-2") is None
     assert not (tmp_path / "results.json").exists()
+
+
+# --- credentials: in the URL and in headers, never in a file ----------------------------------------------
+
+
+def test_a_target_with_credentials_gets_a_redacted_folder_of_its_own_that_a_rerun_finds_again():
+    one = target_slug(parse_target("pcm+ws://u:PW@h.test:1/pcm?token=ONE"))
+    assert one == target_slug(parse_target("pcm+ws://u:PW@h.test:1/pcm?token=ONE"))  # stable: a rerun resumes
+    assert one != target_slug(parse_target("pcm+ws://u:PW@h.test:1/pcm?token=TWO"))  # distinct targets
+    assert one.startswith("pcm-ws-h.test-1-pcm-token-") and "pw" not in one and "one" not in one
+    assert len(one) <= 60
+
+
+async def test_credentials_and_header_values_are_in_no_file_and_a_rerun_resumes(tmp_path):
+    targets = ("pcm+ws://u:PW9@a.test/pcm?token=ONE1", "pcm+ws://u:PW9@a.test/pcm?token=TWO2")
+    shown = str(parse_target(targets[0]))
+    assert shown == str(parse_target(targets[1])) == "pcm+ws://***@a.test/pcm?token=***"
+    config = BenchConfig(
+        out=tmp_path, targets=targets, tts="memory", headers=(("Authorization", "Bearer HDR7"),)
+    )
+
+    async def run():
+        notes = []
+        await run_bench(
+            [mini(1)],
+            config,
+            MemoryTTS(),
+            None,
+            new_clock=VirtualClock,
+            on_status=lambda s: notes.append(s.detail) if s.state == "note" else None,
+            line_factories={shown: memory_lines(300)},
+        )
+        return notes
+
+    assert await run() == []
+    folders = sorted(p for p in tmp_path.iterdir() if p.is_dir())
+    assert len(folders) == 2
+    for path in tmp_path.rglob("*"):
+        data = path.name.encode() + (path.read_bytes() if path.is_file() else b"")
+        for secret in (b"PW9", b"ONE1", b"TWO2", b"HDR7", b"dTpQVzk"):  # dTpQVzk: base64 of u:PW9
+            assert secret not in data, (path, secret)
+    fingerprint = json.loads((folders[0] / "run.json").read_text())["settings"]
+    assert fingerprint["target"] == shown and fingerprint["headers"] == ["Authorization"]
+    notes = await run()  # the same URLs: each finds its folder and keeps its call
+    assert len(notes) == 2 and all(n.startswith("resuming: kept 1") for n in notes)
+
+
+async def test_the_same_target_twice_is_told_apart_by_its_full_url_not_its_printed_name(tmp_path):
+    same = "pcm+ws://a.test/pcm?token=ONE"
+    config = BenchConfig(out=tmp_path, targets=(same, same), tts="memory")
+    with pytest.raises(ConfigError, match="twice"):
+        await run_bench([mini(1)], config, MemoryTTS(), None)

@@ -14,6 +14,7 @@ from voice.core.clock import Clock
 from voice.errors import ConfigError
 from voice.lines.base import Line
 from voice.lines.effects import EffectLine, LineEffects
+from voice.lines.headers import Headers
 from voice.lines.pcm import PcmWebsocketLine
 from voice.lines.targets import BUILTIN, HUMAN, PCM, TWILIO, Target
 from voice.lines.twilio import TwilioLine
@@ -45,13 +46,19 @@ def describe_line(target: Target, effects: LineEffects | None = None, seed: int 
 
 
 def make_line_factory(
-    target: Target, *, effects: LineEffects | None = None, seed: int = 0, clock: Clock | None = None
+    target: Target,
+    *,
+    effects: LineEffects | None = None,
+    seed: int = 0,
+    clock: Clock | None = None,
+    headers: Headers = (),
 ) -> Callable[[], Line]:
     """A function returning a new, unopened line to ``target`` for each call.
 
     ``seed`` seeds the network effects; each call mixes in its call id
     (:func:`~voice.lines.effects.call_seed`), so every call hears its own but reproducible network.
     ``clock`` times the network's jitter (real time by default; pass the driver's clock in tests).
+    ``headers`` go on each call's websocket upgrade (``--header``, :mod:`voice.lines.headers`).
     """
     if target.protocol == BUILTIN:
         raise ConfigError("the built-in target must be resolved to its URL first (Target.resolve_builtin)")
@@ -63,14 +70,14 @@ def make_line_factory(
         url = target.url
 
         def bare() -> Line:
-            return PcmWebsocketLine(url)
+            return PcmWebsocketLine(url, headers=headers)
 
         applied = resolved
     elif target.protocol == TWILIO:
         url = target.url
 
         def bare() -> Line:
-            return TwilioLine(url)
+            return TwilioLine(url, headers=headers)
 
         applied = dataclasses.replace(resolved, mulaw_band_limit=False)  # the line's own codec does it
     else:

@@ -12,6 +12,8 @@ from voice.core.audio import SAMPLE_RATE, Pcm, from_bytes, to_bytes
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput
 from voice.errors import LineError
 from voice.lines.base import CallStart
+from voice.lines.headers import Headers
+from voice.lines.redact import redact_text
 from voice.lines.ws_client import MAX_MESSAGE_BYTES, WebsocketClient, closed_reason, connect
 
 __all__ = ["MAX_MESSAGE_BYTES", "PcmWebsocketLine", "parse_pcm_message"]
@@ -48,17 +50,20 @@ class PcmWebsocketLine:
     the playout; this line only parses.
     """
 
-    def __init__(self, url: str, *, open_timeout_s: float = 10.0) -> None:
+    def __init__(self, url: str, *, open_timeout_s: float = 10.0, headers: Headers = ()) -> None:
         self.url = url
+        self.headers = headers  # on the websocket upgrade (--header); never recorded
         self.open_timeout_s = open_timeout_s
         self._ws: WebsocketClient | None = None
         self._closed_reason: str | None = None
 
     async def open(self, start: CallStart) -> None:
         try:
-            self._ws = await connect(self.url, open_timeout=self.open_timeout_s, max_size=MAX_MESSAGE_BYTES)
+            self._ws = await connect(
+                self.url, open_timeout=self.open_timeout_s, max_size=MAX_MESSAGE_BYTES, headers=self.headers
+            )
         except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
-            raise LineError(f"cannot connect to {self.url}: {exc}") from exc
+            raise LineError(redact_text(f"cannot connect to {self.url}: {exc}")) from exc
         message = {
             "event": "start",
             "call_id": start.call_id,

@@ -8,6 +8,9 @@
 ``twilio+ws://host:port/path`` a bot taking Twilio Media Streams calls (``docs/twilio.md``); ``+wss`` too
 ``human``                      a person answering on a microphone (``callsim talk --role assistant``)
 =============================  =====================================================================
+
+A target prints (``str``) with its credentials redacted (:mod:`voice.lines.redact`): that is the name every
+file, report and message uses; only ``url`` holds the real URL, for dialling.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from voice.errors import ConfigError
+from voice.lines.redact import redact_text, redact_url
 
 BUILTIN = "builtin"
 HUMAN = "human"
@@ -28,7 +32,8 @@ BUILTIN_PATHS = {PCM: "/pcm", TWILIO: "/twilio"}  # the built-in assistant's rou
 @dataclass(frozen=True)
 class Target:
     """A parsed target: ``protocol`` is ``pcm``, ``twilio`` or ``builtin``; ``url`` is what the socket
-    connects to (empty for ``builtin``, whose ``line`` says which of its routes to call)."""
+    connects to (empty for ``builtin``, whose ``line`` says which of its routes to call), credentials and
+    all; ``str(target)`` is its name with them redacted."""
 
     protocol: str
     url: str
@@ -39,7 +44,11 @@ class Target:
             return HUMAN
         if self.protocol == BUILTIN:
             return BUILTIN if self.line == PCM else f"{BUILTIN}+{self.line}"
-        return f"{self.protocol}+{self.url}"
+        return f"{self.protocol}+{redact_url(self.url)}"
+
+    def full_text(self) -> str:
+        """The target as given, credentials included: for telling targets apart, never for printing."""
+        return f"{self.protocol}+{self.url}" if self.url else str(self)
 
     def address(self) -> tuple[str, int]:
         """The host and TCP port the target's URL connects to (not for ``builtin``)."""
@@ -55,32 +64,34 @@ class Target:
 
 
 def parse_target(text: str) -> Target:
-    """Parse a target (see the module's table); anything else is a :class:`ConfigError`."""
+    """Parse a target (see the module's table); anything else is a :class:`ConfigError` (quoting the text
+    redacted)."""
     text = text.strip()
+    shown = redact_text(text)
     if text == HUMAN:
         return Target(HUMAN, "", HUMAN)
     protocol, sep, rest = text.partition("+")
     if protocol == BUILTIN:
         line = rest if sep else PCM
         if line not in PROTOCOLS:
-            raise ConfigError(f"unknown built-in line {line!r} in {text!r} (builtin, builtin+twilio)")
+            raise ConfigError(f"unknown built-in line {line!r} in {shown!r} (builtin, builtin+twilio)")
         return Target(BUILTIN, "", line)
     if not sep:
         protocol, rest = PCM, text
     if protocol not in PROTOCOLS:
         raise ConfigError(
-            f"unknown target protocol {protocol!r} in {text!r} "
+            f"unknown target protocol {redact_text(protocol)!r} in {shown!r} "
             "(expected builtin, builtin+twilio, pcm+ws://... or twilio+ws://...)"
         )
     parts = urlsplit(rest)
     if parts.scheme not in ("ws", "wss") or not parts.netloc:
         raise ConfigError(
-            f"target {text!r} is not a ws:// or wss:// URL (e.g. {protocol}+ws://127.0.0.1:8765/{protocol})"
+            f"target {shown!r} is not a ws:// or wss:// URL (e.g. {protocol}+ws://127.0.0.1:8765/{protocol})"
         )
     try:
         port = parts.port  # urllib checks the range when it is read
     except ValueError:
         port = -1
     if port is not None and not 1 <= port <= 65535:
-        raise ConfigError(f"target {text!r}: the port must be 1..65535 (or left out for the scheme's own)")
+        raise ConfigError(f"target {shown!r}: the port must be 1..65535 (or left out for the scheme's own)")
     return Target(protocol, rest, protocol)

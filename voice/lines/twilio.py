@@ -40,6 +40,8 @@ from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineIn
 from voice.errors import LineError
 from voice.lines.base import CallStart
 from voice.lines.effects import MulawChannel
+from voice.lines.headers import Headers
+from voice.lines.redact import redact_text
 from voice.lines.ws_client import MAX_MESSAGE_BYTES, WebsocketClient, closed_reason, connect
 
 TWILIO_RATE = 8000
@@ -159,8 +161,9 @@ def custom_parameters(start: CallStart) -> dict[str, str]:
 class TwilioLine:
     """CallSim's side of a Twilio Media Streams call.  Implements the Line protocol."""
 
-    def __init__(self, url: str, *, open_timeout_s: float = 10.0) -> None:
+    def __init__(self, url: str, *, open_timeout_s: float = 10.0, headers: Headers = ()) -> None:
         self.url = url
+        self.headers = headers  # on the websocket upgrade (--header); never recorded
         self.open_timeout_s = open_timeout_s
         self._ws: WebsocketClient | None = None
         self._ids: StreamIds | None = None
@@ -180,9 +183,11 @@ class TwilioLine:
 
     async def open(self, start: CallStart) -> None:
         try:
-            self._ws = await connect(self.url, open_timeout=self.open_timeout_s, max_size=MAX_MESSAGE_BYTES)
+            self._ws = await connect(
+                self.url, open_timeout=self.open_timeout_s, max_size=MAX_MESSAGE_BYTES, headers=self.headers
+            )
         except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
-            raise LineError(f"cannot connect to {self.url}: {exc}") from exc
+            raise LineError(redact_text(f"cannot connect to {self.url}: {exc}")) from exc
         ids = self._ids = StreamIds.for_call(start.call_id)
         self.stream_sid = ids.stream_sid
         await self._send({"event": "connected", "protocol": "Call", "version": "1.0.0"})

@@ -29,6 +29,7 @@ import contextlib
 import os
 import ssl
 from collections import deque
+from collections.abc import Sequence
 from typing import cast
 
 from websockets.client import ClientProtocol
@@ -251,9 +252,17 @@ class WebsocketClient:
 
 
 async def connect(
-    url: str, *, open_timeout: float = 10.0, max_size: int | None = MAX_MESSAGE_BYTES
+    url: str,
+    *,
+    open_timeout: float = 10.0,
+    max_size: int | None = MAX_MESSAGE_BYTES,
+    headers: Sequence[tuple[str, str]] = (),
 ) -> WebsocketClient:
-    """Open a websocket to ``url`` (``ws://`` or ``wss://``) within ``open_timeout`` seconds."""
+    """Open a websocket to ``url`` (``ws://`` or ``wss://``) within ``open_timeout`` seconds.
+
+    ``headers`` go on the upgrade request (checked by :mod:`voice.lines.headers`); each replaces a header of
+    that name the request had (``Authorization`` from the URL's userinfo, ``User-Agent``).
+    """
     uri = parse_uri(url)  # raises InvalidURI
     protocol = ClientProtocol(uri, max_size=max_size)
     client = WebsocketClient(protocol)
@@ -270,6 +279,10 @@ async def connect(
             )
             request = protocol.connect()
             request.headers.setdefault("User-Agent", USER_AGENT)
+            for name, value in headers:
+                if name in request.headers:
+                    del request.headers[name]
+                request.headers[name] = value
             protocol.send_request(request)
             client._write_pending()
             await client._response

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from voice.errors import ConfigError
+from voice.lines.headers import parse_headers
+from voice.lines.targets import parse_target
 from voice.live.ports import (
     LimitedMicrophone,
     Microphone,
@@ -17,6 +19,7 @@ from voice.live.ports import (
     WavSpeaker,
     load_mono_16k,
 )
+from voice.run.options import add_header_option
 
 if TYPE_CHECKING:
     from voice.dialogues import Dialogue
@@ -44,6 +47,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         " (default: the first dialogue)",
     )
     t.add_argument("--target", default="builtin", help="as the caller: whom you call (as `bench --target`)")
+    add_header_option(t)
     t.add_argument("--out", default=str(DEFAULT_TALK_OUT), help=f"run folder (default {DEFAULT_TALK_OUT})")
     t.add_argument("--input-wav", help="play this WAV as the microphone, at real-time pace (no devices)")
     t.add_argument("--output-wav", help="write what you would hear to this WAV instead of the speaker")
@@ -146,7 +150,9 @@ def cmd_talk(args: argparse.Namespace) -> int:
     mic, speaker = ports(args)
     config, asr = _config(args, path)
     if args.role == "caller":
-        print(f"callsim talk: you call {args.target} as in {dialogue.id} ({dialogue.scenario});")
+        print(
+            f"callsim talk: you call {parse_target(args.target)} as in {dialogue.id} ({dialogue.scenario});"
+        )
         print(f"  the owner's preset: {dialogue.preset.text or '(none)'}")
         for line in dialogue.caller_turns:
             print(f"  you might say: {line.text}")
@@ -185,6 +191,7 @@ def _config(args: argparse.Namespace, path: Path) -> tuple[TalkConfig, ASREngine
     config = TalkConfig(
         out=Path(args.out),
         target=args.target,
+        headers=parse_headers(args.header),
         policy=args.policy,
         assistant_tts=args.assistant_tts,
         assistant_settings=tuple(args.assistant_set),

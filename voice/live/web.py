@@ -29,6 +29,7 @@ from websockets.http11 import Request, Response
 
 from voice.core.audio import FRAME_SAMPLES, Pcm
 from voice.dialogues import Dialogue
+from voice.lines.targets import parse_target
 from voice.live.talk import TalkConfig, start_builtin, talk_as_caller
 from voice.speech.asr import ASREngine
 
@@ -146,7 +147,11 @@ class WebTalk:
             return None  # the websocket upgrade
         if path == "/info.json":
             preset = self.dialogue.preset.text
-            info = {"dialogue": self.dialogue.id, "target": self.config.target, "preset": preset}
+            info = {
+                "dialogue": self.dialogue.id,
+                "target": str(parse_target(self.config.target)),
+                "preset": preset,
+            }
             return _response(json.dumps(info, ensure_ascii=False).encode(), "application/json")
         if path.startswith("/runs/"):
             return _file(self.config.out, path[len("/runs/") :])
@@ -238,7 +243,7 @@ async def serve_web(
     say: Callable[[str], None] = print,
 ) -> None:
     """Serve the page until cancelled (Ctrl-C), with the built-in assistant started once if it is called."""
-    from voice.lines.targets import BUILTIN, parse_target
+    from voice.lines.targets import BUILTIN
 
     async with contextlib.AsyncExitStack() as stack:
         url = None

@@ -17,6 +17,7 @@ from typing import Any
 
 from voice.lines.base import Line
 from voice.lines.factory import describe_line, make_line_factory
+from voice.lines.headers import header_names
 from voice.lines.targets import BUILTIN, Target
 from voice.run.bench_config import BenchConfig
 from voice.run.runner import RunSettings, TargetRun
@@ -25,6 +26,8 @@ from voice.run.runner import RunSettings, TargetRun
 def target_settings(config: BenchConfig, target: Target, folder: Path) -> RunSettings:
     """What a target's calls are made with, and what its folder's fingerprint holds."""
     extra: dict[str, Any] = {"line": describe_line(target, config.effects, config.seed)}
+    if target.protocol != BUILTIN and config.headers:
+        extra["headers"] = header_names(config.headers)
     if target.protocol == BUILTIN:
         extra["assistant_tts"] = config.assistant_tts or config.tts
         if config.policy != "rules":
@@ -70,7 +73,8 @@ async def open_target_runs(
                 )
                 crashed = exit_probe(procs[0], log)
             resolved = target.resolve_builtin(server_url) if server_url else target
-            make_line = make_line_factory(resolved, effects=config.effects, seed=config.seed)
+            headers = config.headers if target.protocol != BUILTIN else ()
+            make_line = make_line_factory(resolved, effects=config.effects, seed=config.seed, headers=headers)
         watch = crashed if target.protocol == BUILTIN else None
         runs.append(TargetRun(settings, make_line, labels[i] if labels else "", watch))
     return runs

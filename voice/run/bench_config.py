@@ -8,6 +8,7 @@ from pathlib import Path
 
 from voice.core.caller import CallerTiming
 from voice.lines.effects import LineEffects
+from voice.lines.headers import Headers
 from voice.lines.targets import BUILTIN
 from voice.react.caller import ReactiveCaller
 
@@ -33,4 +34,5 @@ class BenchConfig:
     caller: ReactiveCaller | None = None  # None: the scripted caller
     policy: str = "rules"  # the built-in assistant's dialogue policy (docs/policies.md)
     assistant_settings: tuple[str, ...] = ()  # the built-in assistant's ``--set KEY=VALUE`` overrides
+    headers: Headers = ()  # on every remote target's websocket upgrade (``--header``); names recorded only
     ray: str | None = None  # a Ray cluster's address, or "auto" (a local Ray): calls made by its workers

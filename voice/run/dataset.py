@@ -23,6 +23,7 @@ from voice.core.clock import Clock, MonotonicClock
 from voice.dialogues import PRESET_TYPES, RELATIONS, SCENARIOS, Dialogue
 from voice.errors import ConfigError, LineError
 from voice.lines.base import Line
+from voice.lines.redact import url_tag
 from voice.lines.targets import BUILTIN, Target, parse_target
 from voice.metrics.measure import CallMetrics
 from voice.metrics.results import RESULTS_SCHEMA, write_json
@@ -110,10 +111,17 @@ def select_dialogues(
 
 
 def target_slug(target: Target) -> str:
-    """A folder name for a target: ``builtin``, ``pcm-ws-127.0.0.1-8765-pcm``; long ones end in a hash."""
-    text = str(target)
+    """A folder name for a target: ``builtin``, ``pcm-ws-127.0.0.1-8765-pcm``; long ones end in a hash.
+
+    Made from the redacted name; a target with credentials in its URL ends in a tag of the full URL
+    (:func:`~voice.lines.redact.url_tag`), so targets differing only in a token get folders of their own
+    and a rerun with the same URL finds its folder (and its calls) again.
+    """
+    text, full = str(target), target.full_text()
     slug = re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-.") or "target"
-    if len(slug) > 60:
+    if full != text:
+        slug = slug[:51].rstrip("-.") + "-" + url_tag(full)
+    elif len(slug) > 60:
         slug = slug[:51].rstrip("-.") + "-" + hashlib.sha256(text.encode()).hexdigest()[:8]
     return slug
 
@@ -190,8 +198,8 @@ async def run_bench(
     without keeping the call it was in.
     """
     targets = [parse_target(t) for t in config.targets]
-    names = [str(t) for t in targets]
-    if len(set(names)) != len(names):
+    names = [str(t) for t in targets]  # redacted: what is printed and written
+    if len({t.full_text() for t in targets}) != len(targets):
         raise ConfigError("the same --target is given twice")
     slugs = [target_slug(t) for t in targets]
     if len(set(slugs)) != len(slugs):

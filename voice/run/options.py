@@ -29,6 +29,7 @@ def add_call_options(
         " builtin+twilio (the built-in assistant, started once and shared), pcm+ws://host:port/path,"
         " twilio+ws://host:port/path",
     )
+    add_header_option(p)
     p.add_argument("--out", default=str(out), help=f"output folder (default {out}); a rerun resumes")
     p.add_argument(
         "--concurrency",
@@ -130,4 +131,17 @@ def add_call_options(
         help=f"exit {exit_gate} if FIGURE OP NUMBER holds for a target, e.g. latency_p90_ms>1500,"
         " barge_in_success_rate<0.9, latency_ms.p99>2000 (OP: > >= < <= == !=; FIGURE: a key of the"
         " summary's figures or a dotted path into it); repeatable",
+    )
+
+
+def add_header_option(p: argparse.ArgumentParser) -> None:
+    """``--header NAME: VALUE`` (bench, run, talk): see :mod:`voice.lines.headers`."""
+    p.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="an HTTP header on each remote target's websocket upgrade, repeatable, e.g."
+        " 'Authorization: Bearer ${CALLSIM_TARGET_TOKEN}' (${VAR}: from the environment; single-quote it)."
+        " Values are never written; credentials in a --target URL are redacted from every output",
     )

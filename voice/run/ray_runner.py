@@ -25,7 +25,6 @@ import os
 import shutil
 import socket
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +43,14 @@ from voice.run.recording import recording_paths
 from voice.run.resume import metrics_path
 from voice.run.runner import CallMaker, CallStatus, TargetCalls, TargetRun, run_calls
 from voice.speech.tts.base import TTSEngine
+
+_CLOCK = MonotonicClock()
+
+
+def _now_s() -> float:
+    """Wall seconds on CallSim's one clock (for bounds and throughput, not for audio)."""
+    return _CLOCK.now_ns() / 1e9
+
 
 RAY_INSTALL = 'pip install -e ".[ray]" (or scripts/setup --ray)'
 MAX_ATTEMPTS = 3  # per call, across workers
@@ -255,7 +262,7 @@ class RayCalls:
             self._free.put_nowait(slot)
         self._on_status = on_status
         self.nodes: dict[str, NodeStats] = {}
-        self._t0 = time.monotonic()
+        self._t0 = _now_s()
 
     async def one_of_target(self, index: int, run: TargetRun, job: CallJob) -> CallMetrics:
         """Make ``job``'s call of target ``index`` somewhere; write its files into the run folder."""
@@ -265,7 +272,7 @@ class RayCalls:
         while True:
             slot = await self._free.get()
             self._on_status(CallStatus(label, job.call_id, "calling"))
-            started = time.monotonic() - self._t0
+            started = _now_s() - self._t0
             try:
                 out: CallOutput = await slot.actor.call.remote(index, job)
             except ray.exceptions.RayError as exc:
@@ -278,7 +285,7 @@ class RayCalls:
             stats = self.nodes.setdefault(out.node, NodeStats(out.node))
             stats.calls += 1
             stats.first_s = started if stats.first_s is None else min(stats.first_s, started)
-            stats.last_s = time.monotonic() - self._t0
+            stats.last_s = _now_s() - self._t0
             if out.pacing_p99_ms is not None:
                 stats.pacing_p99_ms.append(out.pacing_p99_ms)
             await asyncio.to_thread(_write_call, run.settings.out_dir, out, attempts)
@@ -343,7 +350,7 @@ async def run_on_ray(
             TargetRun(target_settings(config, t, config.out / slug), _no_line, slug)
             for t, slug in zip(targets, slugs, strict=True)
         ]
-        spec = WorkerSpec(config, tuple(str(t) for t in targets), transcriber, config.concurrency)
+        spec = WorkerSpec(config, tuple(t.full_text() for t in targets), transcriber, config.concurrency)
         slots = await asyncio.to_thread(start_workers, spec, default_concurrency)
         calls = RayCalls(slots, on_status)
         try:

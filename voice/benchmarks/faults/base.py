@@ -7,10 +7,22 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from voice.core.clock import MonotonicClock
+
+_CLOCK = MonotonicClock()
+
+
+def _now_s() -> float:
+    """Wall seconds on CallSim's one clock (for bounds and throughput, not for audio)."""
+    return _CLOCK.now_ns() / 1e9
+
+
+_pause = threading.Event()  # never set: its wait() is a sleep
 
 #: a row passes only under these bounds (the issue's goals)
 MAX_PEAK_MB = 300.0
@@ -65,6 +77,16 @@ class Measured:
     timed_out: bool = False
 
 
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _env(extra: dict[str, str] | None) -> dict[str, str]:
+    """The environment, with this checkout first on the path: a command run in a scratch folder must import
+    the CallSim under test, not whichever one is installed."""
+    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONPATH": path, **(extra or {})}
+
+
 def callsim_command(*args: str) -> list[str]:
     """``callsim ARGS`` with this interpreter (no reliance on PATH)."""
     return [sys.executable, "-m", "voice.cli", *args]
@@ -85,26 +107,24 @@ def run_measured(
     within ``timeout``.  The peak memory is the kernel's ``ru_maxrss`` for this one process and the
     descendants it waited for, so the figure is the command's own, not that of a hostile bot running beside.
     """
-    start = time.monotonic()
+    start = _now_s()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(
-            list(cmd), cwd=cwd, env={**os.environ, **(env or {})}, stdout=out, stderr=err, text=True
-        )
+        proc = subprocess.Popen(list(cmd), cwd=cwd, env=_env(env), stdout=out, stderr=err, text=True)
         signalled = timed_out = False
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid == proc.pid:
                 break
-            now = time.monotonic() - start
+            now = _now_s() - start
             if kill_after is not None and not signalled and now >= kill_after:
                 proc.send_signal(kill_signal)
                 signalled = True
             if now >= timeout and not timed_out:
                 proc.kill()
                 timed_out = True
-            time.sleep(0.02)
+            _pause.wait(0.02)
         proc.returncode = os.waitstatus_to_exitcode(status)
-        seconds = time.monotonic() - start
+        seconds = _now_s() - start
         out.seek(0)
         err.seek(0)
         return Measured(proc.returncode, seconds, usage.ru_maxrss / 1024, out.read(), err.read(), timed_out)

@@ -16,11 +16,19 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from voice.benchmarks.faults.base import MAX_PEAK_MB, Fault, FaultOutcome
+from voice.core.clock import MonotonicClock
+
+_CLOCK = MonotonicClock()
+
+
+def _now_s() -> float:
+    """Wall seconds on CallSim's one clock (for bounds and throughput, not for audio)."""
+    return _CLOCK.now_ns() / 1e9
+
 
 AREAS = ("lines", "batch", "secrets", "serve")
 FAULT_TIMEOUT_S = 600.0
@@ -54,14 +62,14 @@ def run_isolated(fault: Fault, timeout: float = FAULT_TIMEOUT_S) -> FaultOutcome
     with tempfile.TemporaryDirectory(prefix=f"fault-{fault.name}-") as scratch:
         out = Path(scratch) / "outcome.json"
         cmd = [sys.executable, "-m", "voice.benchmarks.faults.run", "--one", fault.name, "--into", str(out)]
-        start = time.monotonic()
+        start = _now_s()
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=Path.cwd())
         except subprocess.TimeoutExpired:
             return FaultOutcome(f"the fault run did not end within {timeout:.0f} s", False, timeout)
         if proc.returncode != 0 or not out.exists():
             tail = (proc.stderr.strip().splitlines() or ["no output"])[-1][:160]
-            return FaultOutcome(f"the fault run failed: {tail}", False, time.monotonic() - start)
+            return FaultOutcome(f"the fault run failed: {tail}", False, _now_s() - start)
         return FaultOutcome(**json.loads(out.read_text(encoding="utf-8")))
 
 

@@ -1,0 +1,16 @@
+"""The secrets faults, run for real: credentials reach the bot and no file or output of CallSim."""
+
+import pytest
+
+from voice.benchmarks.faults.secrets import FAULTS, leaks
+
+
+def test_leaks_names_where_each_secret_was_found():
+    texts = [("a.json", b'{"t": "SECRET123"}'), ("stdout", b"all clear")]
+    assert leaks(texts, ("SECRET123", "other")) == ["a.json: SECRET123"]
+
+
+@pytest.mark.parametrize("fault", [f for f in FAULTS if f.fast], ids=lambda f: f.name)
+def test_fast_secrets_fault_passes(fault, tmp_path):
+    outcome = fault.run(tmp_path)
+    assert outcome.passed, outcome
