@@ -32,6 +32,8 @@ from loguru import logger
 
 from server.assistant import AssistantCall, build_pipeline
 from server.config import AssistantSettings, SpeechEngines, configure_logging, stopwatch
+from server.gate import GUARD_SCOPE_KEY, CallGate, GuardedSocket
+from server.memory import CallMemory, freeze_startup_objects
 from server.pcm_serializer import PcmSerializer
 from server.policy.processor import PolicyFactory
 from server.twilio_route import TWILIO_RATE, TwilioCallSerializer, answer_twilio
@@ -53,9 +55,12 @@ def create_app(
     """The FastAPI app: websocket ``settings.path`` (one call per connection) and ``GET /health``.
 
     Without ``engines`` they are loaded (and warmed up) in the app's lifespan, before it accepts calls.
+    Every websocket passes :class:`server.gate.CallGate` first (token, Origin, call slots, message sizes,
+    idle sockets), and a call's pipeline is built only once its first message has come.
     """
     settings = settings or AssistantSettings()
     calls: set[AssistantCall] = set()
+    memory = CallMemory()
     owned = engines is None
 
     @contextlib.asynccontextmanager
@@ -73,8 +78,10 @@ def create_app(
                 app.state.engines.close()
 
     app = FastAPI(title="CallSim built-in assistant", lifespan=lifespan)
+    app.add_middleware(CallGate, settings=settings)
     app.state.engines = engines
     app.state.calls = calls
+    app.state.memory = memory
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
@@ -88,6 +95,9 @@ def create_app(
     @app.websocket(settings.path)
     async def pcm(websocket: WebSocket) -> None:
         await websocket.accept()
+        guard: GuardedSocket | None = websocket.scope.get(GUARD_SCOPE_KEY)
+        if guard is not None and not await guard.first_message():
+            return  # closed before saying anything (idle, too big, gone): no pipeline was ever built
         await take_call(websocket)
 
     @app.websocket(settings.twilio_path)
@@ -136,6 +146,8 @@ def create_app(
                 f"({call.serializer.bytes_in // 2 / SAMPLE_RATE:.1f}s in, "
                 f"{call.serializer.bytes_out // 2 / SAMPLE_RATE:.1f}s out)"
             )
+            del call  # the last reference outside the pipeline's own cycles: let the collection free it
+            memory.call_ended(len(calls))
 
     return app
 
@@ -209,6 +221,7 @@ class AssistantServer:
             self.app,
             log_level="debug" if self.settings.verbose else "warning",
             ws="websockets-sansio",
+            ws_max_size=self.settings.max_text_bytes,  # bigger: 1009 before it is even buffered
             lifespan="on",
             timeout_graceful_shutdown=3,
             log_config=None,
@@ -291,12 +304,15 @@ async def serve(
     engines: SpeechEngines | None = None,
     policy_factory: PolicyFactory | None = None,
     handle_signals: bool = True,
+    freeze: bool = False,
 ) -> None:
     """Serve the assistant until cancelled, or until SIGINT/SIGTERM (then it stops gracefully: active calls
     get a ``hangup``, and the function returns normally).
 
     ``ready`` is set once calls are accepted; pass a future instead of an event to receive the
     websocket URL (handy with ``port=0``).  Start-up failures raise :class:`~voice.errors.CallSimError`.
+    ``freeze``: exempt what exists once listening from the cycle collector (:mod:`server.memory`); for a
+    process that is only this server, as ``run_server``'s is.
     """
     server = AssistantServer(settings, engines=engines, policy_factory=policy_factory)
     stop = asyncio.Event()
@@ -309,6 +325,8 @@ async def serve(
                 installed.append(sig)
     try:
         await server.start()
+        if freeze:
+            freeze_startup_objects()
         if isinstance(ready, asyncio.Event):
             ready.set()
         elif ready is not None and not ready.done():
@@ -333,4 +351,4 @@ def run_server(
 ) -> None:
     """Serve the assistant in the foreground until Ctrl-C (blocking)."""
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(settings, policy_factory=policy_factory))
+        asyncio.run(serve(settings, policy_factory=policy_factory, freeze=True))

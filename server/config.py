@@ -4,11 +4,12 @@ one clock read outside the calls' pipelines (:func:`stopwatch`)."""
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from loguru import logger
 from pipecat.audio.vad.silero import SileroVADAnalyzer
 
 from server.policy.processor import AssistantPolicy
+from voice.core.access import is_loopback_host
 from voice.core.audio import SAMPLE_RATE
 from voice.errors import ConfigError
 from voice.speech.tts.base import DEFAULT_TTS
@@ -49,6 +51,22 @@ TUNABLE = (
     "asr_audio_context_s",
     "asr_prompt",
 )
+
+
+# A 20 ms frame is 640 bytes at 16 kHz (1,920 at 48 kHz): a binary message over this is not a frame, and
+# taking it as audio would make the call's timeline jump (2 MB is 65 s).  Control events are a few hundred
+# bytes; a ``start`` with its dialogue a few KB.
+MAX_BINARY_BYTES = 8 * 1024
+MAX_TEXT_BYTES = 64 * 1024
+
+
+def default_max_calls(cpus: int | None = None) -> int:
+    """Concurrent calls the built-in takes when not told: 4 per CPU, 8..64.
+
+    Each call runs its own VAD and shares one Whisper and one TTS thread; past a few calls per CPU the
+    replies queue behind each other and the measured latency is the server's queue, not the assistant.
+    """
+    return min(64, max(8, 4 * (cpus or os.cpu_count() or 1)))
 
 
 @dataclass(frozen=True)
@@ -84,6 +102,13 @@ class AssistantSettings:
     policy: str = "rules"  # rules, module:callable (server.policy.plugins), openai:MODEL (server.policy.llm)
     policy_base_url: str = ""  # openai:MODEL: the server ("" → $OPENAI_BASE_URL → OpenAI)
     policy_timeout_secs: float = 10.0  # openai:MODEL: a reply that has not started by then gets the fallback
+    # --- serving: who may call, how many at once, and what a socket may send (server/gate.py) ---
+    token: str = field(default="", repr=False)  # required on a non-loopback bind; never logged
+    allowed_origins: tuple[str, ...] = ()  # browser pages allowed besides loopback ones ("*": any)
+    max_calls: int = field(default_factory=default_max_calls)  # connections at once; more get 1013
+    socket_idle_secs: float = 15.0  # a socket that sends nothing this long is closed (CallSim sends 50/s)
+    max_binary_bytes: int = MAX_BINARY_BYTES
+    max_text_bytes: int = MAX_TEXT_BYTES
     verbose: bool = False
     configure_logging: bool = True  # install the loguru sink (INFO, pipecat at WARNING) on start
 
@@ -116,9 +141,26 @@ class AssistantSettings:
             problems.append(f"vad_confidence={self.vad_confidence} is not in (0, 1)")
         if not 0.0 <= self.vad_min_volume < 1.0:
             problems.append(f"vad_min_volume={self.vad_min_volume} is not in [0, 1)")
-        for name in ("turn_stop_timeout_secs", "start_timeout_secs", "max_call_secs", "idle_timeout_secs"):
+        for name in (
+            "turn_stop_timeout_secs",
+            "start_timeout_secs",
+            "max_call_secs",
+            "idle_timeout_secs",
+            "socket_idle_secs",
+            "max_calls",
+        ):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
+        if not 640 <= self.max_binary_bytes <= self.max_text_bytes:
+            problems.append(
+                f"max_binary_bytes={self.max_binary_bytes} must be at least one 20 ms frame (640) and at most"
+                f" max_text_bytes={self.max_text_bytes}"
+            )
+        if not is_loopback_host(self.host) and not self.token:
+            problems.append(
+                f"host {self.host!r} is not a loopback address: anyone who can reach it could call the"
+                " assistant, so a token is required (--token or --token-env NAME)"
+            )
         if problems:
             raise ConfigError("invalid assistant settings: " + "; ".join(problems))
 

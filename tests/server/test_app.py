@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import weakref
 from pathlib import Path
 
 import pytest
@@ -67,3 +69,23 @@ async def test_a_busy_port_is_a_config_error(tmp_path: Path) -> None:
     finally:
         await first.stop()
         memory.close()
+
+
+async def test_a_finished_calls_pipeline_is_freed_not_kept_until_some_later_collection() -> None:
+    memory = SpeechEngines(MemoryTTS(), MemoryASR([], default=""))
+    async with running(memory, prewarm=False, start_timeout_secs=0.2) as server, call(server) as sim:
+        await sim.ws.send(start_message())
+        await sim.first_audio_after(0.0, 5)
+        assert server.app is not None
+        (in_progress,) = server.app.state.calls
+        worker = weakref.ref(in_progress.worker)
+        del in_progress
+        await sim.ws.send(json.dumps({"event": "stop", "reason": "done"}))
+        assert await sim.wait_closed(5.0)
+        for _ in range(50):  # the server's side of the call winds down after the socket closes
+            if not server.app.state.calls:
+                break
+            await asyncio.sleep(0.1)
+        assert server.app.state.memory.collections >= 1
+        assert worker() is None  # the pipeline's reference cycles (and its VAD model) are gone
+    memory.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from server.__main__ import main as server_main
-from server.config import TUNABLE, AssistantSettings, parse_overrides
+from server.config import TUNABLE, AssistantSettings, default_max_calls, parse_overrides
 from voice.errors import ConfigError
 
 
@@ -51,3 +51,18 @@ def test_the_asr_window_is_seconds_or_full() -> None:
     assert parse_overrides(["asr_prompt=以下是普通话的句子。"]) == {"asr_prompt": "以下是普通话的句子。"}
     with pytest.raises(ConfigError, match="asr_audio_context_s=31"):
         AssistantSettings(asr_audio_context_s=31)
+
+
+def test_a_network_bind_needs_a_token_and_sizes_fit_a_frame() -> None:
+    with pytest.raises(ConfigError, match="not a loopback address"):
+        AssistantSettings(host="0.0.0.0")
+    assert AssistantSettings(host="0.0.0.0", token="t").token == "t"
+    assert AssistantSettings(host="localhost").host == "localhost"
+    with pytest.raises(ConfigError, match="max_binary_bytes=100"):
+        AssistantSettings(max_binary_bytes=100)
+    with pytest.raises(ConfigError, match="max_calls must be positive"):
+        AssistantSettings(max_calls=0)
+
+
+def test_the_default_call_limit_grows_with_the_machine() -> None:
+    assert default_max_calls(1) == 8 and default_max_calls(4) == 16 and default_max_calls(64) == 64

