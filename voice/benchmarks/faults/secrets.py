@@ -224,7 +224,7 @@ def forged_header_is_refused(scratch: Path) -> FaultOutcome:
 
 FAULTS: list[Fault] = [
     Fault(
-        "credentials in URL and headers",
+        "secrets-url-and-headers",
         "secrets",
         True,
         credentials_reach_the_bot_only,
@@ -232,14 +232,14 @@ FAULTS: list[Fault] = [
         " the run (report included), no line of stdout/stderr holds any",
     ),
     Fault(
-        "refused connection with credentials",
+        "secrets-refused-connection",
         "secrets",
         True,
         refused_connection_is_reported_redacted,
         "the same target on a closed port: the failed call's reason and every message name it redacted",
     ),
     Fault(
-        "header value with CR/LF",
+        "secrets-header-crlf",
         "secrets",
         True,
         forged_header_is_refused,
