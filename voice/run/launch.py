@@ -116,6 +116,17 @@ def echo_assistant(delay_ms: int, extra: Sequence[str] = (), nice: int = 0) -> I
         _stop(proc)
 
 
+def reaper() -> subprocess.Popen[bytes]:
+    """Start :mod:`voice.run.reaper` for this process: it kills what this process leaves behind if it is
+    killed (a local Ray's processes).  Not tied to this process's life itself, on purpose."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "voice.run.reaper", str(os.getpid())],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,  # a Ctrl-C to the run's process group must not stop the reaper first
+    )
+
+
 # --- the shared steps --------------------------------------------------------------------------------------
 
 

@@ -214,15 +214,28 @@ class _Slot:
 
 
 def connect(address: str) -> Callable[[], None]:
-    """Join (or, with ``auto``, start locally) a Ray cluster; returns how to leave it."""
+    """Join (or, with ``auto``, start locally) a Ray cluster; returns how to leave it.
+
+    A local Ray's processes outlive a driver killed with SIGKILL, so ``auto`` also starts a reaper
+    (:mod:`voice.run.reaper`) that kills them if this process dies first.
+    """
     ray = import_ray()
     if ray.is_initialized():
         return lambda: None
-    if address == "auto":
-        ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False)
-    else:
+    if address != "auto":
         ray.init(address=address, log_to_driver=False)
-    return ray.shutdown
+        return ray.shutdown  # type: ignore[no-any-return]
+    from voice.run.launch import reaper
+
+    watchdog = reaper()
+    ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False)
+
+    def leave() -> None:
+        ray.shutdown()
+        watchdog.terminate()
+        watchdog.wait()
+
+    return leave
 
 
 def start_workers(spec: WorkerSpec, default_concurrency: Callable[[int], int]) -> list[_Slot]:
