@@ -30,7 +30,7 @@ async def test_binary_messages_of_every_length_class_arrive_masked_and_intact(si
     payload = bytes(i % 251 for i in range(size))
     server, url = await _server(_echo)  # websockets' server rejects unmasked or malformed client frames
     async with server:
-        client = await connect(url)
+        client = await connect(url, max_size=None)  # the sizes a send can frame
         await client.send(payload)
         assert await asyncio.wait_for(client.recv(), 5) == payload
         await client.close()
