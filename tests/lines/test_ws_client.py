@@ -234,3 +234,27 @@ def test_closed_reason_blames_the_bot_only_when_callsim_failed_the_connection():
     echoed = ConnectionClosedError(Close(1002, "bad"), Close(1002, "bad"), rcvd_then_sent=True)
     assert closed_reason(echoed) == "closed by assistant (code 1002: bad)"  # the bot closed first
     assert closed_reason(ConnectionClosedError(None, None)) == "connection lost (no close frame)"
+
+
+async def test_a_flood_of_big_messages_is_held_back_at_the_byte_high_water_and_arrives_whole():
+    big = b"x" * 60_000
+    sent = asyncio.get_running_loop().create_future()
+
+    async def flood(ws):
+        await ws.recv()
+        for _ in range(300):  # 18 MB, more than the kernel's socket buffers hold
+            await ws.send(big)
+        sent.set_result(None)
+        await ws.wait_closed()
+
+    server, url = await _server(flood)
+    async with server:
+        client = await connect(url)
+        await client.send(b"go")
+        await asyncio.sleep(0.5)  # whatever the client reads meanwhile, it holds at most ~1 MiB
+        # one socket read (asyncio reads up to 256 KiB) may land after the high water is passed
+        assert client._buffered <= ws_client.HIGH_WATER_BYTES + 256 * 1024 + len(big) and not sent.done()
+        for _ in range(300):
+            assert await asyncio.wait_for(client.recv(), 5) == big
+        assert client._buffered == 0
+        await client.close()
