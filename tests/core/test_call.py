@@ -260,3 +260,34 @@ def test_energy_detector_floor_is_the_rms_level_in_dbfs():
     spike[100:140] = 3000
     assert det.active(spike) == (100, 140)
     assert det.active(np.zeros(0, np.int16)) is None
+
+
+def test_a_clear_over_the_record_cap_still_clears_what_the_caller_hears():
+    capped, uncapped = CallCore(plan(turn(0))), CallCore(plan(turn(0)))
+    uncapped.log.cap = 10**9
+    heard = []
+    for core in (capped, uncapped):
+        for _ in range(capped.log.cap):
+            core.receive(AssistantControl("clear"), at=0)
+        core.receive(AssistantAudio(tone(2000)), at=0)
+        core.receive(AssistantControl("clear"), at=1600)  # the 1001st: its record is dropped, not its effect
+        heard.append(np.concatenate([core.tick().heard for _ in range(10)]))
+    assert np.array_equal(heard[0], heard[1]) and np.abs(heard[0][1600:]).max() == 0
+    assert kinds(capped).count("clear") == capped.log.cap
+    assert kinds(uncapped).count("clear") == capped.log.cap + 1
+
+
+def test_the_dropped_counts_are_logged_once_before_call_end():
+    core = CallCore(plan(turn(0)))
+    for i in range(1500):
+        core.receive(AssistantControl("spam", {"i": i}), at=0)
+    core.receive(AssistantControl("error", {"message": "x"}), at=0)
+    assert kinds(core)[-2:] == ["capped", "call_end"]
+    assert first(core, ev.RecordsCapped).counts == {"control:unknown": {"received": 1500, "kept": 1000}}
+
+
+def test_a_flood_of_hangups_is_one_hang_up():
+    core = CallCore(plan(turn(0)))
+    for _ in range(5):
+        core.receive(AssistantControl("hangup", {"reason": "bye"}), at=0)
+    assert kinds(core).count("hangup") == 1 and kinds(core).count("control") == 5

@@ -1,13 +1,11 @@
-"""The event log's schema and JSON codec: every kind round-trips; bad lines name what is wrong."""
+"""The event log's schema: every kind has an example, events are frozen, the schema page names them all."""
 
 import dataclasses
-import json
 from pathlib import Path
 
 import pytest
 
 from voice.core import events as ev
-from voice.errors import RecordingError
 
 EXAMPLES: list[ev.CallEvent] = [
     ev.CallStarted(0, "d-1", 2, True, "您好"),
@@ -33,6 +31,7 @@ EXAMPLES: list[ev.CallEvent] = [
     ev.MarkReceived(2000, "reply-end", 9000),
     ev.MarkPlayed(9000, "reply-end", 9000),
     ev.HungUp(3000, "assistant", "scam"),
+    ev.RecordsCapped(3000, {"control:clear": {"received": 5000, "kept": 1000}}),
     ev.LineDropped(3000, "closed by assistant (code 1000)"),
     ev.ReplyStarted(3200, 0, 3100),
     ev.ReplyEnded(9000, 0, 8000),
@@ -51,56 +50,6 @@ EXAMPLES: list[ev.CallEvent] = [
 
 def test_every_kind_has_an_example():
     assert {type(e) for e in EXAMPLES} == set(ev.EVENT_TYPES.values())
-
-
-@pytest.mark.parametrize("event", EXAMPLES, ids=lambda e: e.kind)
-def test_every_kind_round_trips_through_json(event):
-    line = json.loads(json.dumps(ev.event_to_json(event, 16000), ensure_ascii=False))
-    assert line["kind"] == event.kind and line["t"] == event.t and line["ms"] == event.t / 16
-    assert ev.event_from_json(line) == event
-
-
-def test_absent_optional_fields_are_left_out_and_read_back_as_none():
-    line = ev.event_to_json(ev.CallerSpoke(0, 0, "first", 0, 10, 20), 16000)
-    assert "pause" not in line and "gap" not in line
-    assert ev.event_from_json(line) == ev.CallerSpoke(0, 0, "first", 0, 10, 20)
-
-
-def test_fields_unknown_to_this_version_are_ignored():
-    assert ev.event_from_json({"t": 1, "kind": "clear", "dropped": 2, "later": "x"}) == ev.PlayoutCleared(
-        1, 2
-    )
-
-
-@pytest.mark.parametrize(
-    ("line", "message"),
-    [
-        ({"t": 0, "kind": "teleport"}, "unknown event kind 'teleport'"),
-        ({"t": 0, "kind": "line_closed"}, "line_closed: missing field 'reason'"),
-        ({"t": "0", "kind": "clear"}, "clear: field 't'"),
-        ({"t": 0.5, "kind": "clear"}, "whole number"),
-        ({"t": True, "kind": "clear"}, "whole number"),
-        ({"t": 0, "kind": "call_end", "reason": "x", "failed": 0}, "true/false"),
-        (
-            {
-                "t": 0,
-                "kind": "caller_turn",
-                "turn": 0,
-                "mode": "x",
-                "audio_start": 0,
-                "speech_start": 0,
-                "speech_end": 1,
-                "pause": [1],
-            },
-            "list of 2",
-        ),
-        ({"t": 0, "kind": "control", "event": "log", "payload": [1]}, "an object"),
-        ({"t": 0, "kind": "turn_plan", "turn": 0, "text": "x", "backchannel": "嗯"}, "an object"),
-    ],
-)
-def test_malformed_lines_name_the_kind_and_field(line, message):
-    with pytest.raises(RecordingError, match=message):
-        ev.event_from_json(line)
 
 
 def test_events_are_frozen():

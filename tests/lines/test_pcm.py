@@ -128,3 +128,25 @@ async def test_headers_reach_the_assistant_on_the_upgrade():
         await line.open(CallStart("c", {}))
         await line.close()
     assert seen == ["Bearer abc"]
+
+
+async def test_audio_up_to_the_message_limit_plays_and_a_bigger_message_is_refused_not_heard():
+    from voice.lines.pcm import MAX_AUDIO_MESSAGE_MS, MAX_MESSAGE_BYTES
+
+    async def bot(ws):
+        await ws.recv()
+        await ws.send(bytes(MAX_MESSAGE_BYTES))
+        await ws.send(bytes(2_000_000))  # 62.5 s of audio in one message
+        await ws.wait_closed()
+
+    server, url = await _server(bot)
+    async with server:
+        line = PcmWebsocketLine(url)
+        await line.open(CallStart("c1"))
+        audio = await asyncio.wait_for(line.recv(), 5)
+        assert isinstance(audio, AssistantAudio) and len(audio.pcm) == MAX_AUDIO_MESSAGE_MS * 16
+        closed = await asyncio.wait_for(line.recv(), 5)
+        assert isinstance(closed, LineClosed)
+        assert closed.reason.startswith("protocol_error: message larger than the line allows")
+        assert "2000000" in closed.reason
+        await line.close()

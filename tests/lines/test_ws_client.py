@@ -30,7 +30,7 @@ async def test_binary_messages_of_every_length_class_arrive_masked_and_intact(si
     payload = bytes(i % 251 for i in range(size))
     server, url = await _server(_echo)  # websockets' server rejects unmasked or malformed client frames
     async with server:
-        client = await connect(url)
+        client = await connect(url, max_size=None)  # the sizes a send can frame
         await client.send(payload)
         assert await asyncio.wait_for(client.recv(), 5) == payload
         await client.close()
@@ -253,3 +253,27 @@ async def test_extra_headers_go_on_the_upgrade_and_replace_the_urls_basic_author
         await client.close()
     assert seen[0] == [("Authorization", "Bearer t"), ("X-Key", "k")]
     assert seen[1] == [("Authorization", "Basic dTpw")]
+
+
+async def test_a_flood_of_big_messages_is_held_back_at_the_byte_high_water_and_arrives_whole():
+    big = b"x" * 60_000
+    sent = asyncio.get_running_loop().create_future()
+
+    async def flood(ws):
+        await ws.recv()
+        for _ in range(300):  # 18 MB, more than the kernel's socket buffers hold
+            await ws.send(big)
+        sent.set_result(None)
+        await ws.wait_closed()
+
+    server, url = await _server(flood)
+    async with server:
+        client = await connect(url)
+        await client.send(b"go")
+        await asyncio.sleep(0.5)  # whatever the client reads meanwhile, it holds at most ~1 MiB
+        # one socket read (asyncio reads up to 256 KiB) may land after the high water is passed
+        assert client._buffered <= ws_client.HIGH_WATER_BYTES + 256 * 1024 + len(big) and not sent.done()
+        for _ in range(300):
+            assert await asyncio.wait_for(client.recv(), 5) == big
+        assert client._buffered == 0
+        await client.close()

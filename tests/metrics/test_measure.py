@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tests.fakes import ReferenceBot, plan, reference, turn
-from voice.core.call import CallCore
+from voice.core.call import AssistantControl, CallCore
 from voice.metrics.measure import (
     CallMetrics,
     TurnMetrics,
@@ -113,6 +113,18 @@ def test_the_reason_a_call_ended_is_kept_in_words():
     )
     m = measure(rec)
     assert m.outcome == "assistant_silent" and m.detail == "2 replies in a row never came"
+
+
+def test_the_records_a_bot_sent_over_the_cap_are_counted_in_the_metrics():
+    core = CallCore(plan(turn(0)))
+    for _ in range(1200):
+        core.receive(AssistantControl("clear"), at=0)
+    rec = record(core, reference())
+    assert measure(rec).records_capped == {
+        "clear": {"received": 1200, "kept": 1000},
+        "control:clear": {"received": 1200, "kept": 1000},
+    }
+    assert measure(record(CallCore(plan(turn(0))), reference())).records_capped == {}
 
 
 def test_helpers():

@@ -22,6 +22,7 @@ from voice.metrics.results import (
     summarize,
     summarize_run,
 )
+from voice.run.ray_runner import NodeStats
 
 
 def turn(i, latency, barge=None, pause=None):
@@ -211,7 +212,8 @@ def test_results_of_a_newer_schema_or_another_kind_are_refused(tmp_path):
 # --- docs/results.md names every key a run writes ------------------------------------------------------
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "results.md"
-GROUPED = {"by_scenario", "by_preset_type", "by_relation", "by_persona", "rhythm_histogram"}  # keyed: ``*``
+# keyed by a name: ``*``
+GROUPED = {"by_scenario", "by_preset_type", "by_relation", "by_persona", "rhythm_histogram", "records_capped"}
 SECTIONS = {  # heading start → what it documents
     "The run's `results.json`": "run",
     "A target's `results.json`": "target",
@@ -219,7 +221,11 @@ SECTIONS = {  # heading start → what it documents
     "A figures row": "figures",
     "A call": "call",
 }
-OPTIONAL = {"target": {"settings.assistant_tts", "settings.line.codec"}}  # built-in / Twilio targets only
+OPTIONAL = {  # built-in / Twilio targets only; --header; --ray; a bot that floods records
+    "target": {"settings.assistant_tts", "settings.line.codec", "settings.headers"},
+    "run": {"ray", "nodes", *(f"nodes[].{k}" for k in NodeStats("n").summary())},
+    "call": {"node"},
+}
 REACTIVE_ONLY = {  # what only a run with a reactive caller writes (checked by the reactive run's test)
     "target": {"settings.caller", "settings.persona", "settings.caller_prompt", "settings.caller_max_turns"},
     "summary": {"by_persona", "by_persona.*", "goal", "goal.verdicts"},

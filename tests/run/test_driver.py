@@ -110,3 +110,22 @@ async def test_played_marks_are_handed_to_the_line_before_the_frame_that_follows
     assert line.played_after == [(50, ("greeted",))]  # answered before frame 50 goes out
     played = [e for e in trace.events if isinstance(e, ev.MarkPlayed)]
     assert played == [ev.MarkPlayed(16320, "greeted", at=16320)]
+
+
+async def test_a_streamed_call_keeps_rx_on_disk_only_and_measures_the_same_as_its_saved_recording(tmp_path):
+    from voice.metrics.measure import measure
+    from voice.run.driver import record_call
+    from voice.run.recording import EventStream, load_recording, save_recording
+
+    p = plan(turn(0), turn(1))
+    stream = EventStream(tmp_path, "c")
+    rec, trace = await record_call(
+        p, MemoryLine(reference()), VirtualClock(), CallStart("c", {"id": "d"}), {}, events=stream.write
+    )
+    assert trace.outcome.reason == "completed"
+    assert not any(isinstance(e, ev.AudioReceived) for e in rec.events)
+    save_recording(tmp_path, rec, stream)
+    saved = load_recording(tmp_path / "c")
+    assert sum(isinstance(e, ev.AudioReceived) for e in saved.events) > 0
+    assert [e for e in saved.events if not isinstance(e, ev.AudioReceived)] == rec.events
+    assert measure(saved) == measure(rec)

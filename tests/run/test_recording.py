@@ -1,11 +1,15 @@
+import dataclasses
 import json
+import os
 
 import numpy as np
 import pytest
 
 from voice.core import events as ev
+from voice.core.event_json import event_from_json
 from voice.errors import RecordingError
-from voice.run.recording import Recording, load_recording, save_recording
+from voice.files import write_wav
+from voice.run.recording import EventStream, Recording, load_recording, save_recording
 
 
 def test_save_and_load_round_trip(tmp_path):
@@ -60,3 +64,49 @@ def test_incomplete_recordings_are_refused_with_the_file_named(tmp_path):
     log.unlink()
     with pytest.raises(RecordingError, match="needs both"):
         load_recording(wav)
+
+
+def _streamed_call(tmp_path):
+    events = [
+        ev.CallStarted(0, "d", 1, True),
+        *[ev.AudioReceived(320 * i, 320, 320 * i, 320 * i) for i in range(200)],
+        ev.ControlReceived(20_000, "log", {"kind": "caller", "text": "喂"}),
+        ev.CallEnded(64_000, "completed", False),
+    ]
+    rec = Recording("call-1", np.zeros(640, np.int16), np.ones(640, np.int16), events, {"scenario": "x"})
+    return rec, events
+
+
+def test_a_streamed_log_is_the_file_a_whole_save_writes(tmp_path):
+    rec, events = _streamed_call(tmp_path)
+    whole = save_recording(tmp_path / "whole", rec)[1].read_bytes()
+    stream = EventStream(tmp_path / "streamed", "call-1")
+    for e in events:
+        stream.write(e)
+    kept = [e for e in events if not isinstance(e, ev.AudioReceived)]  # what memory holds when streaming
+    log = save_recording(tmp_path / "streamed", dataclasses.replace(rec, events=kept), stream)[1]
+    assert log.read_bytes() == whole and not stream.partial.exists()
+    assert load_recording(log).events == events
+
+
+def test_a_crash_mid_call_leaves_a_partial_log_of_whole_records_that_is_not_a_recording(tmp_path):
+    rec, events = _streamed_call(tmp_path)
+    stream = EventStream(tmp_path, "call-1")
+    for e in events[:-1]:
+        stream.write(e)  # written out at least once per second of call time, before any save
+    lines = stream.partial.read_text(encoding="utf-8").splitlines()
+    assert lines and all(json.loads(x)["kind"] != "meta" for x in lines)
+    assert [event_from_json(json.loads(x)) for x in lines] == events[: len(lines)]
+    assert json.loads(lines[-1])["t"] >= 16_000
+    stream.close()  # what a crash leaves: every line whole, no meta
+    write_wav(tmp_path / "call-1.wav", [rec.caller, rec.assistant])
+    os.replace(stream.partial, tmp_path / "call-1.events.jsonl")
+    with pytest.raises(RecordingError, match="no meta line"):
+        load_recording(tmp_path / "call-1")
+
+
+def test_a_stream_of_a_call_that_never_connected_leaves_nothing(tmp_path):
+    stream = EventStream(tmp_path, "call-1")
+    stream.write(ev.CallStarted(0, "d", 1, True))
+    stream.discard()
+    assert list(tmp_path.iterdir()) == []

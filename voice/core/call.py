@@ -24,6 +24,7 @@ import numpy as np
 from voice.core import events as ev
 from voice.core.audio import FRAME_SAMPLES, SAMPLE_RATE, Pcm, active_bounds, ms_to_samples, shared_silence
 from voice.core.caller import CallerPlan, PlannedTurn
+from voice.core.eventlog import EventLog, bounded_name, bounded_payload
 from voice.core.events import CallEvent
 from voice.core.playout import PlayoutBuffer
 
@@ -131,7 +132,7 @@ class CallCore:
         self._hangup_after = ms_to_samples(t.hangup_after_ms)
         self._max_call = ms_to_samples(t.max_call_ms)
         self._drain = ms_to_samples(t.drain_ms)
-        self.events: list[CallEvent] = []
+        self.log = EventLog()  # capped per kind; a runner may stream it to disk (EventLog.stream_to)
         self.outcome: CallOutcome | None = None
         self._frame = 0
         self._ear = PlayoutBuffer()  # assistant audio as the caller hears it
@@ -195,12 +196,14 @@ class CallCore:
             self._marks.append((due, item.name))
             self._log(ev.MarkReceived(arrival, item.name, due))
         elif isinstance(item, AssistantControl):
-            self._log(ev.ControlReceived(arrival, item.event, dict(item.payload)))
+            # the record may be capped (voice.core.eventlog); what the message does never is
+            self._log(ev.ControlReceived(arrival, bounded_name(item.event), bounded_payload(item.payload)))
             if item.event == "clear":
                 self._log(ev.PlayoutCleared(arrival, self._ear.clear(arrival)))
                 # the marks of the dropped audio are answered at once, as Twilio does
-                self._marks = deque((arrival, name) for _, name in self._marks)
-            elif item.event == "hangup":
+                if self._marks:
+                    self._marks = deque((arrival, name) for _, name in self._marks)
+            elif item.event == "hangup" and self._state is not _State.DRAINING:
                 self._log(ev.HungUp(arrival, "assistant", str(item.payload.get("reason", ""))))
                 self._state, self._drain_since = _State.DRAINING, arrival
             elif item.event == "error":
@@ -371,6 +374,8 @@ class CallCore:
         if self.done:
             return
         self.outcome = CallOutcome(reason, failed, detail)
+        if capped := self.log.capped():
+            self._log(ev.RecordsCapped(at, capped))
         self._log(ev.CallEnded(at, reason, failed, detail, self._next_turn, len(self._turns)))
         self._state = _State.DONE
 
@@ -378,5 +383,10 @@ class CallCore:
         """Log what a companion of the core did (the reactive caller's decisions), in time order."""
         self._log(event)
 
+    @property
+    def events(self) -> list[CallEvent]:
+        """The records kept in memory so far (every one, unless the log streams to disk: then not ``rx``)."""
+        return self.log.events
+
     def _log(self, event: CallEvent) -> None:
-        self.events.append(event)
+        self.log.append(event)

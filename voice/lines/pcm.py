@@ -14,9 +14,14 @@ from voice.errors import LineError
 from voice.lines.base import CallStart
 from voice.lines.headers import Headers
 from voice.lines.redact import redact_text
-from voice.lines.ws_client import MAX_MESSAGE_BYTES, WebsocketClient, closed_reason, connect
+from voice.lines.ws_client import WebsocketClient, closed_reason, connect
 
-__all__ = ["MAX_MESSAGE_BYTES", "PcmWebsocketLine", "parse_pcm_message"]
+__all__ = ["MAX_AUDIO_MESSAGE_MS", "MAX_MESSAGE_BYTES", "PcmWebsocketLine", "parse_pcm_message"]
+
+MAX_AUDIO_MESSAGE_MS = 2000  # one binary message: 100 frames of 20 ms, room for any streaming TTS chunk
+# one message, audio or control (a control event is a few hundred bytes; a log is recorded up to 4 KiB):
+# larger is the bot's protocol error (close 1009), never a jump of the call's timeline
+MAX_MESSAGE_BYTES = MAX_AUDIO_MESSAGE_MS * SAMPLE_RATE // 1000 * 2
 
 
 def parse_pcm_message(message: str | bytes) -> LineInput:
@@ -47,7 +52,8 @@ class PcmWebsocketLine:
     """CallSim's side of a raw PCM websocket call.
 
     A flood of audio (more than a minute queued ahead of playout) is refused by the call core, which owns
-    the playout; this line only parses.
+    the playout, and a flood of control events is recorded up to a cap and counted (the core's
+    :mod:`~voice.core.eventlog`); this line only parses, and refuses a message over ``MAX_MESSAGE_BYTES``.
     """
 
     def __init__(self, url: str, *, open_timeout_s: float = 10.0, headers: Headers = ()) -> None:

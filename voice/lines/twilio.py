@@ -13,13 +13,16 @@ marks whose audio a ``clear`` dropped.  The call core owns the playout, so a ``m
 ``mark_played``, and the driver hands it back to :meth:`TwilioLine.played`, which answers it just before
 that frame's caller audio: at most one frame (20 ms) late, as with Twilio's own packetized playout.
 A flood of audio (more than a minute queued ahead of playout) is refused by the core for the same reason.
+Unknown events, ``log``, ``clear`` and marks are all passed on: the core keeps the first 1000 records of
+each kind and counts the rest (:mod:`voice.core.eventlog`).  One message is at most
+:data:`MAX_MESSAGE_BYTES` (2 s of mu-law audio as base64 JSON, with room; larger: ``protocol_error``).
 
 A bot hangs up by closing the websocket (Twilio has no hang-up message; real bots may also call Twilio's
 REST API): a normal close (1000/1001) is returned as ``AssistantControl("hangup")`` before the
 :class:`~voice.core.call.LineClosed`, so the caller hears what is still queued and the call ends as an
 assistant hang-up, as with the raw protocol's ``hangup`` event.  Everything else the bot gets wrong
-(malformed JSON, wrong encodings, floods of marks or messages, an abnormal close mid-call) comes back from
-:meth:`recv` as :class:`~voice.core.call.LineClosed` with a reason; :meth:`recv` never raises.
+(malformed JSON, wrong encodings, floods of pending marks or messages, an abnormal close mid-call) comes
+back from :meth:`recv` as :class:`~voice.core.call.LineClosed` with a reason; :meth:`recv` never raises.
 """
 
 from __future__ import annotations
@@ -42,12 +45,14 @@ from voice.lines.base import CallStart
 from voice.lines.effects import MulawChannel
 from voice.lines.headers import Headers
 from voice.lines.redact import redact_text
-from voice.lines.ws_client import MAX_MESSAGE_BYTES, WebsocketClient, closed_reason, connect
+from voice.lines.ws_client import WebsocketClient, closed_reason, connect
 
 TWILIO_RATE = 8000
 FLOOD_BACKLOG = 5000  # messages read from the socket but not yet taken by the driver
 MAX_PENDING_MARKS = 1000  # marks waiting for their audio to play
-MAX_UNKNOWN_EVENTS = 1000  # recorded and ignored, up to this many per call
+# one message from the bot: a media message of 2 s of mu-law (16,000 bytes, 21,336 in base64) and its
+# JSON fits with room, as does any control event; larger is the bot's protocol error (close 1009)
+MAX_MESSAGE_BYTES = 32 * 1024
 _SHOWN = 200  # characters of a bad message kept in a reason
 
 
@@ -174,7 +179,6 @@ class TwilioLine:
         self._down = MulawChannel()  # bot → caller
         self._inbox: asyncio.Queue[LineInput] = asyncio.Queue()
         self._reader: asyncio.Task[None] | None = None
-        self._unknown = 0
         self._marks_received = 0
         self.marks_echoed: list[str] = []  # names, in the order they were answered
         self.stream_sid: str | None = None
@@ -338,7 +342,5 @@ class TwilioLine:
             return AssistantControl("clear")
         if parsed.event == "log":
             return AssistantControl("log", parsed.fields)
-        self._unknown += 1
-        if self._unknown > MAX_UNKNOWN_EVENTS:
-            return LineClosed(f"protocol_error: flood: over {MAX_UNKNOWN_EVENTS} unknown events")
+        # recorded and ignored; the core keeps the first 1000 records of it and counts the rest
         return AssistantControl("unknown", {"event": parsed.event[:_SHOWN], **parsed.fields})

@@ -12,7 +12,9 @@ describes.  Two things are its own:
   buffer: unpredictable, from a strong source (RFC 6455 section 5.3), one syscall per 256 frames;
 - a peer that stops reading is failed with 1008 once ``MAX_UNSENT_BYTES`` wait to be sent (real-time
   audio cannot wait for it; without this the buffer would grow for the rest of the call);
-- received messages are reassembled from fragments here, and text is checked to be UTF-8 (close 1007).
+- received messages are reassembled from fragments here, and text is checked to be UTF-8 (close 1007);
+- reading stops while more than ``HIGH_WATER`` messages or ``HIGH_WATER_BYTES`` wait for :meth:`recv`, so
+  whatever a peer sends, a connection holds at most about that much (plus one message of ``max_size``).
 
 :func:`closed_reason` turns the ``ConnectionClosed`` a line gets into the reason a call records.
 
@@ -42,9 +44,11 @@ from websockets.uri import parse_uri
 CLOSE_TIMEOUT_S = 2.0  # after the closing handshake, how long the server gets to close TCP
 MASK_POOL_BYTES = 1024  # masks for 256 frames per os.urandom call
 MAX_UNSENT_BYTES = 1 << 20  # ~30 s of caller audio the peer has not read: it has stopped reading
-MAX_MESSAGE_BYTES = 1 << 20  # one received message; far beyond any sane audio chunk (close 1009)
+MAX_MESSAGE_BYTES = 64 * 1024  # one received message, unless connect() is told otherwise (close 1009)
 HIGH_WATER = 1024  # received messages not yet taken by recv(): stop reading from the socket ...
 LOW_WATER = 256  # ... until recv() has brought them down to this
+HIGH_WATER_BYTES = 1 << 20  # the same in bytes: a flood of big messages is held back at ~1 MiB ...
+LOW_WATER_BYTES = 256 * 1024  # ... until recv() has brought them down to this
 
 
 def closed_reason(exc: ConnectionClosed) -> str:
@@ -56,7 +60,9 @@ def closed_reason(exc: ConnectionClosed) -> str:
     sent, rcvd = exc.sent, exc.rcvd
     ours = rcvd is None or exc.rcvd_then_sent is False  # CallSim closed first (not an echo of the bot's)
     if sent is not None and ours and sent.code == 1009:
-        return f"protocol_error: message larger than {MAX_MESSAGE_BYTES} bytes"
+        return "protocol_error: message larger than the line allows" + (
+            f" ({sent.reason})" if sent.reason else ""
+        )
     if sent is not None and ours and sent.code in (1002, 1007, 1008):
         return f"protocol_error: {sent.reason or f'websocket close code {sent.code}'}"
     if rcvd is None:
@@ -105,6 +111,7 @@ class WebsocketClient:
         self._loop = asyncio.get_running_loop()
         self._transport: asyncio.Transport | None = None
         self._messages: deque[str | bytes] = deque()
+        self._buffered = 0  # bytes (or characters) of the messages waiting for recv()
         self._waiter: asyncio.Future[None] | None = None
         self._fragments: list[bytes] = []
         self._fragment_text = False
@@ -151,7 +158,9 @@ class WebsocketClient:
             finally:
                 self._waiter = None
         message = self._messages.popleft()
-        if self._paused and len(self._messages) <= LOW_WATER and self._transport is not None:
+        self._buffered -= len(message)
+        low = len(self._messages) <= LOW_WATER and self._buffered <= LOW_WATER_BYTES
+        if self._paused and low and self._transport is not None:
             self._paused = False
             self._transport.resume_reading()
         return message
@@ -181,7 +190,8 @@ class WebsocketClient:
                     self._response.set_result(None)
             elif isinstance(event, Frame):
                 self._frame(event)
-        if len(self._messages) > HIGH_WATER and not self._paused and self._transport is not None:
+        high = len(self._messages) > HIGH_WATER or self._buffered > HIGH_WATER_BYTES
+        if high and not self._paused and self._transport is not None:
             self._paused = True
             self._transport.pause_reading()
         self._wake()
@@ -216,12 +226,16 @@ class WebsocketClient:
         self._fragments = []
         if not self._fragment_text:
             self._messages.append(data)
+            self._buffered += len(data)
             return
         try:
-            self._messages.append(data.decode())
+            text = data.decode()
         except UnicodeDecodeError:
             self.protocol.fail(1007, "invalid UTF-8 in a text message")
             self._write_pending()
+            return
+        self._messages.append(text)
+        self._buffered += len(text)  # counted as recv() will subtract it
 
     def _write_pending(self) -> None:
         transport = self._transport

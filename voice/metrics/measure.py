@@ -84,6 +84,8 @@ class CallMetrics:
     caller_turns_cut: int = 0  # caller turns cut short or never said because the assistant hung up
     detail: str = ""  # why the call ended, in words (the event log's ``call_end`` detail)
     goal: CallerGoal | None = None  # the reactive caller's verdict on its goal (None: a scripted caller)
+    # records the bot sent more of than a call keeps: {kind: {"received": n, "kept": k}} (voice.core.eventlog)
+    records_capped: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # a call read back from JSON (resumed runs, reports, compare) hands its ``goal`` object over as is
@@ -268,7 +270,14 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
         caller_turns_cut=len(cut) + (max(0, len(plans) - len(cut) - len(turns)) if hangup is not None else 0),
         detail=(end.detail if end else "") or _hangup_reason(events),
         goal=caller_goal(events, n, rate),
+        records_capped=next((_counts(e.counts) for e in events if isinstance(e, ev.RecordsCapped)), {}),
     )
+
+
+def _counts(counts: Mapping[str, Any]) -> dict[str, dict[str, int]]:
+    return {
+        str(k): {str(f): int(n) for f, n in v.items()} for k, v in counts.items() if isinstance(v, Mapping)
+    }
 
 
 def _scored(**fields: Any) -> TurnMetrics:

@@ -24,6 +24,7 @@ from voice.core.audio import FRAME_SAMPLES, SAMPLE_RATE, Pcm, ns_to_samples, sam
 from voice.core.call import CallCore, CallOutcome, LineClosed
 from voice.core.caller import CallerPlan
 from voice.core.clock import Clock
+from voice.core.eventlog import EventSink
 from voice.core.events import CallEvent
 from voice.errors import LineError
 from voice.lines.base import CallStart, Line
@@ -106,12 +107,15 @@ async def record_call(
     *,
     core: CallCore | None = None,
     companion: CallCompanion | None = None,
+    events: EventSink | None = None,
 ) -> tuple[Recording, CallTrace]:
     """Play ``plan`` as one call on ``line``: the one path from a caller plan to a recording (not saved).
 
     ``core`` replaces the scripted core built from ``plan`` (a reactive one, with its ``companion``).
+    ``events``: stream the call's records there as they happen (:class:`~voice.run.recording.EventStream`);
+    the recording's ``events`` then lack the ``rx`` records, which are on disk only.
     """
-    trace = await run_call(core or CallCore(plan), line, clock, start, companion=companion)
+    trace = await run_call(core or CallCore(plan), line, clock, start, companion=companion, events=events)
     return trace.recording(start.call_id, labels), trace
 
 
@@ -123,8 +127,14 @@ async def run_call(
     *,
     connect_timeout_s: float = 15.0,
     companion: CallCompanion | None = None,
+    events: EventSink | None = None,
 ) -> CallTrace:
-    """Play one call to the end.  A line that cannot be opened raises :class:`LineError`."""
+    """Play one call to the end.  A line that cannot be opened raises :class:`LineError`.
+
+    ``events``: where the core streams its records as they happen (see :func:`record_call`).
+    """
+    if events is not None:
+        core.log.stream_to(events)
     try:
         await asyncio.wait_for(line.open(start), connect_timeout_s)
     except TimeoutError as exc:

@@ -1,7 +1,7 @@
 """``callsim bench --ray``: a run's calls spread over the nodes of a Ray cluster, its folder written by the
 driver alone.
 
-Each node gets one :class:`CallWorker` actor, reused across calls: its own event loop (frame pacing is
+Each node gets one :class:`~voice.run.ray_worker.CallWorker` actor, reused across calls: its own event loop (frame pacing is
 timed on the node that makes the call), its own TTS, transcriber and, for ``builtin`` targets, its own
 built-in assistant, started on its first call.  A worker makes a call exactly as the local runner does
 (:mod:`voice.run.assistants`, :class:`voice.run.runner.CallMaker`), in a scratch folder of its node, and
@@ -22,26 +22,23 @@ import asyncio
 import contextlib
 import json
 import os
-import shutil
 import socket
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from voice.core.clock import MonotonicClock
-from voice.errors import AssistantCrashed, ConfigError
+from voice.errors import ConfigError
 from voice.files import atomic_write_bytes
 from voice.lines.base import Line
-from voice.lines.targets import Target, parse_target
+from voice.lines.targets import Target
 from voice.metrics.measure import CallMetrics
-from voice.run.assistants import open_target_runs, target_settings
+from voice.run.assistants import target_settings
 from voice.run.bench_config import BenchConfig
 from voice.run.jobs import CallJob
-from voice.run.recording import recording_paths
-from voice.run.resume import metrics_path
-from voice.run.runner import CallMaker, CallStatus, TargetCalls, TargetRun, run_calls
+from voice.run.ray_worker import CallOutput, CallWorker, WorkerSpec
+from voice.run.runner import CallStatus, TargetCalls, TargetRun, run_calls
 from voice.speech.tts.base import TTSEngine
 
 _CLOCK = MonotonicClock()
@@ -68,26 +65,6 @@ def import_ray() -> Any:
     return ray
 
 
-@dataclass(frozen=True)
-class WorkerSpec:
-    """What a worker needs to make a target's calls as the local runner would (picklable)."""
-
-    config: BenchConfig
-    targets: tuple[str, ...]
-    transcriber: str | None  # the replies' transcriber (None: no transcripts), made on each node
-    concurrency: int | None  # calls at once per node (None: by the node's CPUs)
-
-
-@dataclass(frozen=True)
-class CallOutput:
-    """A finished call as a worker returns it: its files (the metrics file last) and where it was made."""
-
-    files: tuple[tuple[str, bytes], ...]
-    metrics: CallMetrics
-    node: str
-    pacing_p99_ms: float | None
-
-
 def _no_line() -> Line:
     raise ConfigError("with --ray, lines are opened on the workers")
 
@@ -102,86 +79,6 @@ class _NoTTS:
 
 
 _NO_TTS: TTSEngine = _NoTTS()  # type: ignore[assignment]
-
-
-class CallWorker:
-    """One node's call maker (a Ray actor; async methods, so its calls share one event loop)."""
-
-    def __init__(self, spec: WorkerSpec, node: str) -> None:
-        self._spec, self._node = spec, node
-        self._root = Path(tempfile.mkdtemp(prefix="callsim-ray-"))
-        self._targets: list[Target] = [parse_target(t) for t in spec.targets]
-        self._stack: contextlib.AsyncExitStack | None = None
-        self._runs: list[TargetRun] | None = None
-        self._maker: CallMaker | None = None
-        self._opening: asyncio.Lock | None = None
-
-    async def _open(self) -> tuple[list[TargetRun], CallMaker]:
-        self._opening = self._opening or asyncio.Lock()
-        async with self._opening:
-            if self._runs is None or self._maker is None:
-                from voice.speech.tts import make_tts
-
-                config = self._spec.config
-                tts = make_tts(config.tts)
-                asr = None
-                if self._spec.transcriber is not None:
-                    from voice.speech.transcribers import make_transcriber
-
-                    asr = make_transcriber(self._spec.transcriber)
-                stack = contextlib.AsyncExitStack()
-                folders = [self._root / str(i) for i in range(len(self._targets))]
-                self._runs = await open_target_runs(stack, config, self._targets, folders, log_dir=self._root)
-                concurrency = self._spec.concurrency or 1024  # the driver never sends more than it allows
-                self._maker = CallMaker(tts, asr, concurrency, MonotonicClock, lambda _: None)
-                self._stack = stack
-            return self._runs, self._maker
-
-    async def call(self, target: int, job: CallJob) -> CallOutput:
-        """Make one call of ``target``'s; its files leave the node with the answer."""
-        runs, maker = await self._open()
-        run = runs[target]
-        maker.expect(job)
-        try:
-            metrics = await maker.one(run, job)
-        except AssistantCrashed:
-            await self._close()  # the next call starts the node's assistant again
-            raise
-        folder = run.settings.out_dir
-        paths = [*recording_paths(folder, job.call_id), metrics_path(folder, job.call_id)]
-        files = []
-        for path in paths:
-            if path.exists():
-                files.append((path.name, path.read_bytes()))
-                path.unlink()
-        return CallOutput(tuple(files), metrics, self._node, _pacing_p99(files))
-
-    async def _close(self) -> None:
-        stack, self._stack, self._runs, self._maker = self._stack, None, None, None
-        if stack is not None:
-            await stack.aclose()
-
-    async def close(self) -> dict[str, bytes]:
-        """Stop the node's assistant and remove its scratch folder; returns the assistant's log, if any."""
-        await self._close()
-        log = self._root / "assistant.log"
-        logs = {f"assistant.{_file_safe(self._node)}.log": log.read_bytes()} if log.exists() else {}
-        shutil.rmtree(self._root, ignore_errors=True)
-        return logs
-
-
-def _file_safe(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "-" for c in text)
-
-
-def _pacing_p99(files: Sequence[tuple[str, bytes]]) -> float | None:
-    for name, data in files:
-        if name.endswith(".events.jsonl") and data.strip():
-            meta = json.loads(data.rstrip(b"\n").rsplit(b"\n", 1)[-1])
-            pacing = meta.get("pacing_late_ms") if isinstance(meta, dict) else None
-            if isinstance(pacing, dict) and isinstance(pacing.get("p99"), (int, float)):
-                return float(pacing["p99"])
-    return None
 
 
 @dataclass
@@ -224,7 +121,7 @@ def connect(address: str) -> Callable[[], None]:
         return lambda: None
     if address != "auto":
         ray.init(address=address, log_to_driver=False)
-        return ray.shutdown  # type: ignore[no-any-return]
+        return ray.shutdown
     from voice.run.launch import reaper
 
     watchdog = reaper()

@@ -1,6 +1,10 @@
 """A call on disk: a stereo WAV (caller left, assistant as heard right) and a JSONL event log.
 
 Both are written atomically, so a killed run never leaves a half-written recording that looks complete.
+A run streams the event log as the call goes (:class:`EventStream`: ``<call>.events.jsonl.partial``,
+whole lines only, renamed to ``<call>.events.jsonl`` once the WAV is saved), so a call's records are
+not all held in memory and a crash leaves a readable partial log (every line a complete record, no
+``meta``: :func:`load_recording` calls it incomplete).
 Every metric can be recomputed from these two files (``callsim measure``): the event log holds every fact
 of the call (:mod:`voice.core.events`); the last line, ``meta``, holds labels only (scenario, target, seed,
 what the line did, pacing), never a fact that measurement needs.
@@ -10,15 +14,21 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from voice.core.audio import SAMPLE_RATE, Pcm
-from voice.core.events import CallEvent, CallStarted, TurnPlanned, event_from_json, event_to_json
+from voice.core.event_json import event_from_json, event_to_json
+from voice.core.events import CallEvent, CallStarted, TurnPlanned
 from voice.errors import RecordingError
 from voice.files import atomic_write_bytes, read_wav, write_wav
+
+PARTIAL_SUFFIX = ".partial"  # an event log still being written (or left by a crash)
+FLUSH_BYTES = 64 * 1024  # a streamed log is written out once this much is waiting ...
+FLUSH_SAMPLES = SAMPLE_RATE  # ... or once a record is this far (1 s of call time) past the last write
 
 
 @dataclass(frozen=True)
@@ -36,17 +46,108 @@ def recording_paths(folder: Path, call_id: str) -> tuple[Path, Path]:
     return folder / f"{call_id}.wav", folder / f"{call_id}.events.jsonl"
 
 
-def save_recording(folder: Path, rec: Recording) -> tuple[Path, Path]:
-    """Write the WAV, then the event log (whose last line, ``meta``, marks the recording complete)."""
+def save_recording(folder: Path, rec: Recording, stream: EventStream | None = None) -> tuple[Path, Path]:
+    """Write the WAV, then the event log (whose last line, ``meta``, marks the recording complete).
+
+    ``stream``: the call's log was streamed (:class:`EventStream`), so ``rec.events`` may lack records
+    that are on disk only; the streamed file is completed with ``meta`` and renamed instead.
+    """
     wav, log = recording_paths(folder, rec.call_id)
+    if stream is not None:
+        try:
+            write_wav(wav, [rec.caller, rec.assistant], rec.sample_rate)
+            stream.finish(_meta_line(rec))
+        finally:
+            stream.close()  # a no-op once finished; else the partial log is left as it is
+        return wav, log
     write_wav(wav, [rec.caller, rec.assistant], rec.sample_rate)
-    lines = [
-        json.dumps(event_to_json(e, rec.sample_rate), ensure_ascii=False, default=str) for e in rec.events
-    ]
-    meta = {"kind": "meta", "call_id": rec.call_id, "sample_rate": rec.sample_rate, **rec.meta}
-    lines.append(json.dumps(meta, ensure_ascii=False, default=str))
-    atomic_write_bytes(log, ("\n".join(lines) + "\n").encode())
+    lines = [_event_line(e, rec.sample_rate) for e in rec.events]
+    lines.append(_meta_line(rec))
+    atomic_write_bytes(log, b"".join(lines))
     return wav, log
+
+
+def _event_line(event: CallEvent, rate: int) -> bytes:
+    return (json.dumps(event_to_json(event, rate), ensure_ascii=False, default=str) + "\n").encode()
+
+
+def _meta_line(rec: Recording) -> bytes:
+    meta = {"kind": "meta", "call_id": rec.call_id, "sample_rate": rec.sample_rate, **rec.meta}
+    return (json.dumps(meta, ensure_ascii=False, default=str) + "\n").encode()
+
+
+class EventStream:
+    """A call's event log, appended to ``<call>.events.jsonl.partial`` as the call runs.
+
+    :meth:`write` is the core's event sink (:meth:`voice.core.eventlog.EventLog.stream_to`).  Records wait
+    in a small buffer and go out as whole lines, at least once per second of call time; a failed write is
+    cut back to the last whole line, so the partial file is always a valid log prefix.  :meth:`finish`
+    appends ``meta``, syncs and renames the file to its final name (atomic, like every file of a run).
+    The file is created (or a stale partial from a crash truncated) when the stream is made.
+    """
+
+    def __init__(self, folder: Path, call_id: str, rate: int = SAMPLE_RATE) -> None:
+        self.path = recording_paths(folder, call_id)[1]
+        self.partial = self.path.with_name(self.path.name + PARTIAL_SUFFIX)
+        self.rate = rate
+        folder.mkdir(parents=True, exist_ok=True)
+        self._fd: int | None = os.open(self.partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        self._waiting: list[bytes] = []
+        self._waiting_bytes = 0
+        self._written = 0  # bytes of whole lines in the file
+        self._written_t = 0  # call time of the last write
+
+    def write(self, event: CallEvent) -> None:
+        """Append one record (written out within ``FLUSH_BYTES`` or one second of call time)."""
+        line = _event_line(event, self.rate)
+        self._waiting.append(line)
+        self._waiting_bytes += len(line)
+        if self._waiting_bytes >= FLUSH_BYTES or event.t - self._written_t >= FLUSH_SAMPLES:
+            self._written_t = event.t
+            self.flush()
+
+    def flush(self) -> None:
+        """Write out what waits, as whole lines (a failed write leaves the file as it was)."""
+        if self._fd is None or not self._waiting:
+            return
+        data = memoryview(b"".join(self._waiting))
+        self._waiting, self._waiting_bytes = [], 0
+        try:
+            done = 0
+            while done < len(data):
+                done += os.write(self._fd, data[done:])
+        except OSError:
+            os.ftruncate(self._fd, self._written)
+            os.lseek(self._fd, self._written, os.SEEK_SET)
+            raise
+        self._written += len(data)
+
+    def finish(self, meta_line: bytes) -> Path:
+        """Complete the log with its ``meta`` line and give it its final name; returns that path."""
+        if self._fd is None:
+            raise RecordingError(f"{self.partial}: the event stream is already closed")
+        self._waiting.append(meta_line)
+        self.flush()
+        os.fsync(self._fd)
+        self.close()
+        os.replace(self.partial, self.path)
+        return self.path
+
+    def close(self) -> None:
+        """Write out what waits and close the file, leaving the partial log (a call that did not finish)."""
+        if self._fd is None:
+            return
+        try:
+            self.flush()
+        finally:
+            os.close(self._fd)
+            self._fd = None
+
+    def discard(self) -> None:
+        """Close and delete the partial log (a call that never connected leaves nothing behind)."""
+        self._waiting = []
+        self.close()
+        self.partial.unlink(missing_ok=True)
 
 
 def load_recording(path: Path) -> Recording:

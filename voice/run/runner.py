@@ -25,6 +25,7 @@ from typing import Any
 from voice.core.audio import ms_to_samples
 from voice.core.caller import CallerPlan, CallerTiming, plan_call
 from voice.core.clock import Clock, MonotonicClock
+from voice.core.eventlog import EventSink
 from voice.dialogues import Dialogue
 from voice.errors import AssistantCrashed, ConfigError, LineError
 from voice.lines.base import CallStart, Line
@@ -34,7 +35,7 @@ from voice.react.caller import ReactiveCaller
 from voice.react.session import ReactiveSession
 from voice.run.driver import CallTrace, record_call
 from voice.run.jobs import CallJob, plan_jobs
-from voice.run.recording import Recording, save_recording
+from voice.run.recording import EventStream, Recording, save_recording
 from voice.run.resume import dialogue_sha, metrics_path, open_folder
 from voice.speech.asr import ASREngine
 from voice.speech.tts.base import TTSEngine
@@ -103,10 +104,12 @@ async def call_once(
     clock: Clock,
     settings: RunSettings,
     caller: ReactiveSession | None = None,
+    events: EventSink | None = None,
 ) -> tuple[Recording, CallTrace]:
     """Run one call and wrap it as a recording (not yet saved); its meta holds labels only.
 
     ``caller``: a reactive caller, whose core (made by its ``start``) plays instead of ``plan``.
+    ``events``: where the call's records stream as they happen (:class:`~voice.run.recording.EventStream`).
     """
     dialogue = job.dialogue
     labels = {
@@ -124,9 +127,11 @@ async def call_once(
     }
     start = CallStart(job.call_id, dialogue.assistant_view())
     if caller is None:
-        return await record_call(plan, line, clock, start, labels)
+        return await record_call(plan, line, clock, start, labels, events=events)
     core = caller.started()
-    return await record_call(core.plan, line, clock, start, labels, core=core, companion=caller)
+    return await record_call(
+        core.plan, line, clock, start, labels, core=core, companion=caller, events=events
+    )
 
 
 def transcribe_replies(rec: Recording, metrics: CallMetrics, asr: ASREngine) -> CallMetrics:
@@ -147,8 +152,8 @@ def transcribe_replies(rec: Recording, metrics: CallMetrics, asr: ASREngine) -> 
     return dataclasses.replace(metrics, turns=turns)
 
 
-def _save_and_measure(out_dir: Path, rec: Recording) -> CallMetrics:
-    save_recording(out_dir, rec)
+def _save_and_measure(out_dir: Path, rec: Recording, stream: EventStream | None = None) -> CallMetrics:
+    save_recording(out_dir, rec, stream)
     return measure(rec)
 
 
@@ -251,14 +256,22 @@ class CallMaker:
             caller = await self._reactive(settings, job, timing)
             plan = caller.started().plan if caller is not None else await self.plan(job, timing)
             self.on_status(CallStatus(label, job.call_id, "calling"))
+            # the call's records go to disk as they happen: a chatty bot cannot fill the memory with them
+            stream = EventStream(settings.out_dir, job.call_id)
             try:
-                rec, _ = await call_once(job, plan, run.make_line(), self.new_clock(), settings, caller)
+                rec, _ = await call_once(
+                    job, plan, run.make_line(), self.new_clock(), settings, caller, events=stream.write
+                )
             except LineError as exc:
+                stream.discard()
                 await _check_alive(run, job, suspect=True)
                 metrics = _connect_failed(job, plan, f"cannot connect: {exc}")
                 self.on_status(CallStatus(label, job.call_id, "failed", metrics, metrics.detail))
                 return metrics
-        metrics = await loop.run_in_executor(None, _save_and_measure, settings.out_dir, rec)
+            except BaseException:
+                stream.close()  # the partial log stays, whole lines only, for a post-mortem
+                raise
+        metrics = await loop.run_in_executor(None, _save_and_measure, settings.out_dir, rec, stream)
         await _check_alive(run, job, suspect=metrics.failed or metrics.outcome == "line_closed")
         if self.asr is not None and settings.transcribe:
             async with self.asr_lock:

@@ -17,12 +17,18 @@ from voice.core.clock import MonotonicClock
 _CLOCK = MonotonicClock()
 
 
-def _now_s() -> float:
+def now_s() -> float:
     """Wall seconds on CallSim's one clock (for bounds and throughput, not for audio)."""
     return _CLOCK.now_ns() / 1e9
 
 
 _pause = threading.Event()  # never set: its wait() is a sleep
+
+
+def sleep_s(seconds: float) -> None:
+    """Block this thread for ``seconds`` (faults drive blocking code; no clock read)."""
+    _pause.wait(seconds)
+
 
 #: a row passes only under these bounds (the issue's goals)
 MAX_PEAK_MB = 300.0
@@ -107,7 +113,7 @@ def run_measured(
     within ``timeout``.  The peak memory is the kernel's ``ru_maxrss`` for this one process and the
     descendants it waited for, so the figure is the command's own, not that of a hostile bot running beside.
     """
-    start = _now_s()
+    start = now_s()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(list(cmd), cwd=cwd, env=_env(env), stdout=out, stderr=err, text=True)
         signalled = timed_out = False
@@ -115,16 +121,16 @@ def run_measured(
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid == proc.pid:
                 break
-            now = _now_s() - start
+            now = now_s() - start
             if kill_after is not None and not signalled and now >= kill_after:
                 proc.send_signal(kill_signal)
                 signalled = True
             if now >= timeout and not timed_out:
                 proc.kill()
                 timed_out = True
-            _pause.wait(0.02)
+            sleep_s(0.02)
         proc.returncode = os.waitstatus_to_exitcode(status)
-        seconds = _now_s() - start
+        seconds = now_s() - start
         out.seek(0)
         err.seek(0)
         return Measured(proc.returncode, seconds, usage.ru_maxrss / 1024, out.read(), err.read(), timed_out)
