@@ -1,0 +1,72 @@
+"""A run's targets, opened: settings and fingerprint per target, lines from the factories, the exit probe."""
+
+from __future__ import annotations
+
+import contextlib
+import pickle
+import subprocess
+import sys
+
+from tests.fakes import reference
+from voice.lines.memory import MemoryLine
+from voice.lines.targets import parse_target
+from voice.run.assistants import exit_probe, open_target_runs, target_settings
+from voice.run.bench_config import BenchConfig
+
+PCM = "pcm+ws://127.0.0.1:9/pcm"
+
+
+def test_a_remote_targets_settings_record_its_line_and_header_names_never_values(tmp_path) -> None:
+    config = BenchConfig(out=tmp_path, targets=(PCM,), tts="memory", seed=7, headers=(("X-Key", "s3cret"),))
+    settings = target_settings(config, parse_target(PCM), tmp_path / "t")
+    assert settings.out_dir == tmp_path / "t" and settings.timing.seed == 7
+    fp = settings.fingerprint()
+    assert fp["headers"] == ["X-Key"] and "s3cret" not in repr(fp)
+    assert "assistant_tts" not in fp  # only a built-in target records its voice
+
+
+def test_the_built_in_targets_settings_record_its_voice_policy_and_overrides(tmp_path) -> None:
+    config = BenchConfig(
+        out=tmp_path, tts="espeak", policy="mod:make", assistant_settings=("turn_model=silence",)
+    )
+    fp = target_settings(config, parse_target("builtin"), tmp_path).fingerprint()
+    assert (fp["assistant_tts"], fp["policy"], fp["assistant_settings"]) == (
+        "espeak",
+        "mod:make",
+        "turn_model=silence",
+    )
+
+
+async def test_targets_with_a_line_factory_open_no_assistant(tmp_path) -> None:
+    config = BenchConfig(out=tmp_path, targets=(PCM,), tts="memory")
+    made: list[MemoryLine] = []
+
+    def factory() -> MemoryLine:
+        made.append(MemoryLine(reference()))
+        return made[-1]
+
+    async with contextlib.AsyncExitStack() as stack:
+        [run] = await open_target_runs(
+            stack, config, [parse_target(PCM)], [tmp_path / "a"], log_dir=tmp_path, labels=["a"],
+            line_factories={PCM: factory},
+        )  # fmt: skip
+        assert run.label == "a" and run.crashed is None and run.make_line() is made[0]
+    assert not (tmp_path / "assistant.log").exists()
+
+
+def test_the_exit_probe_says_why_a_process_is_gone(tmp_path) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.exit(3)"])
+    probe = exit_probe(proc, tmp_path / "assistant.log")
+    proc.wait()
+    assert probe() == f"the built-in assistant exited (code 3; its log: {tmp_path / 'assistant.log'})"
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert exit_probe(sleeper, tmp_path / "x.log")() is None
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_a_bench_config_travels_to_ray_workers(tmp_path) -> None:
+    config = BenchConfig(out=tmp_path, targets=(PCM,), tts="memory", ray="auto")
+    assert pickle.loads(pickle.dumps(config)) == config
