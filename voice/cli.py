@@ -87,6 +87,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         parse_overrides(args.assistant_set)
     asr = None
     ray = getattr(args, "ray", None)
+    if getattr(args, "ray_workers", 1) < 1:
+        raise ConfigError("--ray-workers must be at least 1")
     if ray is not None:  # the workers make their engines; say now if Ray is missing
         from voice.run.ray_runner import import_ray
 
@@ -120,6 +122,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         policy=args.policy,
         assistant_settings=tuple(args.assistant_set),
         ray=ray,
+        ray_workers=getattr(args, "ray_workers", 1),
         headers=headers,
     )
     total = len(dialogues) * args.repeats * len(targets)

@@ -36,3 +36,4 @@ class BenchConfig:
     assistant_settings: tuple[str, ...] = ()  # the built-in assistant's ``--set KEY=VALUE`` overrides
     headers: Headers = ()  # on every remote target's websocket upgrade (``--header``); names recorded only
     ray: str | None = None  # a Ray cluster's address, or "auto" (a local Ray): calls made by its workers
+    ray_workers: int = 1  # worker processes per node (each with its own built-in assistant, if one is called)

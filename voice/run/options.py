@@ -52,6 +52,14 @@ def add_call_options(
         " Ray started on the fly; --concurrency then counts per node",
     )
     p.add_argument(
+        "--ray-workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --ray: worker processes per node sharing its calls, each with its own event loop (and its"
+        " own built-in assistant, if one is called); default 1",
+    )
+    p.add_argument(
         "--repeats", type=int, default=1, help="calls per dialogue; ids become <id>.r<k> (default 1)"
     )
     p.add_argument("--seed", type=int, default=0, help="seed for the caller's timing (repeats derive theirs)")

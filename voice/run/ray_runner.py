@@ -1,13 +1,14 @@
 """``callsim bench --ray``: a run's calls spread over the nodes of a Ray cluster, its folder written by the
 driver alone.
 
-Each node gets one :class:`~voice.run.ray_worker.CallWorker` actor, reused across calls: its own event loop (frame pacing is
-timed on the node that makes the call), its own TTS, transcriber and, for ``builtin`` targets, its own
-built-in assistant, started on its first call.  A worker makes a call exactly as the local runner does
-(:mod:`voice.run.assistants`, :class:`voice.run.runner.CallMaker`), in a scratch folder of its node, and
-returns the call's files; the driver writes them into the run folder atomically, the metrics file last.
-So no shared filesystem is needed, the folder's layout is a local run's, and resume is unchanged: a rerun,
-or a driver restarted after a crash, makes only the calls without a metrics file.
+Each node gets a :class:`~voice.run.ray_worker.CallWorker` actor (``--ray-workers`` of them), reused
+across calls: its own event loop (frame pacing is timed on the node that makes the call), its own TTS,
+transcriber and, for ``builtin`` targets, its own built-in assistant, started on its first call.  A
+worker makes a call exactly as the local runner does (:mod:`voice.run.assistants`,
+:class:`voice.run.runner.CallMaker`), in a scratch folder of its node, and returns the call's files; the
+driver writes them into the run folder atomically, the metrics file last.  So no shared filesystem is
+needed, the folder's layout is a local run's, and resume is unchanged: a rerun, or a driver restarted
+after a crash, makes only the calls without a metrics file.
 
 A worker (or node) that dies mid-call: Ray restarts the actor (up to :data:`ACTOR_RESTARTS` times) and the
 driver makes the call again, on whichever worker is free, up to :data:`MAX_ATTEMPTS` in all.  Only a
@@ -136,28 +137,30 @@ def connect(address: str) -> Callable[[], None]:
 
 
 def start_workers(spec: WorkerSpec, default_concurrency: Callable[[int], int]) -> list[_Slot]:
-    """One :class:`CallWorker` per alive node, and as many slots per worker as the node takes calls."""
+    """``spec.workers_per_node`` :class:`CallWorker` processes on every alive node, and as many slots in all
+    as the node takes calls at once (its CPUs, as ``--concurrency`` counts them, or ``spec.concurrency``)."""
     ray = import_ray()
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     remote = ray.remote(CallWorker)
     slots: list[_Slot] = []
-    for i, node in enumerate(ray.nodes()):
-        if not node.get("Alive"):
-            continue
+    for node in ray.nodes():
         cpus = int(node.get("Resources", {}).get("CPU", 0))
-        if cpus < 1:
+        if not node.get("Alive") or cpus < 1:
             continue
         n = spec.concurrency or default_concurrency(cpus)
         name = f"{node.get('NodeManagerHostname') or socket.gethostname()}:{node['NodeID'][:6]}"
-        actor = remote.options(
-            scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False),
-            max_concurrency=n + 1,
-            max_restarts=ACTOR_RESTARTS,
-            num_cpus=0,
-            name=f"{WORKER_NAME}-{i}",
-        ).remote(spec, name)
-        slots.extend(_Slot(actor, name) for _ in range(n))
+        workers = max(1, min(spec.workers_per_node, n))
+        for w in range(workers):
+            share = n // workers + (1 if w < n % workers else 0)  # the node's calls, spread evenly
+            actor = remote.options(
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False),
+                max_concurrency=share + 1,
+                max_restarts=ACTOR_RESTARTS,
+                num_cpus=0,
+                name=f"{WORKER_NAME}-{len({id(s.actor) for s in slots})}",
+            ).remote(spec, name)
+            slots.extend(_Slot(actor, name) for _ in range(share))
     if not slots:
         raise ConfigError("the Ray cluster has no alive node with a CPU")
     return slots
@@ -260,7 +263,9 @@ async def run_on_ray(
             TargetRun(target_settings(config, t, config.out / slug), _no_line, slug)
             for t, slug in zip(targets, slugs, strict=True)
         ]
-        spec = WorkerSpec(config, tuple(t.full_text() for t in targets), transcriber, config.concurrency)
+        spec = WorkerSpec(
+            config, tuple(t.full_text() for t in targets), transcriber, config.concurrency, config.ray_workers
+        )
         slots = await asyncio.to_thread(start_workers, spec, default_concurrency)
         calls = RayCalls(slots, on_status)
         try:

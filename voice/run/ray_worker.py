@@ -38,6 +38,7 @@ class WorkerSpec:
     targets: tuple[str, ...]
     transcriber: str | None  # the replies' transcriber (None: no transcripts), made on each node
     concurrency: int | None  # calls at once per node (None: by the node's CPUs)
+    workers_per_node: int = 1  # worker processes per node, sharing its calls (each its own event loop)
 
 
 @dataclass(frozen=True)
