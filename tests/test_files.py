@@ -17,6 +17,19 @@ def test_wav_write_read_two_channels(tmp_path):
     assert not list(tmp_path.glob("*.tmp"))
 
 
+def test_flac_is_lossless_and_a_bad_one_is_named(tmp_path):
+    left = np.array([0, 1, -1, 32767, -32768, 123], dtype=np.int16)
+    right = -left[::-1]
+    files.write_audio(tmp_path / "x.flac", [left, right], 8000)
+    (l2, r2), rate = files.read_audio(tmp_path / "x.flac")
+    assert rate == 8000 and np.array_equal(l2, left) and np.array_equal(r2, right)
+    files.write_audio(tmp_path / "y.wav", [left, right])  # by suffix
+    assert files.read_wav(tmp_path / "y.wav")[1] == 16000
+    (tmp_path / "bad.flac").write_bytes(b"not flac")
+    with pytest.raises(RecordingError, match=r"bad\.flac: cannot read FLAC"):
+        files.read_audio(tmp_path / "bad.flac")
+
+
 def test_read_wav_error_names_the_file(tmp_path):
     bad = tmp_path / "bad.wav"
     bad.write_bytes(b"not a wav")

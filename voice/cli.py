@@ -123,6 +123,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         assistant_settings=tuple(args.assistant_set),
         ray=ray,
         ray_workers=getattr(args, "ray_workers", 1),
+        recordings=getattr(args, "recordings", None),
         headers=headers,
     )
     total = len(dialogues) * args.repeats * len(targets)
@@ -309,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=cmd_data)
 
     m = sub.add_parser("measure", help="recompute metrics from recordings (WAV + event log)")
-    m.add_argument("recordings", nargs="+", help="a recording's .wav, .events.jsonl or common stem")
+    m.add_argument("recordings", nargs="+", help="a recording's .wav/.flac, .events.jsonl or common stem")
     m.add_argument("--json", help="also write the metrics to this JSON file")
     m.set_defaults(func=cmd_measure)
 

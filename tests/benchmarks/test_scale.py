@@ -22,6 +22,7 @@ def test_both_runners_make_the_calls_and_the_table_says_what_they_measured(tmp_p
         )
     text = table(rows).splitlines()
     assert text[2].startswith("| local | 1 | 1 | 0 |") and text[3].startswith("| ray | 1 | 1 | 0 |")
+    assert "(wav)" in text[2] and "(flac)" in text[3] and rows[1].bytes_per_call < rows[0].bytes_per_call
 
 
 def test_the_projection_scales_the_best_rows_concurrency_to_callbench() -> None:

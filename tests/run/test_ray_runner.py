@@ -58,7 +58,7 @@ def dialogues(n: int) -> list[Any]:
 
 
 def files(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir() if p.suffix in (".wav", ".jsonl", ".json"))
+    return sorted(p.name for p in folder.iterdir() if p.suffix in (".wav", ".flac", ".jsonl", ".json"))
 
 
 def latencies(folder: Path) -> dict[str, list[float | None]]:
@@ -72,7 +72,9 @@ async def test_calls_made_on_ray_measure_as_the_same_calls_made_locally(local_ra
     with echo_assistant(300, ["--skip-silence"]) as (echo, _):
         async with reference_assistant(REFERENCE) as ref:
             targets = (f"pcm+{ref}", f"pcm+{echo}")
-            local = BenchConfig(out=tmp_path / "local", targets=targets, tts="memory", transcribe=False)
+            local = BenchConfig(  # FLAC, as a --ray run stores by default: the same files in both folders
+                out=tmp_path / "local", targets=targets, tts="memory", transcribe=False, recordings="flac"
+            )
             on_ray = BenchConfig(
                 out=tmp_path / "ray",
                 targets=targets,

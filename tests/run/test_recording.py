@@ -32,6 +32,25 @@ def test_save_and_load_round_trip(tmp_path):
         assert back.events == rec.events and back.meta["scenario"] == "takeout"
 
 
+def test_a_flac_recording_loads_and_measures_as_its_wav_and_replaces_it(tmp_path):
+    from voice.metrics.measure import measure
+
+    rng = np.random.default_rng(1)
+    caller, assistant = (rng.integers(-20000, 20000, 32000).astype(np.int16) for _ in range(2))
+    events = [ev.CallStarted(0, "d", 1, True, "您好"), ev.CallerSpoke(320, 0, "first", 320, 330, 600)]
+    rec = Recording("c", caller, assistant, events, {"dialogue_id": "d"})
+    wav, _ = save_recording(tmp_path / "w", rec)
+    flac, _ = save_recording(tmp_path / "f", rec, audio="flac")
+    assert flac.name == "c.flac" and flac.stat().st_size < wav.stat().st_size
+    back = load_recording(flac)
+    assert np.array_equal(back.caller, caller) and np.array_equal(back.assistant, assistant)  # lossless
+    assert measure(back) == measure(load_recording(wav))
+    save_recording(tmp_path / "f", rec)  # made again as WAV: one audio file, the new one
+    assert sorted(p.name for p in (tmp_path / "f").iterdir()) == ["c.events.jsonl", "c.wav"]
+    with pytest.raises(RecordingError, match="choose wav or flac"):
+        save_recording(tmp_path, rec, audio="mp3")
+
+
 def test_recordings_made_before_typed_events_load_with_their_references_in_the_plan(tmp_path):
     """0.1 kept references in ``meta``; they now belong to the plan events, where ``measure`` reads them."""
     (tmp_path / "old.events.jsonl").write_text(

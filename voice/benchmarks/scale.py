@@ -11,7 +11,8 @@ out to the last one written, so it includes starting the Ray workers: what a use
 * calls/min: calls over wall time;
 * driver CPU ms per call: the CPU time of this process per call (for the local runner that is all the
   calling work; for Ray, what the driver itself adds: dispatch, receiving and writing the files);
-* bytes per call: the run folder's size over its calls (the WAV and the event log dominate);
+* bytes per call: the run folder's size over its calls (the audio and the event log dominate), with each
+  runner's default audio: WAV for the local runner, lossless FLAC for Ray (``--recordings``);
 * pacing p99 (worst call): how late the callers' 20 ms frame wake-ups were, the timing-honesty bound.
 """
 
@@ -74,6 +75,7 @@ class Row:
     bytes_per_call: float
     mean_call_s: float
     pacing_p99_worst_ms: float | None
+    audio: str = "wav"  # how the calls' audio was stored
 
     @property
     def calls_per_min(self) -> float:
@@ -99,7 +101,7 @@ def _pacing_worst(folder: Path) -> float | None:
     return worst
 
 
-async def measure(runner: str, workers: int, calls: int, target: str, out: Path) -> Row:
+async def measure(runner: str, workers: int, calls: int, target: str, out: Path, audio: str = "wav") -> Row:
     """One row: ``calls`` calls of ``target`` with ``workers`` at once (local) or worker processes (ray)."""
     config = BenchConfig(
         out=out,
@@ -109,6 +111,7 @@ async def measure(runner: str, workers: int, calls: int, target: str, out: Path)
         concurrency=workers,
         ray="auto" if runner == "ray" else None,
         ray_workers=workers,
+        recordings=audio,
     )
     dialogues = [short_call(i) for i in range(calls)]
     cpu, start = _cpu_s(), _CLOCK.now_ns()
@@ -126,6 +129,7 @@ async def measure(runner: str, workers: int, calls: int, target: str, out: Path)
         _folder_bytes(out / result.slug) / calls,
         sum(durations) / len(durations) if durations else 0.0,
         _pacing_worst(out),
+        audio,
     )
 
 
@@ -142,7 +146,10 @@ def run_rows(workers: Sequence[int], calls_per_worker: int, root: Path, runners:
             for w in workers:
                 for runner in runners:
                     out = root / f"{runner}-{w}"
-                    rows.append(asyncio.run(measure(runner, w, w * calls_per_worker, f"pcm+{url}", out)))
+                    audio = "flac" if runner == "ray" else "wav"  # each runner's default
+                    rows.append(
+                        asyncio.run(measure(runner, w, w * calls_per_worker, f"pcm+{url}", out, audio))
+                    )
                     print(
                         f"bench_scale: {runner} × {w}: {rows[-1].calls_per_min:.1f} calls/min",
                         file=sys.stderr,
@@ -156,7 +163,7 @@ def run_rows(workers: Sequence[int], calls_per_worker: int, root: Path, runners:
 def table(rows: Sequence[Row]) -> str:
     """The rows as a Markdown table."""
     out = [
-        "| runner | workers | calls | failed | wall s | calls/min | driver CPU ms/call | bytes/call"
+        "| runner | workers | calls | failed | wall s | calls/min | driver CPU ms/call | bytes/call (audio)"
         " | pacing p99 ms |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
@@ -164,7 +171,7 @@ def table(rows: Sequence[Row]) -> str:
         pacing = "–" if r.pacing_p99_worst_ms is None else f"{r.pacing_p99_worst_ms:.2f}"
         out.append(
             f"| {r.runner} | {r.workers} | {r.calls} | {r.failed} | {r.wall_s:.1f} | {r.calls_per_min:.1f} "
-            f"| {r.driver_cpu_ms_per_call:.0f} | {r.bytes_per_call / 1e6:.2f} MB | {pacing} |"
+            f"| {r.driver_cpu_ms_per_call:.0f} | {r.bytes_per_call / 1e6:.2f} MB ({r.audio}) | {pacing} |"
         )
     return "\n".join(out)
 

@@ -35,7 +35,16 @@ def target_settings(config: BenchConfig, target: Target, folder: Path) -> RunSet
         if config.assistant_settings:
             extra["assistant_settings"] = " ".join(config.assistant_settings)
     timing = dataclasses.replace(config.timing, seed=config.seed)
-    return RunSettings(folder, str(target), config.tts, timing, config.transcribe, extra, config.caller)
+    return RunSettings(
+        folder,
+        str(target),
+        config.tts,
+        timing,
+        config.transcribe,
+        extra,
+        config.caller,
+        config.recording_format,
+    )
 
 
 async def open_target_runs(

@@ -37,3 +37,9 @@ class BenchConfig:
     headers: Headers = ()  # on every remote target's websocket upgrade (``--header``); names recorded only
     ray: str | None = None  # a Ray cluster's address, or "auto" (a local Ray): calls made by its workers
     ray_workers: int = 1  # worker processes per node (each with its own built-in assistant, if one is called)
+    recordings: str | None = None  # wav or flac (lossless, ~1/3 the size); None: flac with --ray, else wav
+
+    @property
+    def recording_format(self) -> str:
+        """How each call's audio is stored: as asked, else FLAC at scale (``--ray``) and WAV otherwise."""
+        return self.recordings or ("flac" if self.ray is not None else "wav")

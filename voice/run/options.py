@@ -52,6 +52,12 @@ def add_call_options(
         " Ray started on the fly; --concurrency then counts per node",
     )
     p.add_argument(
+        "--recordings",
+        choices=("wav", "flac"),
+        help="how each call's stereo audio is stored: wav, or flac (lossless, about a third of the size;"
+        " `callsim measure` reads both); default flac with --ray, else wav",
+    )
+    p.add_argument(
         "--ray-workers",
         type=int,
         default=1,

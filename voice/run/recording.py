@@ -24,7 +24,7 @@ from voice.core.audio import SAMPLE_RATE, Pcm
 from voice.core.event_json import event_from_json, event_to_json
 from voice.core.events import CallEvent, CallStarted, TurnPlanned
 from voice.errors import RecordingError
-from voice.files import atomic_write_bytes, read_wav, write_wav
+from voice.files import AUDIO_FORMATS, atomic_write_bytes, read_audio, write_audio
 
 PARTIAL_SUFFIX = ".partial"  # an event log still being written (or left by a crash)
 FLUSH_BYTES = 64 * 1024  # a streamed log is written out once this much is waiting ...
@@ -41,26 +41,41 @@ class Recording:
     sample_rate: int = SAMPLE_RATE
 
 
-def recording_paths(folder: Path, call_id: str) -> tuple[Path, Path]:
-    """Where a call's WAV and event log live."""
-    return folder / f"{call_id}.wav", folder / f"{call_id}.events.jsonl"
+def recording_paths(folder: Path, call_id: str, audio: str | None = None) -> tuple[Path, Path]:
+    """Where a call's audio and event log live: the audio as ``audio`` (``wav``, ``flac``) or, by default,
+    whichever of them is on disk (``.wav`` if neither is)."""
+    log = folder / f"{call_id}.events.jsonl"
+    if audio is not None:
+        return folder / f"{call_id}.{audio}", log
+    for fmt in AUDIO_FORMATS:
+        if (folder / f"{call_id}.{fmt}").exists():
+            return folder / f"{call_id}.{fmt}", log
+    return folder / f"{call_id}.wav", log
 
 
-def save_recording(folder: Path, rec: Recording, stream: EventStream | None = None) -> tuple[Path, Path]:
-    """Write the WAV, then the event log (whose last line, ``meta``, marks the recording complete).
+def save_recording(
+    folder: Path, rec: Recording, stream: EventStream | None = None, audio: str = "wav"
+) -> tuple[Path, Path]:
+    """Write the audio (``audio``: ``wav`` or lossless ``flac``), then the event log (whose last line,
+    ``meta``, marks the recording complete).
 
     ``stream``: the call's log was streamed (:class:`EventStream`), so ``rec.events`` may lack records
     that are on disk only; the streamed file is completed with ``meta`` and renamed instead.
     """
-    wav, log = recording_paths(folder, rec.call_id)
+    if audio not in AUDIO_FORMATS:
+        raise RecordingError(f"recording format {audio!r}: choose {' or '.join(AUDIO_FORMATS)}")
+    wav, log = recording_paths(folder, rec.call_id, audio)
+    for other in AUDIO_FORMATS:  # a call made again in the other format leaves one audio file
+        if other != audio:
+            recording_paths(folder, rec.call_id, other)[0].unlink(missing_ok=True)
     if stream is not None:
         try:
-            write_wav(wav, [rec.caller, rec.assistant], rec.sample_rate)
+            write_audio(wav, [rec.caller, rec.assistant], rec.sample_rate)
             stream.finish(_meta_line(rec))
         finally:
             stream.close()  # a no-op once finished; else the partial log is left as it is
         return wav, log
-    write_wav(wav, [rec.caller, rec.assistant], rec.sample_rate)
+    write_audio(wav, [rec.caller, rec.assistant], rec.sample_rate)
     lines = [_event_line(e, rec.sample_rate) for e in rec.events]
     lines.append(_meta_line(rec))
     atomic_write_bytes(log, b"".join(lines))
@@ -151,16 +166,16 @@ class EventStream:
 
 
 def load_recording(path: Path) -> Recording:
-    """Load a recording from its WAV, its event log, or their common stem."""
+    """Load a recording from its audio (WAV or FLAC), its event log, or their common stem."""
     name = path.name
-    for suffix in (".events.jsonl", ".wav"):
+    for suffix in (".events.jsonl", *(f".{fmt}" for fmt in AUDIO_FORMATS)):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
     folder = path.parent
     wav, log = recording_paths(folder, name)
     if not wav.exists() or not log.exists():
         raise RecordingError(f"{path}: a recording needs both {wav.name} and {log.name} in {folder}")
-    channels, rate = read_wav(wav)
+    channels, rate = read_audio(wav)
     if len(channels) != 2:
         raise RecordingError(f"{wav}: expected 2 channels (caller, assistant), found {len(channels)}")
     events: list[CallEvent] = []

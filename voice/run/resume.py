@@ -22,6 +22,7 @@ from voice.dialogues import Dialogue
 from voice.errors import ConfigError
 from voice.metrics.measure import BargeIn, CallMetrics, TurnMetrics
 from voice.metrics.results import write_json
+from voice.run.recording import recording_paths
 
 
 def dialogue_sha(d: Dialogue) -> str:
@@ -140,7 +141,7 @@ def previous_call(
     """
     path = metrics_path(out_dir, call_id)
     if not path.exists():
-        return None, "cut" if (out_dir / f"{call_id}.wav").exists() else "missing"
+        return None, "cut" if recording_paths(out_dir, call_id)[0].exists() else "missing"
     try:
         done = json.loads(path.read_text(encoding="utf-8"))
         metrics = metrics_from_json(done)

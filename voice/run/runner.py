@@ -52,6 +52,7 @@ class RunSettings:
     transcribe: bool = True
     extra: dict[str, Any] = field(default_factory=dict)  # the line and its effects, the built-in's TTS...
     caller: ReactiveCaller | None = None  # None: the scripted caller
+    recording: str = "wav"  # how each call's audio is stored: wav or flac (lossless; not a setting to match)
 
     def fingerprint(self) -> dict[str, Any]:
         """What must match for a folder's completed calls to be reused on resume."""
@@ -152,8 +153,10 @@ def transcribe_replies(rec: Recording, metrics: CallMetrics, asr: ASREngine) -> 
     return dataclasses.replace(metrics, turns=turns)
 
 
-def _save_and_measure(out_dir: Path, rec: Recording, stream: EventStream | None = None) -> CallMetrics:
-    save_recording(out_dir, rec, stream)
+def _save_and_measure(
+    out_dir: Path, rec: Recording, stream: EventStream | None = None, audio: str = "wav"
+) -> CallMetrics:
+    save_recording(out_dir, rec, stream, audio)
     return measure(rec)
 
 
@@ -271,7 +274,9 @@ class CallMaker:
             except BaseException:
                 stream.close()  # the partial log stays, whole lines only, for a post-mortem
                 raise
-        metrics = await loop.run_in_executor(None, _save_and_measure, settings.out_dir, rec, stream)
+        metrics = await loop.run_in_executor(
+            None, _save_and_measure, settings.out_dir, rec, stream, settings.recording
+        )
         await _check_alive(run, job, suspect=metrics.failed or metrics.outcome == "line_closed")
         if self.asr is not None and settings.transcribe:
             async with self.asr_lock:
