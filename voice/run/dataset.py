@@ -24,7 +24,8 @@ from typing import Any
 from voice.core.caller import CallerTiming
 from voice.core.clock import Clock, MonotonicClock
 from voice.dialogues import PRESET_TYPES, RELATIONS, SCENARIOS, Dialogue
-from voice.errors import ConfigError, LineError
+from voice.errors import ConfigError, LineError, StorageError, explain
+from voice.files import storage_error
 from voice.lines.base import Line
 from voice.lines.effects import LineEffects
 from voice.lines.factory import describe_line, make_line_factory
@@ -33,7 +34,7 @@ from voice.metrics.measure import CallMetrics
 from voice.metrics.results import RESULTS_SCHEMA, write_json
 from voice.react.caller import ReactiveCaller
 from voice.run.jobs import plan_jobs
-from voice.run.runner import CallStatus, RunSettings, TargetRun, run_calls
+from voice.run.runner import CallStatus, RunSettings, TargetRun, make_calls
 from voice.speech.asr import ASREngine
 from voice.speech.tts.base import TTSEngine
 
@@ -190,6 +191,17 @@ async def wait_for_targets(targets: Sequence[Target], timeout_s: float, poll_s: 
             await asyncio.sleep(min(poll_s, max(0.0, deadline - loop.time())))
 
 
+def next_log_path(folder: Path) -> Path:
+    """``assistant.<n>.log`` for this run start: one log per start, so a rerun never overwrites the log of
+    a crash it resumes from."""
+    taken = [
+        int(m[1])
+        for p in folder.glob("assistant.*.log")
+        if (m := re.fullmatch(r"assistant\.(\d+)\.log", p.name))
+    ]
+    return folder / f"assistant.{max(taken, default=0) + 1}.log"
+
+
 def exit_probe(proc: subprocess.Popen[bytes], log: Path) -> Callable[[], str | None]:
     """Why the built-in assistant's process is gone (its exit code, where its log is), or None if it runs."""
 
@@ -222,8 +234,10 @@ async def run_bench(
 
     ``line_factories`` (by target text) replaces how lines are opened, for tests with in-memory lines.
     The built-in assistant is started once, whichever of its routes (``builtin``, ``builtin+twilio``)
-    the targets call; if it exits during the run, the run stops (:class:`~voice.errors.AssistantCrashed`)
-    without keeping the call it was in.
+    the targets call, its output in ``assistant.<n>.log`` (one per run start); if it exits during the run,
+    its calls in flight are recorded as ``assistant_crashed`` (a rerun makes them again) and the run stops
+    (:class:`~voice.errors.AssistantCrashed`).  A disk that refuses a write stops it too
+    (:class:`~voice.errors.StorageError`).  A stopped run writes partial ``results.json`` files if it can.
     """
     targets = [parse_target(t) for t in config.targets]
     names = [str(t) for t in targets]
@@ -267,7 +281,7 @@ async def run_bench(
                     if target.protocol == BUILTIN and server_url is None:
                         from voice.run.launch import builtin_assistant
 
-                        log, procs = config.out / "assistant.log", list[subprocess.Popen[bytes]]()
+                        log, procs = next_log_path(config.out), list[subprocess.Popen[bytes]]()
                         server_url = await stack.enter_async_context(  # one server, its log in the run
                             builtin_assistant(
                                 tts=assistant_tts,
@@ -282,7 +296,7 @@ async def run_bench(
                     make_line = make_line_factory(resolved, effects=config.effects, seed=config.seed)
                 watch = crashed if target.protocol == BUILTIN else None
                 runs.append(TargetRun(settings, make_line, slug, watch))
-            results = await run_calls(
+            outcome = await make_calls(
                 runs,
                 jobs,
                 tts,
@@ -303,12 +317,21 @@ async def run_bench(
             "concurrency": concurrency,
             "tts": config.tts,
             "caller": config.caller.spec if config.caller is not None else "scripted",
+            **({"partial": partial} if (partial := outcome.partial()) is not None else {}),
             "targets": [
                 {"target": str(t), "folder": s, "summary": r.summary}
-                for t, s, r in zip(targets, slugs, results, strict=True)
+                for t, s, r in zip(targets, slugs, outcome.targets, strict=True)
             ],
         }
-        write_json(config.out / "results.json", run_doc)
+        if outcome.stop is None:
+            write_json(config.out / "results.json", run_doc)
+        elif not outcome.unwritten:  # a stopped run: its summary if the disk takes it, else the error says so
+            try:
+                write_json(config.out / "results.json", run_doc)
+            except (StorageError, OSError) as exc:
+                outcome = dataclasses.replace(outcome, unwritten=explain(storage_error(exc) or exc))
+        outcome.raise_if_stopped()
+        results = outcome.targets
     return [
         TargetResult(str(t), s, r.calls, r.summary) for t, s, r in zip(targets, slugs, results, strict=True)
     ]
