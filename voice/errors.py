@@ -97,9 +97,9 @@ def explain(exc: BaseException) -> str:
     cause; an exception without a message is named by its type.
     """
     text = str(exc).strip()
+    if not text and isinstance(exc, TimeoutError):
+        return "timed out"  # (its cause, if any, is the cancelled wait: no news)
     cause = exc.__cause__
     if cause is not None and (not text or text.endswith(":")):
         return f"{text} {explain(cause)}".strip()
-    if not text:
-        return "timed out" if isinstance(exc, TimeoutError) else type(exc).__name__
-    return text
+    return text or type(exc).__name__

@@ -213,3 +213,12 @@ async def test_the_builtin_assistant_killed_mid_run_stops_it_and_its_call_is_red
     results = await run_bench(dialogues, config, MemoryTTS(), None)
     assert [m.outcome for m in results[0].calls] != ["assistant_crashed"] * 2
     assert (tmp_path / "assistant.1.log").exists() and (tmp_path / "assistant.2.log").exists()
+
+
+def test_each_run_start_logs_the_assistant_to_a_new_file(tmp_path):
+    from voice.run.dataset import next_log_path
+
+    assert next_log_path(tmp_path) == tmp_path / "assistant.1.log"
+    for name in ("assistant.1.log", "assistant.7.log", "assistant.log", "assistant.x.log"):
+        (tmp_path / name).write_text("")
+    assert next_log_path(tmp_path) == tmp_path / "assistant.8.log"
