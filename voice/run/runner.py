@@ -201,6 +201,8 @@ class _Calls:
         settings, label = run.settings, run.label or run.settings.target
         loop = asyncio.get_running_loop()
         async with self.slots:
+            if self.stop is None and run.crashed is not None and (gone := run.crashed()) is not None:
+                self.halt(crash_error(gone))  # never begin a call on an assistant already gone
             if self.stop is not None:
                 self.release(job)
                 return None
