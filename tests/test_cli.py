@@ -6,7 +6,16 @@ import pytest
 
 from tests.records import short_delivery
 from tests.ws_fake import FakeServer
-from voice.cli import EXIT_ERROR, EXIT_FAILED_CALLS, EXIT_GATE, EXIT_MISMATCH, EXIT_OK, build_parser, main
+from voice.cli import (
+    EXIT_ERROR,
+    EXIT_FAILED_CALLS,
+    EXIT_GATE,
+    EXIT_MISMATCH,
+    EXIT_OK,
+    EXIT_STORAGE,
+    build_parser,
+    main,
+)
 from voice.dialogues import bundled_dialogues_path, load_dialogues
 from voice.run.dataset import select_dialogues
 from voice.run.launch import free_port
@@ -204,5 +213,5 @@ def test_wait_for_target_waits_for_a_bot_starting_late_and_gives_up_clearly(tmp_
 def test_the_exit_codes_are_in_the_help():
     text = build_parser()._subparsers._group_actions[0].choices["bench"].format_help()
     assert "exit codes:" in text and "--max-failed" in text and "--fail-if" in text
-    for code in (EXIT_OK, EXIT_ERROR, EXIT_FAILED_CALLS, EXIT_GATE, EXIT_MISMATCH):
+    for code in (EXIT_OK, EXIT_ERROR, EXIT_FAILED_CALLS, EXIT_GATE, EXIT_MISMATCH, EXIT_STORAGE):
         assert f"\n  {code} " in text

@@ -38,3 +38,18 @@ def test_a_dialogue_error_lists_every_problem_located():
     assert str(err) == "d.jsonl:3: turns[1].text: empty\nd.jsonl:4: id: missing"
     assert len(err.problems) == 2 and isinstance(err, errors.CallSimError)
     assert str(errors.DialogueError([])) == "invalid dialogue data"
+
+
+def test_an_explained_exception_is_never_empty():
+    def caused(outer, cause):
+        try:
+            raise outer from cause
+        except Exception as exc:
+            return exc
+
+    assert errors.explain(TimeoutError()) == "timed out"
+    assert errors.explain(ConnectionResetError()) == "ConnectionResetError"
+    assert errors.explain(caused(errors.LineError("cannot connect to u: "), TimeoutError())) == (
+        "cannot connect to u: timed out"
+    )
+    assert errors.explain(caused(errors.LineError("full message"), OSError("x"))) == "full message"

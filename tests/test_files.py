@@ -48,3 +48,37 @@ def test_atomic_writes_leave_readable_files_and_no_temporaries(tmp_path):
     mode = stat.S_IMODE(os.stat(target).st_mode)
     assert mode & stat.S_IRUSR and mode & stat.S_IRGRP  # 0644 under the usual umask, not mkstemp's 0600
     assert [p.name for p in target.parent.iterdir()] == ["x.json"]
+
+
+def test_a_disk_refusal_is_a_storage_error_and_other_os_errors_are_not(tmp_path):
+    import errno
+
+    from voice.errors import StorageError
+
+    full = files.storage_error(OSError(errno.ENOSPC, "No space left on device"), tmp_path / "x.wav")
+    assert isinstance(full, StorageError)
+    assert str(full) == f"cannot write {tmp_path / 'x.wav'}: No space left on device (ENOSPC)"
+    assert files.storage_error(OSError(errno.ENAMETOOLONG, "File name too long")) is None
+    assert files.storage_error(ValueError("x")) is None
+    (tmp_path / "file").write_text("")
+    with pytest.raises(FileExistsError):  # not the disk's refusal: the caller explains it
+        files.atomic_write_bytes(tmp_path / "file" / "x.json", b"{}")
+
+
+def test_a_write_past_the_file_size_limit_is_a_storage_error(tmp_path):
+    """RLIMIT_FSIZE (what a full disk looks like to one file) in a child process, for real."""
+    import subprocess
+    import sys
+
+    code = (
+        "import resource, signal, sys; from pathlib import Path; from voice import files;"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))\n"
+        "try:\n files.atomic_write_bytes(Path(sys.argv[1]), bytes(5000))\n"
+        "except Exception as exc:\n print(type(exc).__name__, exc)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "x.wav")], capture_output=True, text=True
+    )
+    assert done.stdout.startswith("StorageError cannot write") and "(EFBIG)" in done.stdout
+    assert not list(tmp_path.glob(".*.tmp"))  # the temporary file is gone

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from voice.errors import CallSimError, ConfigError
+from voice.errors import CallSimError, ConfigError, StorageError
 
 if TYPE_CHECKING:
     from voice.metrics.gates import Verdict
@@ -25,6 +25,7 @@ EXIT_ERROR = 2  # usage or settings, unreadable files, a refused resume, a targe
 EXIT_FAILED_CALLS = 3  # more failed calls than --max-failed allows (wins over 4 when both happen)
 EXIT_GATE = 4  # a --fail-if threshold broke
 EXIT_MISMATCH = 5  # compare: the two sides ran under other conditions (without --allow-mismatch)
+EXIT_STORAGE = 6  # the disk refused a write (full, read-only): the batch stopped, finished calls kept
 EXIT_INTERRUPTED = 130
 EXIT_CODES = f"""exit codes:
   {EXIT_OK}    every call ran (within --max-failed) and every --fail-if gate held
@@ -33,6 +34,8 @@ EXIT_CODES = f"""exit codes:
   {EXIT_FAILED_CALLS}    more failed calls than --max-failed allows (wins over {EXIT_GATE})
   {EXIT_GATE}    a --fail-if threshold broke (each is printed with its target and actual value)
   {EXIT_MISMATCH}    compare: the two sides differ in dialogues, network, caller voice or seeds
+  {EXIT_STORAGE}    the disk refused a write (full, read-only, no permission): the batch stopped; finished
+       calls are kept and a rerun resumes once there is room
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C); finished calls are kept and a rerun resumes"""
 
 
@@ -328,9 +331,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.func(args)
         return code
+    except StorageError as exc:
+        print(f"callsim: error: {exc}", file=sys.stderr)
+        return EXIT_STORAGE
     except CallSimError as exc:
         print(f"callsim: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except OSError as exc:  # a file or folder the OS refused outside the writers that translate it
+        from voice.files import storage_error
+
+        refused = storage_error(exc)
+        print(f"callsim: error: {refused or exc}", file=sys.stderr)
+        return EXIT_STORAGE if refused is not None else EXIT_ERROR
     except KeyboardInterrupt:
         print("callsim: interrupted; completed calls are kept and a rerun resumes", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -5,52 +5,55 @@ parties' goals, and alternating caller/assistant turns, where caller turns may c
 before speaking, a barge-in, a mid-turn pause, a backchannel).  The assistant's turns are reference replies,
 never played to the assistant under test.
 
-Validation is strict (unknown keys are errors) because a typo such as ``barge_in`` silently dropping a cue
-would corrupt a benchmark run without anyone noticing.  All problems are collected, not just the first, so
-an author can fix a whole file in one pass.  Coverage counts of a loaded set are in ``voice.dataset_stats``;
+Validation (:mod:`voice.dialogue_validation`) is strict and collects every problem of a file; it catches
+everything that would break a call later (file-name-safe ids, valid Unicode, sane sizes, speakable text).
+Decoding a line never raises: JSON nested too deep or with a number too long is a located problem too.
+Coverage counts of a loaded set are in ``voice.dataset_stats``;
 the optional annotations the checklist judge reads (key points, forbidden phrases...) in
 ``voice.annotations``.
 """
 
 from __future__ import annotations
 
+import functools
 import json
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, Literal, TypeAlias, get_args
+from typing import Any, Literal, TypeAlias
 
 from voice import dialogue_annotations as ann
 from voice.dialogue_annotations import DialogueAnnotations, TurnAnnotations
+from voice.dialogue_validation import (
+    BACKCHANNEL_AT_RANGE,
+    BACKCHANNEL_MAX_CHARS,
+    BARGE_IN_RANGE,
+    ID_PATTERN,
+    MAX_ID_CHARS,
+    MAX_LINE_BYTES,
+    MAX_TURN_CHARS,
+    PAUSE_BEFORE_RANGE,
+    PAUSE_INSIDE_RANGE,
+    PRESET_TYPES,
+    RELATIONS,
+    SCENARIOS,
+    PresetType,
+    Relation,
+    Scenario,
+    check_caller_turn,
+    check_dialogue_object,
+)
 from voice.errors import DialogueError, DialogueProblem
 
-Scenario: TypeAlias = Literal["takeout", "delivery", "taxi", "work", "life", "harassment"]
-PresetType: TypeAlias = Literal["regular", "emergent", "none"]
-Relation: TypeAlias = Literal["alignment", "complementarity", "irrelevance", "conflict"]
+__all__ = [  # the validation's names a dialogue's user reaches for are here too
+    "BACKCHANNEL_AT_RANGE", "BACKCHANNEL_MAX_CHARS", "BARGE_IN_RANGE", "ID_PATTERN", "MAX_ID_CHARS",
+    "MAX_TURN_CHARS", "PAUSE_BEFORE_RANGE", "PAUSE_INSIDE_RANGE", "PRESET_TYPES", "RELATIONS", "SCENARIOS",
+    "AssistantTurn", "Backchannel", "CallerTurn", "Dialogue", "PauseInside", "Preset", "PresetType",
+    "Relation", "Scenario", "Turn", "bundled_dialogues_path", "check_caller_turn", "load_dialogues",
+    "parse_dialogue", "validate_file",
+]  # fmt: skip
 
-SCENARIOS: tuple[str, ...] = get_args(Scenario)
-PRESET_TYPES: tuple[str, ...] = get_args(PresetType)
-RELATIONS: tuple[str, ...] = get_args(Relation)
-
-ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-
-# Inclusive ranges (ms) for caller cues; outside them a cue is almost certainly a unit or typing mistake.
-PAUSE_BEFORE_RANGE = (0, 10_000)
-BARGE_IN_RANGE = (50, 20_000)
-PAUSE_INSIDE_RANGE = (300, 5_000)
-BACKCHANNEL_AT_RANGE = (100, 20_000)
-BACKCHANNEL_MAX_CHARS = 4
-
-_REQUIRED_KEYS = ("caller_goal", "id", "owner_goal", "preset", "relation", "scenario", "turns")
-_DIALOGUE_KEYS = frozenset(_REQUIRED_KEYS) | ann.DIALOGUE_KEYS
-_PRESET_KEYS = frozenset({"type", "text"})
-_CALLER_KEYS = frozenset({"role", "text", "pause_before_ms", "barge_in_ms", "pause_inside", "backchannel"})
-_ASSISTANT_KEYS = frozenset({"role", "text"}) | ann.TURN_KEYS
-_PAUSE_INSIDE_KEYS = frozenset({"after", "ms"})
-_BACKCHANNEL_KEYS = frozenset({"text", "at_ms"})
 BUNDLED_FILE = "callbench_sample.jsonl"
 
 
@@ -154,140 +157,6 @@ class Dialogue:
         }
 
 
-class _Checker:
-    """Collects the problems of one dialogue object; checks never stop at the first problem."""
-
-    def __init__(self, path: str, line: int) -> None:
-        self.path = path
-        self.line = line
-        self.problems: list[DialogueProblem] = []
-
-    def add(self, field: str, reason: str) -> None:
-        self.problems.append(DialogueProblem(self.path, self.line, field, reason))
-
-    def keys(self, obj: Mapping[str, Any], allowed: frozenset[str], required: Iterable[str], at: str) -> None:
-        prefix = f"{at}." if at else ""
-        for key in sorted(set(obj) - allowed):
-            self.add(f"{prefix}{key}", f"unknown key (allowed: {', '.join(sorted(allowed))})")
-        for key in required:
-            if key not in obj:
-                self.add(f"{prefix}{key}", "missing")
-
-    def text(
-        self, obj: Mapping[str, Any], key: str, field: str, *, cjk: bool = False, max_len: int = 0
-    ) -> None:
-        if key not in obj:  # reported as missing by keys() where required
-            return
-        value = obj[key]
-        if not isinstance(value, str) or not value.strip():
-            self.add(field, f"must be a non-empty string, got {value!r}")
-        elif cjk and not _CJK.search(value):
-            self.add(field, f"must contain Chinese characters, got {value!r}")
-        elif max_len and len(value.strip()) > max_len:
-            self.add(field, f"must be at most {max_len} characters, got {value!r}")
-
-    def enum(self, obj: Mapping[str, Any], key: str, allowed: tuple[str, ...], field: str) -> None:
-        if key in obj and obj[key] not in allowed:
-            self.add(field, f"must be one of {', '.join(allowed)}, got {obj[key]!r}")
-
-    def ms(self, obj: Mapping[str, Any], key: str, bounds: tuple[int, int], field: str) -> None:
-        if key not in obj:
-            return
-        value, (lo, hi) = obj[key], bounds
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.add(field, f"must be an integer number of ms, got {value!r}")
-        elif not lo <= value <= hi:
-            self.add(field, f"must be in {lo}..{hi} ms, got {value}")
-
-    def sub(
-        self, obj: Mapping[str, Any], key: str, allowed: frozenset[str], at: str, required: Iterable[str] = ()
-    ) -> dict[str, Any] | None:
-        """A nested object (keys checked; all required unless told), or None when absent or not an object."""
-        if key not in obj:
-            return None
-        value, field = obj[key], f"{at}.{key}" if at else key
-        if not isinstance(value, dict):
-            self.add(field, f"must be an object, got {type(value).__name__}")
-            return None
-        self.keys(value, allowed, required or sorted(allowed), field)
-        return value
-
-
-def _check_preset(c: _Checker, obj: dict[str, Any]) -> None:
-    preset = c.sub(obj, "preset", _PRESET_KEYS, "", required=["type"])
-    if preset is None:
-        return
-    c.enum(preset, "type", PRESET_TYPES, "preset.type")
-    text = preset.get("text")
-    if preset.get("type") == "none":
-        if text not in (None, ""):
-            c.add("preset.text", "must be empty or null when preset.type is none")
-    elif preset.get("type") in PRESET_TYPES:
-        if text is None:
-            c.add("preset.text", f"required when preset.type is {preset['type']}")
-        else:
-            c.text(preset, "text", "preset.text")
-
-
-def _check_caller(c: _Checker, obj: dict[str, Any], at: str, first: bool) -> None:
-    c.ms(obj, "pause_before_ms", PAUSE_BEFORE_RANGE, f"{at}.pause_before_ms")
-    c.ms(obj, "barge_in_ms", BARGE_IN_RANGE, f"{at}.barge_in_ms")
-    if "barge_in_ms" in obj:
-        if first:
-            c.add(f"{at}.barge_in_ms", "needs a preceding assistant turn to interrupt")
-        if "backchannel" in obj:
-            c.add(f"{at}.barge_in_ms", "cannot be combined with backchannel on the same turn")
-        if "pause_before_ms" in obj:  # both would fix when the caller starts speaking
-            c.add(f"{at}.barge_in_ms", "cannot be combined with pause_before_ms")
-    if (pause := c.sub(obj, "pause_inside", _PAUSE_INSIDE_KEYS, at)) is not None:
-        c.text(pause, "after", f"{at}.pause_inside.after")
-        c.ms(pause, "ms", PAUSE_INSIDE_RANGE, f"{at}.pause_inside.ms")
-        after, text = pause.get("after"), obj.get("text")
-        proper = isinstance(after, str) and isinstance(text, str) and text.startswith(after) and after != text
-        if isinstance(after, str) and after.strip() and not proper:
-            c.add(f"{at}.pause_inside.after", f"must be a proper prefix of the turn text, got {after!r}")
-    if (bc := c.sub(obj, "backchannel", _BACKCHANNEL_KEYS, at)) is not None:
-        c.text(bc, "text", f"{at}.backchannel.text", cjk=True, max_len=BACKCHANNEL_MAX_CHARS)
-        c.ms(bc, "at_ms", BACKCHANNEL_AT_RANGE, f"{at}.backchannel.at_ms")
-        if first:
-            c.add(f"{at}.backchannel", "needs a preceding assistant turn to overlap")
-
-
-def check_caller_turn(obj: Mapping[str, Any], source: str, at: str) -> list[DialogueProblem]:
-    """The problems of one caller turn object (text and cues, same bounds as a file): for generated turns."""
-    c = _Checker(source, 0)
-    c.keys(obj, _CALLER_KEYS, ["text"], at)
-    c.text(obj, "text", f"{at}.text", cjk=True)
-    _check_caller(c, dict(obj), at, first=False)
-    return c.problems
-
-
-def _check_turns(c: _Checker, turns: Any) -> None:
-    if not isinstance(turns, list) or not turns:
-        c.add("turns", "must be a non-empty list of turns")
-        return
-    prev_role: Any = None
-    for i, turn in enumerate(turns):
-        at = f"turns[{i}]"
-        if not isinstance(turn, dict):
-            c.add(at, f"must be an object, got {type(turn).__name__}")
-            prev_role = None
-            continue
-        role = turn.get("role")
-        c.enum(turn, "role", ("caller", "assistant"), f"{at}.role")
-        c.keys(turn, _ASSISTANT_KEYS if role == "assistant" else _CALLER_KEYS, ["role", "text"], at)
-        c.text(turn, "text", f"{at}.text", cjk=True)
-        if role in ("caller", "assistant") and role == prev_role:
-            c.add(f"{at}.role", f"roles must alternate, but turns[{i - 1}] is also {role}")
-        if role == "caller":
-            _check_caller(c, turn, at, first=i == 0)
-        elif role == "assistant":
-            ann.check_turn(turn, at, c.add, greeting=i == 0)
-        prev_role = role
-    if not any(isinstance(t, dict) and t.get("role") == "caller" for t in turns):
-        c.add("turns", "needs at least one caller turn")
-
-
 def _build(obj: dict[str, Any], path: str, line: int) -> Dialogue:
     """Construct a Dialogue from an object that passed every check (so indexing cannot fail)."""
     turns: list[Turn] = []
@@ -311,23 +180,8 @@ def _build(obj: dict[str, Any], path: str, line: int) -> Dialogue:
 
 
 def _check_dialogue(obj: Any, path: str, line: int) -> tuple[Dialogue | None, list[DialogueProblem]]:
-    c = _Checker(path, line)
-    if not isinstance(obj, dict):
-        c.add("<root>", f"must be a JSON object, got {type(obj).__name__}")
-        return None, c.problems
-    c.keys(obj, _DIALOGUE_KEYS, _REQUIRED_KEYS, "")
-    c.text(obj, "id", "id")
-    if isinstance(obj.get("id"), str) and obj["id"].strip() and not ID_PATTERN.match(obj["id"]):
-        c.add("id", f"must match {ID_PATTERN.pattern}, got {obj['id']!r}")
-    c.enum(obj, "scenario", SCENARIOS, "scenario")
-    c.enum(obj, "relation", RELATIONS, "relation")
-    _check_preset(c, obj)
-    c.text(obj, "owner_goal", "owner_goal")
-    c.text(obj, "caller_goal", "caller_goal")
-    if "turns" in obj:
-        _check_turns(c, obj["turns"])
-    ann.check_dialogue(obj, c.add)
-    return (None, c.problems) if c.problems else (_build(obj, path, line), [])
+    problems = check_dialogue_object(obj, path, line)
+    return (None, problems) if problems else (_build(obj, path, line), [])
 
 
 def parse_dialogue(obj: Any, path: str | Path = "<memory>", line: int = 0) -> Dialogue:
@@ -336,6 +190,23 @@ def parse_dialogue(obj: Any, path: str | Path = "<memory>", line: int = 0) -> Di
     if dialogue is None:
         raise DialogueError(problems)
     return dialogue
+
+
+_UNDECODABLE = object()
+
+
+def _decode(text: str, bad: Callable[[str, str], None]) -> Any:
+    """One line's JSON, or :data:`_UNDECODABLE` after reporting why (the json module's limits included:
+    nesting that exhausts its recursion, an integer of more than 4,300 digits)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        bad("<json>", f"invalid JSON: {exc.msg} (col {exc.colno})")
+    except RecursionError:
+        bad("<json>", "invalid JSON: nested too deeply to decode")
+    except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string conversion..."
+        bad("<json>", f"invalid JSON: {str(exc).split(';')[0]}")
+    return _UNDECODABLE
 
 
 def _scan(path: str | Path) -> tuple[list[Dialogue], list[DialogueProblem]]:
@@ -360,10 +231,10 @@ def _scan(path: str | Path) -> tuple[list[Dialogue], list[DialogueProblem]]:
             continue
         if not text.strip():
             continue
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            bad(number, "<json>", f"invalid JSON: {exc.msg} (col {exc.colno})")
+        if len(chunk) > MAX_LINE_BYTES:
+            bad(number, "<line>", f"longer than {MAX_LINE_BYTES:,} bytes ({len(chunk):,}); not a dialogue")
+            continue
+        if (obj := _decode(text, functools.partial(bad, number))) is _UNDECODABLE:
             continue
         dialogue, found = _check_dialogue(obj, name, number)
         problems.extend(found)

@@ -9,9 +9,10 @@ these at the edge where they occur (``raise X from exc``), so nothing above the 
     │   ├── EngineUnavailable  an engine cannot run here (no network for edge-tts, missing weights, no binary,
     │   │                      an LLM server that cannot be reached or refuses the key)
     │   ├── EngineOutputError  an engine answered, but not in the form asked for (an LLM's malformed JSON)
-    │   └── AssistantCrashed   the built-in assistant's process exited during a run (the run stops)
+    │   └── AssistantCrashed   the built-in assistant's process exited during a call (the call is redone)
     ├── LineError              the line to an assistant failed (connect, protocol, closed mid-call)
     ├── RecordingError         a recording or result file is unreadable or inconsistent
+    ├── StorageError           the output folder cannot be written (disk full, read-only): the batch stops
     └── ConfigError            bad settings or command-line values
 """
 
@@ -65,7 +66,8 @@ class EngineOutputError(EngineError):
 
 
 class AssistantCrashed(EngineError):
-    """The assistant CallSim started (the built-in) exited during a run; the call it was in is not kept."""
+    """The assistant CallSim started (the built-in) exited during a call: the call is recorded as
+    ``assistant_crashed`` and made again on resume (it says nothing about the assistant's turn-taking)."""
 
 
 class LineError(CallSimError):
@@ -76,5 +78,28 @@ class RecordingError(CallSimError):
     """A recording, event log or results file is missing, unreadable or inconsistent."""
 
 
+class StorageError(CallSimError):
+    """A file of the run cannot be written: no space left, a read-only or forbidden folder, a size limit.
+
+    Not a call's failure: every later call would fail the same way, so the batch stops (the calls finished
+    so far are kept, and a rerun resumes once there is room).
+    """
+
+
 class ConfigError(CallSimError):
     """Invalid settings or command-line values."""
+
+
+def explain(exc: BaseException) -> str:
+    """An exception in words for a recorded reason: never empty (``TimeoutError()`` says nothing).
+
+    A message that ends in a colon (``cannot connect to URL: `` from an empty cause) is completed with its
+    cause; an exception without a message is named by its type.
+    """
+    text = str(exc).strip()
+    if not text and isinstance(exc, TimeoutError):
+        return "timed out"  # (its cause, if any, is the cancelled wait: no news)
+    cause = exc.__cause__
+    if cause is not None and (not text or text.endswith(":")):
+        return f"{text} {explain(cause)}".strip()
+    return text or type(exc).__name__

@@ -1,11 +1,14 @@
 """Files CallSim writes: atomically (a reader sees the whole file or none) and WAV audio.
 
 Every file a run writes goes through :func:`atomic_write_bytes`, so a killed run never leaves a
-half-written file that looks complete.
+half-written file that looks complete.  A write that fails because of the disk (full, read-only, no
+permission, a file-size limit) becomes a :class:`~voice.errors.StorageError`: every later write would fail
+the same way, so a batch stops on it instead of recording one call after another as failed.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 import wave
@@ -14,14 +17,44 @@ from pathlib import Path
 import numpy as np
 
 from voice.core.audio import SAMPLE_RATE, Pcm
-from voice.errors import RecordingError
+from voice.errors import RecordingError, StorageError
 
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)  # read once at import: os.umask can only be read by setting it
 
 
+# What the disk, not the file's name or content, refuses: the batch cannot go on writing.
+DISK_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO}
+)
+
+
+def storage_error(exc: BaseException, path: Path | None = None) -> StorageError | None:
+    """``exc`` as a :class:`StorageError` if it is the disk's refusal (ENOSPC, EROFS...), else None."""
+    if isinstance(exc, StorageError):
+        return exc
+    if not isinstance(exc, OSError) or exc.errno not in DISK_ERRNOS:
+        return None
+    where = path or (Path(exc.filename) if isinstance(exc.filename, str) else None)
+    code = errno.errorcode.get(exc.errno or 0, str(exc.errno))
+    return StorageError(f"cannot write {where or 'a file'}: {exc.strerror or exc} ({code})")
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write a file so that readers see either the old content or the whole new content, never half."""
+    """Write a file so that readers see either the old content or the whole new content, never half.
+
+    A refusal of the disk raises :class:`StorageError` (see :func:`storage_error`); other ``OSError``s
+    (a name too long...) are the caller's to explain.
+    """
+    try:
+        _atomic_write_bytes(path, data)
+    except OSError as exc:
+        if (refused := storage_error(exc, path)) is not None:
+            raise refused from exc
+        raise
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

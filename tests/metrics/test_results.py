@@ -222,8 +222,8 @@ SECTIONS = {  # heading start → what it documents
     "A call": "call",
 }
 OPTIONAL = {  # built-in / Twilio targets only; --header; --ray; a bot that floods records
-    "target": {"settings.assistant_tts", "settings.line.codec", "settings.headers"},
-    "run": {"ray", "nodes", *(f"nodes[].{k}" for k in NodeStats("n").summary())},
+    "target": {"settings.assistant_tts", "settings.line.codec", "settings.headers", "partial"},
+    "run": {"ray", "nodes", *(f"nodes[].{k}" for k in NodeStats("n").summary()), "partial"},
     "call": {"node"},
 }
 REACTIVE_ONLY = {  # what only a run with a reactive caller writes (checked by the reactive run's test)

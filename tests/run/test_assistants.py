@@ -10,7 +10,7 @@ import sys
 from tests.fakes import reference
 from voice.lines.memory import MemoryLine
 from voice.lines.targets import parse_target
-from voice.run.assistants import exit_probe, open_target_runs, target_settings
+from voice.run.assistants import exit_probe, next_log_path, open_target_runs, target_settings
 from voice.run.bench_config import BenchConfig
 
 PCM = "pcm+ws://127.0.0.1:9/pcm"
@@ -70,3 +70,10 @@ def test_the_exit_probe_says_why_a_process_is_gone(tmp_path) -> None:
 def test_a_bench_config_travels_to_ray_workers(tmp_path) -> None:
     config = BenchConfig(out=tmp_path, targets=(PCM,), tts="memory", ray="auto")
     assert pickle.loads(pickle.dumps(config)) == config
+
+
+def test_each_run_start_logs_the_assistant_to_a_new_file(tmp_path):
+    assert next_log_path(tmp_path) == tmp_path / "assistant.1.log"
+    for name in ("assistant.1.log", "assistant.7.log", "assistant.log", "assistant.x.log"):
+        (tmp_path / name).write_text("")
+    assert next_log_path(tmp_path) == tmp_path / "assistant.8.log"

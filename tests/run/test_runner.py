@@ -153,23 +153,46 @@ async def test_leftovers_of_a_killed_writer_are_removed(tmp_path):
     assert not stale.exists() and load_done(tmp_path / "a", "d-1") is not None
 
 
-async def test_an_engine_error_stops_the_run_and_keeps_finished_calls(tmp_path, caplog):
+async def test_an_engine_error_is_the_calls_recorded_failure_and_the_batch_goes_on(tmp_path, caplog):
     class Broken(MemoryTTS):
         def synthesize(self, text):
             raise ConfigError("engine broke")
 
     jobs = plan_jobs([dialogue(1), dialogue(2), dialogue(3)])
     await calls_on(tmp_path, jobs[:1])
-    with pytest.raises(ConfigError, match="engine broke"):  # the error itself, not a wrapper
-        await calls_on(tmp_path, jobs, concurrency=2, tts=Broken())
-    assert load_done(tmp_path / "a", "d-1") is not None and load_done(tmp_path / "a", "d-2") is None
-    for _ in range(20):  # the other call's plan, left behind, finishes (or is cancelled) meanwhile
+    events: list[CallStatus] = []
+    [calls] = await calls_on(tmp_path, jobs, concurrency=2, tts=Broken(), events=events)
+    assert [(m.outcome, m.failed) for m in calls] == [
+        ("completed", False), ("call_error", True), ("call_error", True)
+    ]  # fmt: skip
+    assert calls[1].detail == "the caller's speech: ConfigError: engine broke"
+    assert [e.detail for e in events if e.state == "failed"] == [calls[1].detail] * 2
+    saved = load_done(tmp_path / "a", "d-2")
+    assert saved is not None and saved["detail"] == calls[1].detail  # in the metrics file, and results.json:
+    results = json.loads((tmp_path / "a" / "results.json").read_text())
+    assert [c["outcome"] for c in results["calls"]] == ["completed", "call_error", "call_error"]
+    assert results["calls"][2]["detail"] == calls[1].detail and "partial" not in results
+    for _ in range(20):  # any plan left behind finishes (or is cancelled) meanwhile
         await asyncio.sleep(0.05)
     gc.collect()
     assert "never retrieved" not in caplog.text  # its error is not reported a second time, at random
     lines = Lines()
-    results = await calls_on(tmp_path, jobs, lines=lines)
-    assert lines.made == 2 and [m.turns_completed for m in results[0]] == [1, 1, 1]
+    runs = [TargetRun(RunSettings(tmp_path / "a", "a", "memory", transcribe=False), lines, "a")]
+    [again] = await run_calls(runs, jobs, MemoryTTS(), None, new_clock=VirtualClock, retry_failed=True)
+    assert lines.made == 2 and [m.turns_completed for m in again.calls] == [1, 1, 1]
+
+
+async def test_an_exception_in_the_call_itself_fails_that_call_only(tmp_path):
+    class Exploding(Lines):
+        def __call__(self):
+            self.made += 1
+            if self.made == 2:
+                raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
+            return MemoryLine(reference(reply_len_ms=600, greeting_ms=200))
+
+    [calls] = await calls_on(tmp_path, plan_jobs([dialogue(1), dialogue(2), dialogue(3)]), lines=Exploding())
+    assert [m.outcome for m in calls] == ["completed", "call_error", "completed"]
+    assert calls[1].detail.startswith("the call: UnicodeEncodeError: 'utf-8' codec can't encode")
 
 
 async def test_metrics_survive_the_json_round_trip(tmp_path):
@@ -248,7 +271,7 @@ async def test_fresh_makes_every_call_again_even_with_other_settings(tmp_path):
     assert json.loads((tmp_path / "a" / "run.json").read_text())["settings"]["timing"]["seed"] == 9
 
 
-async def test_a_crash_of_the_assistant_process_stops_the_run_and_its_call_is_not_kept(tmp_path):
+async def test_a_crash_of_the_assistant_process_stops_the_run_and_its_calls_are_redone(tmp_path):
     """A real assistant process that dies mid-call; the run watches it as ``run_bench`` does the built-in."""
     import subprocess
     import sys
@@ -270,15 +293,20 @@ async def test_a_crash_of_the_assistant_process_stops_the_run_and_its_call_is_no
         crashed = exit_probe(proc, tmp_path / "assistant.log")
         with pytest.raises(
             AssistantCrashed,
-            match=r"exited \(code 3; .*\); the run stops, call d-. and any other unfinished one not kept",
+            match=r"exited \(code 3; .*\); the batch stopped: \d call\(s\) recorded \(\d assistant_crashed\)",
         ):
             await run_calls([TargetRun(settings, line, "builtin", crashed)], jobs, MemoryTTS(), None)
     finally:
         proc.kill()
         proc.wait()
-    assert load_done(tmp_path, "d-1") is None and load_done(tmp_path, "d-2") is None
+    crashed_calls = [load_done(tmp_path, cid) for cid in ("d-1", "d-2")]
+    assert [c["outcome"] for c in crashed_calls if c is not None][:1] == ["assistant_crashed"]
+    assert crashed_calls[0] is not None and "exited (code 3" in crashed_calls[0]["detail"]
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert "exited (code 3" in results["partial"]["stopped"]
     events: list[CallStatus] = []  # the assistant back up: the crashed call is made again
     runs = [TargetRun(settings, Lines(), "builtin")]
     [done] = await run_calls(runs, jobs, MemoryTTS(), None, new_clock=VirtualClock, on_status=events.append)
     assert [m.failed for m in done.calls] == [False, False]
     assert events[0].detail.startswith("resuming: kept 0 finished call(s); making 2: ")
+    assert "the assistant crashed during it (d-1" in events[0].detail

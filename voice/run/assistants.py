@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -70,7 +71,7 @@ async def open_target_runs(
             if target.protocol == BUILTIN and server_url is None:
                 from voice.run.launch import builtin_assistant
 
-                log, procs = log_dir / "assistant.log", list[subprocess.Popen[bytes]]()
+                log, procs = next_log_path(log_dir), list[subprocess.Popen[bytes]]()
                 server_url = await stack.enter_async_context(  # one server, its log in the run
                     builtin_assistant(
                         tts=config.assistant_tts or config.tts,
@@ -97,3 +98,14 @@ def exit_probe(proc: subprocess.Popen[bytes], log: Path) -> Callable[[], str | N
         return None if code is None else f"the built-in assistant exited (code {code}; its log: {log})"
 
     return crashed
+
+
+def next_log_path(folder: Path) -> Path:
+    """``assistant.<n>.log`` for this run start: one log per start, so a rerun never overwrites the log of
+    a crash it resumes from."""
+    taken = [
+        int(m[1])
+        for p in folder.glob("assistant.*.log")
+        if (m := re.fullmatch(r"assistant\.(\d+)\.log", p.name))
+    ]
+    return folder / f"assistant.{max(taken, default=0) + 1}.log"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import fcntl
 import hashlib
 import os
@@ -21,7 +22,8 @@ from typing import Any
 
 from voice.core.clock import Clock, MonotonicClock
 from voice.dialogues import PRESET_TYPES, RELATIONS, SCENARIOS, Dialogue
-from voice.errors import ConfigError, LineError
+from voice.errors import ConfigError, LineError, StorageError, explain
+from voice.files import storage_error
 from voice.lines.base import Line
 from voice.lines.redact import url_tag
 from voice.lines.targets import BUILTIN, Target, parse_target
@@ -30,7 +32,7 @@ from voice.metrics.results import RESULTS_SCHEMA, write_json
 from voice.run.assistants import open_target_runs
 from voice.run.bench_config import BenchConfig
 from voice.run.jobs import plan_jobs
-from voice.run.runner import CallStatus, run_calls
+from voice.run.runner import CallStatus, make_calls
 from voice.speech.asr import ASREngine
 from voice.speech.tts.base import TTSEngine
 
@@ -194,8 +196,10 @@ async def run_bench(
 
     ``line_factories`` (by target text) replaces how lines are opened, for tests with in-memory lines.
     The built-in assistant is started once, whichever of its routes (``builtin``, ``builtin+twilio``)
-    the targets call; if it exits during the run, the run stops (:class:`~voice.errors.AssistantCrashed`)
-    without keeping the call it was in.
+    the targets call, its output in ``assistant.<n>.log`` (one per run start); if it exits during the run,
+    its calls in flight are recorded as ``assistant_crashed`` (a rerun makes them again) and the run stops
+    (:class:`~voice.errors.AssistantCrashed`).  A disk that refuses a write stops it too
+    (:class:`~voice.errors.StorageError`).  A stopped run writes partial ``results.json`` files if it can.
     """
     targets = [parse_target(t) for t in config.targets]
     names = [str(t) for t in targets]  # redacted: what is printed and written
@@ -218,7 +222,7 @@ async def run_bench(
             from voice.run.ray_runner import check_ray_options, run_on_ray
 
             check_ray_options(config, line_factories)
-            results, nodes = await run_on_ray(
+            outcome, nodes = await run_on_ray(
                 config,
                 targets,
                 slugs,
@@ -241,7 +245,7 @@ async def run_bench(
                     labels=slugs,
                     line_factories=line_factories,
                 )
-                results = await run_calls(
+                outcome = await make_calls(
                     runs,
                     jobs,
                     tts,
@@ -262,13 +266,22 @@ async def run_bench(
             "concurrency": concurrency,
             "tts": config.tts,
             "caller": config.caller.spec if config.caller is not None else "scripted",
+            **({"partial": partial} if (partial := outcome.partial()) is not None else {}),
             "targets": [
                 {"target": str(t), "folder": s, "summary": r.summary}
-                for t, s, r in zip(targets, slugs, results, strict=True)
+                for t, s, r in zip(targets, slugs, outcome.targets, strict=True)
             ],
             **({"ray": config.ray, "nodes": nodes} if config.ray is not None else {}),
         }
-        write_json(config.out / "results.json", run_doc)
+        if outcome.stop is None:
+            write_json(config.out / "results.json", run_doc)
+        elif not outcome.unwritten:  # a stopped run: its summary if the disk takes it, else the error says so
+            try:
+                write_json(config.out / "results.json", run_doc)
+            except (StorageError, OSError) as exc:
+                outcome = dataclasses.replace(outcome, unwritten=explain(storage_error(exc) or exc))
+        outcome.raise_if_stopped()
+        results = outcome.targets
     return [
         TargetResult(str(t), s, r.calls, r.summary) for t, s, r in zip(targets, slugs, results, strict=True)
     ]

@@ -38,8 +38,9 @@ from voice.metrics.measure import CallMetrics
 from voice.run.assistants import target_settings
 from voice.run.bench_config import BenchConfig
 from voice.run.jobs import CallJob
+from voice.run.outcome import RunOutcome
 from voice.run.ray_worker import CallOutput, CallWorker, WorkerSpec
-from voice.run.runner import CallStatus, TargetCalls, TargetRun, run_calls
+from voice.run.runner import CallStatus, TargetRun, make_calls
 from voice.speech.tts.base import TTSEngine
 
 _CLOCK = MonotonicClock()
@@ -253,7 +254,7 @@ async def run_on_ray(
     transcriber: str | None,
     default_concurrency: Callable[[int], int],
     on_status: Callable[[CallStatus], None],
-) -> tuple[list[TargetCalls], list[dict[str, Any]]]:
+) -> tuple[RunOutcome, list[dict[str, Any]]]:
     """Every job's call on every target, made by the cluster's workers; the target folders as a local run
     leaves them, and one summary per node."""
     assert config.ray is not None
@@ -269,7 +270,7 @@ async def run_on_ray(
         slots = await asyncio.to_thread(start_workers, spec, default_concurrency)
         calls = RayCalls(slots, on_status)
         try:
-            results = await run_calls(
+            outcome = await make_calls(
                 runs,
                 jobs,
                 _NO_TTS,
@@ -283,7 +284,7 @@ async def run_on_ray(
         finally:
             for name, data in (await _close_workers(slots)).items():
                 await asyncio.to_thread(atomic_write_bytes, config.out / name, data)
-        return results, [n.summary() for n in calls.nodes.values()]
+        return outcome, [n.summary() for n in calls.nodes.values()]
     finally:
         await asyncio.to_thread(leave)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from voice.core.clock import MonotonicClock
-from voice.errors import AssistantCrashed
+from voice.errors import CallSimError
 from voice.lines.targets import Target, parse_target
 from voice.metrics.measure import CallMetrics
 from voice.run.assistants import open_target_runs
@@ -89,11 +89,14 @@ class CallWorker:
         runs, maker = await self._open()
         run = runs[target]
         maker.expect(job)
-        try:
-            metrics = await maker.one(run, job)
-        except AssistantCrashed:
-            await self._close()  # the next call starts the node's assistant again
-            raise
+        metrics = await maker.one(run, job)
+        if maker.stop is not None:  # its assistant crashed or its disk refused: start afresh next call
+            why = maker.stop
+            await self._close()
+            if metrics is None:
+                raise WorkerStopped(f"{self._node}: {why}")
+        if metrics is None:
+            raise WorkerStopped(f"{self._node}: the call was not made")
         folder = run.settings.out_dir
         paths = [*recording_paths(folder, job.call_id), metrics_path(folder, job.call_id)]
         files = []
@@ -115,6 +118,10 @@ class CallWorker:
         logs = {f"assistant.{_file_safe(self._node)}.log": log.read_bytes()} if log.exists() else {}
         shutil.rmtree(self._root, ignore_errors=True)
         return logs
+
+
+class WorkerStopped(CallSimError):
+    """A worker could not make a call (its assistant or disk failed first): the driver tries it elsewhere."""
 
 
 def _file_safe(text: str) -> str:

@@ -2,7 +2,9 @@
 
 A target folder's ``run.json`` holds the settings fingerprint its calls were made with; a rerun with other
 settings is refused.  A call is finished when its ``<call>.metrics.json`` exists (written atomically and
-last), is readable, and was made from the same dialogue content; anything else is made again.
+last), is readable, and was made from the same dialogue content; anything else is made again, and so is a
+call the built-in assistant's crash cut short (``assistant_crashed``).  A malformed metrics file (``{}``,
+truncated, edited by hand) is never an error: that call is made again, and the resume's note says so.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from voice.dialogues import Dialogue
 from voice.errors import ConfigError
 from voice.metrics.measure import BargeIn, CallMetrics, TurnMetrics
 from voice.metrics.results import write_json
+from voice.run.failures import REDONE_ON_RESUME
 from voice.run.recording import recording_paths
 
 
@@ -67,9 +70,12 @@ def check_resumable(out_dir: Path, fingerprint: dict[str, Any]) -> bool:
     resuming = run_file.exists()
     if resuming:
         try:
-            previous = json.loads(run_file.read_text(encoding="utf-8")).get("settings")
-        except (OSError, json.JSONDecodeError) as exc:
+            doc = json.loads(run_file.read_text(encoding="utf-8"))
+            if not isinstance(doc, dict):
+                raise ValueError(f"a JSON {type(doc).__name__}, not an object")
+        except (OSError, ValueError, RecursionError) as exc:
             raise ConfigError(f"{run_file}: unreadable ({exc}); remove it or choose another --out") from exc
+        previous = doc.get("settings")
         if previous != fingerprint:
             raise ConfigError(
                 f"{out_dir} holds a run made with other settings ("
@@ -98,10 +104,10 @@ def load_done(out_dir: Path, call_id: str) -> dict[str, Any] | None:
     if not path.exists():
         return None
     try:
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        return data
-    except (OSError, json.JSONDecodeError):
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
         return None
+    return data if isinstance(data, dict) else None
 
 
 def metrics_from_json(d: dict[str, Any]) -> CallMetrics:
@@ -124,6 +130,7 @@ def metrics_from_json(d: dict[str, Any]) -> CallMetrics:
 # Why a call of a resumed folder is made (again), in the order a resume lists them.
 REDO_WHY = {
     "failed": "failed earlier, retried",
+    "crashed": "the assistant crashed during it",
     "edited": "dialogue edited since",
     "unreadable": "unreadable metrics",
     "cut": "cut short, a recording without metrics",
@@ -137,7 +144,7 @@ def previous_call(
     """The finished call to keep, or None and why it is made (again): a key of :data:`REDO_WHY`.
 
     A call is kept when its metrics file is readable and was made from the same dialogue content; a failed
-    call too, unless ``retry_failed``.
+    call too, unless ``retry_failed`` (or the assistant crashed during it: always made again).
     """
     path = metrics_path(out_dir, call_id)
     if not path.exists():
@@ -145,10 +152,12 @@ def previous_call(
     try:
         done = json.loads(path.read_text(encoding="utf-8"))
         metrics = metrics_from_json(done)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except Exception:  # whatever a damaged or hand-edited file holds, the call is simply made again
         return None, "unreadable"
     if done.get("dialogue_sha", sha) != sha:
         return None, "edited"
+    if metrics.outcome in REDONE_ON_RESUME:
+        return None, "crashed"
     if retry_failed and metrics.failed:
         return None, "failed"
     return metrics, ""

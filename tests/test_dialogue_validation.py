@@ -1,0 +1,83 @@
+"""What would break a call later is a located problem now: ids, Unicode, sizes, speakable text, depth."""
+
+import json
+
+import pytest
+
+from tests.records import short_delivery
+from voice.dialogue_validation import MAX_DEPTH, MAX_ID_CHARS, MAX_TURN_CHARS, check_dialogue_object
+from voice.dialogues import validate_file
+
+
+def problems(obj):
+    return [(p.field, p.reason) for p in check_dialogue_object(obj, "f.jsonl", 3)]
+
+
+def caller_index(obj):
+    return next(i for i, t in enumerate(obj["turns"]) if t["role"] == "caller")
+
+
+def test_a_good_dialogue_has_no_problem():
+    assert problems(short_delivery("d-1")) == []
+
+
+@pytest.mark.parametrize(
+    ("call_id", "says"),
+    [
+        ("a" * (MAX_ID_CHARS + 1), f"at most {MAX_ID_CHARS} characters"),
+        ("a/b", "must match"),
+        ("a:b", "must match"),
+        ("con", "Windows reserves"),
+        ("lpt9", "Windows reserves"),
+    ],
+)
+def test_an_id_must_be_a_portable_file_name(call_id, says):
+    [(field, reason)] = problems(short_delivery(call_id))
+    assert field == "id" and says in reason
+
+
+def test_a_lone_surrogate_anywhere_is_found_and_stops_further_checks():
+    obj = short_delivery("d-1")
+    obj["owner_goal"] = "不\ud800被打扰"
+    assert problems(obj) == [("owner_goal", "not valid Unicode: a lone surrogate U+D800 at character 1")]
+
+
+def test_a_caller_turn_must_be_speakable_and_short():
+    obj = short_delivery("d-1")
+    i = caller_index(obj)
+    obj["turns"][i]["text"] = "喂" * (MAX_TURN_CHARS + 1)
+    assert problems(obj) == [
+        (f"turns[{i}].text", f"must be at most {MAX_TURN_CHARS} characters (a caller turn), got 501")
+    ]
+    obj["turns"][i]["text"] = "喂\x07你好"
+    assert problems(obj) == [(f"turns[{i}].text", "holds a control character U+0007")]
+    obj["turns"][i]["text"] = "㐀㐁"  # CJK extension A: Chinese, but no engine's voice has it
+    [(field, reason)] = problems(obj)
+    assert field == f"turns[{i}].text" and "no common Chinese character" in reason
+
+
+def test_sizes_are_bounded():
+    obj = short_delivery("d-1")
+    obj["owner_goal"] = "等" * 2001
+    assert problems(obj) == [("owner_goal", "must be at most 2000 characters, got 2001")]
+
+
+def test_json_nested_past_the_schema_is_a_problem():
+    obj = short_delivery("d-1")
+    deep: list = []
+    for _ in range(MAX_DEPTH + 2):
+        deep = [deep]
+    obj["scam"] = deep
+    assert problems(obj)[0] == ("scam" + "[0]" * MAX_DEPTH, f"nested more than {MAX_DEPTH} levels deep")
+
+
+def test_a_file_json_cannot_decode_is_located_never_raised(tmp_path):
+    path = tmp_path / "d.jsonl"
+    good = json.dumps(short_delivery("d-1"), ensure_ascii=False)
+    path.write_text("[" * 100_000 + "]" * 100_000 + "\n" + '{"id": ' + "9" * 5000 + "}\n" + good + "\n")
+    found = [(p.line, p.field, p.reason) for p in validate_file(path)]
+    assert found == [
+        (1, "<json>", "invalid JSON: nested too deeply to decode"),
+        (2, "<json>", "invalid JSON: Exceeds the limit (4300 digits) for integer string conversion: "
+                      "value has 5000 digits"),
+    ]  # fmt: skip
