@@ -21,7 +21,7 @@ def test_selection_by_speed_name_and_area() -> None:
 
 
 def test_a_fault_that_cannot_run_is_a_failed_row() -> None:
-    outcome = run_isolated(fault("not-in-the-catalogue"), timeout=60)
+    outcome = run_isolated(fault("not in the catalogue: a/b"), timeout=60)  # prose names make safe folders
     assert not outcome.passed and "no such fault" in outcome.outcome
 
 

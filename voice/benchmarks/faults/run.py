@@ -13,6 +13,7 @@ import argparse
 import dataclasses
 import importlib
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -59,7 +60,8 @@ def select(faults: Sequence[Fault], *, fast: bool, only: Sequence[str]) -> list[
 
 def run_isolated(fault: Fault, timeout: float = FAULT_TIMEOUT_S) -> FaultOutcome:
     """Run one fault in a child process and scratch folder; a child that fails is a failed row."""
-    with tempfile.TemporaryDirectory(prefix=f"fault-{fault.name}-") as scratch:
+    safe = re.sub(r"[^A-Za-z0-9_-]+", "-", fault.name)[:40]  # names are prose: "bad file: id with /"
+    with tempfile.TemporaryDirectory(prefix=f"fault-{safe}-") as scratch:
         out = Path(scratch) / "outcome.json"
         cmd = [sys.executable, "-m", "voice.benchmarks.faults.run", "--one", fault.name, "--into", str(out)]
         start = _now_s()
