@@ -215,3 +215,18 @@ def test_the_exit_codes_are_in_the_help():
     assert "exit codes:" in text and "--max-failed" in text and "--fail-if" in text
     for code in (EXIT_OK, EXIT_ERROR, EXIT_FAILED_CALLS, EXIT_GATE, EXIT_MISMATCH, EXIT_STORAGE):
         assert f"\n  {code} " in text
+
+
+def test_a_ray_runs_nodes_are_printed_with_a_flag_on_bad_pacing(tmp_path, capsys):
+    from voice.cli import print_nodes
+
+    def node(name, calls, rate, worst, flagged):
+        keys = ("node", "calls", "calls_per_min", "pacing_p99_ms_worst", "pacing_flagged")
+        return dict(zip(keys, (name, calls, rate, worst, flagged), strict=True))
+
+    doc = {"nodes": [node("a:1", 4, 8.0, 1.5, False), node("b:2", 2, None, 7.25, True)]}
+    (tmp_path / "results.json").write_text(json.dumps(doc))
+    print_nodes(tmp_path / "results.json")
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2] == "  a:1: 4 calls, 8.0 calls/min, worst frame-pacing p99 1.50 ms"
+    assert out[-1] == "  b:2: 2 calls, -, worst frame-pacing p99 7.25 ms (FLAGGED: over 5 ms)"

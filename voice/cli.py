@@ -145,6 +145,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for r in results:
         print(f"\n{r.target}  ({out / r.slug})")
         print(format_table(r.calls, r.summary))
+    if ray is not None:
+        print_nodes(out / "results.json")
     print(f"\nresults.json in {out}" + ("" if len(results) == 1 else " and each target's folder"))
     if args.judge:
         from voice.run.score_cli import score_run
@@ -158,6 +160,23 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if len(results) == 2:
         print(f"compare the two targets: callsim compare {out}")
     return finish(judge_run({r.target: r.summary for r in results}, args.max_failed, args.fail_if or []))
+
+
+def print_nodes(results_json: Path) -> None:
+    """A ``--ray`` run's per-node throughput and pacing, from its ``results.json``."""
+    import json
+
+    nodes = json.loads(results_json.read_text(encoding="utf-8")).get("nodes", [])
+    print("\nRay nodes:")
+    for n in nodes:
+        rate = f"{n['calls_per_min']:.1f} calls/min" if n.get("calls_per_min") else "-"
+        worst = n.get("pacing_p99_ms_worst")
+        pacing = (
+            "-"
+            if worst is None
+            else f"{worst:.2f} ms" + (" (FLAGGED: over 5 ms)" if n["pacing_flagged"] else "")
+        )
+        print(f"  {n['node']}: {n['calls']} calls, {rate}, worst frame-pacing p99 {pacing}")
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -216,6 +216,23 @@ def call_section(
     )
 
 
+def call_stub(t: TargetView, ti: int, c: Mapping[str, Any]) -> str:
+    """A call a big report does not show in full: its figures in one line and links to its files."""
+    call_id = c["call_id"]
+    audio, log = recording_paths(t.folder, call_id)
+    links = [
+        f'<a href="{escape(f"{t.rel}/{p.name}" if t.rel else p.name)}">{escape(p.suffix.lstrip("."))}</a>'
+        for p in (audio, log)
+        if p.exists()
+    ]
+    p50 = fmt_ms(c.get("latency_p50_ms"), " ms")
+    return (
+        f'<p class="call" id="{escape(anchor(ti, call_id))}"><b>{escape(call_id)}</b>'
+        f' <span class="meta">— {escape(str(c.get("outcome", "")))} · latency p50 {escape(p50)}'
+        f" · rhythm {fmt_score(c.get('rhythm'))} · {' · '.join(links) or 'no recording'}</span></p>"
+    )
+
+
 def legend() -> str:
     items = [
         (CALLER, "caller speech"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from html import escape
 
-from voice.report.calls import anchor, call_section, legend, logs_hearing, table
+from voice.report.calls import anchor, call_section, call_stub, legend, logs_hearing, table
 from voice.report.data import (
     BREAKDOWN_COLUMNS,
     BREAKDOWN_TITLES,
@@ -37,6 +37,7 @@ from voice.report.goals import (
     summary_rows,
     verdict_cells,
 )
+from voice.report.sampling import shown_in_full
 from voice.report.scores import scores_html
 from voice.report.svg import cdf, color, grouped_bars, histogram
 
@@ -249,7 +250,17 @@ def render_html(run: RunView, *, audio: str = "embed") -> str:
     ]
     for ti, t in enumerate(run.targets):
         show_asr = logs_hearing(t)
+        full = shown_in_full(t.calls)
+        if len(full) < len(t.calls):
+            parts.append(
+                f'<p class="meta">{escape(t.target)}: {len(t.calls)} calls; in full below, {len(full)}: an'
+                " even sample and the worst by failure, latency p90, rhythm, false starts and longest"
+                " silence; the others are linked to their files.</p>"
+            )
         for c in t.calls:
-            parts.append(call_section(t, ti, c, audio, open_=n_calls <= OPEN_CALLS, show_asr=show_asr))
+            if c["call_id"] in full:
+                parts.append(call_section(t, ti, c, audio, open_=n_calls <= OPEN_CALLS, show_asr=show_asr))
+            else:
+                parts.append(call_stub(t, ti, c))
     parts.append(f"</main><script>{JS}</script></body></html>")
     return "\n".join(parts)
