@@ -56,3 +56,18 @@ def test_fields_unknown_to_this_version_are_ignored():
 def test_malformed_lines_name_the_kind_and_field(line, message):
     with pytest.raises(RecordingError, match=message):
         event_from_json(line)
+
+
+def test_a_run_line_that_does_not_add_up_is_refused_by_name() -> None:
+    from voice.core.event_json import expand_rx_run
+
+    good = {"kind": "rx_run", "t": 0, "n": 2, "d_t": [0, 320], "samples": 320, "d_arrival": [5, 320],
+            "d_start": [9, 320]}  # fmt: skip
+    assert [(e.t, e.samples, e.arrival, e.start) for e in expand_rx_run(good)] == [
+        (0, 320, 5, 9),
+        (320, 320, 325, 329),
+    ]
+    with pytest.raises(RecordingError, match="d_arrival must list 2 numbers"):
+        expand_rx_run({**good, "d_arrival": [5]})
+    with pytest.raises(RecordingError, match="rx_run: 'n'"):
+        expand_rx_run({k: v for k, v in good.items() if k != "n"})

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from voice.core import events as ev
-from voice.core.event_json import event_from_json
+from voice.core.event_json import event_from_json, event_to_json, expand_rx_run
 from voice.errors import RecordingError
 from voice.files import write_wav
 from voice.run.recording import EventStream, Recording, load_recording, save_recording
@@ -85,6 +85,27 @@ def test_incomplete_recordings_are_refused_with_the_file_named(tmp_path):
         load_recording(wav)
 
 
+def decoded(obj):
+    return expand_rx_run(obj) if obj["kind"] == "rx_run" else [event_from_json(obj)]
+
+
+def test_audio_arrivals_are_saved_as_runs_with_the_same_information(tmp_path):
+    rec, events = _streamed_call(tmp_path)
+    irregular = [  # jitter: arrivals and sizes that are not regular must survive the packing too
+        ev.AudioReceived(e.t + (i % 3), 320 + 160 * (i % 2), e.arrival + 7 * (i % 5), e.start + i)
+        if isinstance(e, ev.AudioReceived) else e
+        for i, e in enumerate(events)
+    ]  # fmt: skip
+    log = save_recording(tmp_path, dataclasses.replace(rec, events=irregular))[1]
+    lines = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()]
+    runs = [x for x in lines if x["kind"] == "rx_run"]
+    assert sum(r["n"] for r in runs) == 200 and all(r["n"] <= 50 for r in runs)
+    assert not any(x["kind"] == "rx" for x in lines)
+    assert load_recording(log).events == irregular
+    per_record = sum(len(json.dumps(event_to_json(e, 16000))) + 1 for e in irregular[1:201])
+    assert sum(len(json.dumps(r)) + 1 for r in runs) < per_record / 3
+
+
 def _streamed_call(tmp_path):
     events = [
         ev.CallStarted(0, "d", 1, True),
@@ -115,8 +136,9 @@ def test_a_crash_mid_call_leaves_a_partial_log_of_whole_records_that_is_not_a_re
         stream.write(e)  # written out at least once per second of call time, before any save
     lines = stream.partial.read_text(encoding="utf-8").splitlines()
     assert lines and all(json.loads(x)["kind"] != "meta" for x in lines)
-    assert [event_from_json(json.loads(x)) for x in lines] == events[: len(lines)]
-    assert json.loads(lines[-1])["t"] >= 16_000
+    written = [e for x in lines for e in decoded(json.loads(x))]
+    assert written == events[: len(written)]
+    assert written[-1].t >= 16_000
     stream.close()  # what a crash leaves: every line whole, no meta
     write_wav(tmp_path / "call-1.wav", [rec.caller, rec.assistant])
     os.replace(stream.partial, tmp_path / "call-1.events.jsonl")

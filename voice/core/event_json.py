@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from voice.core.audio import samples_to_ms
-from voice.core.events import EVENT_TYPES, CallEvent, Event
+from voice.core.events import EVENT_TYPES, AudioReceived, CallEvent, Event
 from voice.errors import RecordingError
 
 
@@ -102,3 +102,86 @@ def _decode(value: Any, hint: Any) -> Any:
         inner = _hints(hint)
         return hint(**{f.name: _decode(value[f.name], inner[f.name]) for f in dataclasses.fields(hint)})
     raise TypeError(f"no decoder for {hint!r}")  # a schema bug, not a file's
+
+
+# --- audio arrivals as runs: one line per run of consecutive ``rx`` records -----------------------------
+
+RX_RUN = "rx_run"
+RX_RUN_MAX = 50  # records per run line at most (one second of 20 ms frames) ...
+# ... and a run spans less than one second of call time, so a streamed log lags by a second or two at most
+
+
+class RxRuns:
+    """Packs consecutive ``rx`` records into ``rx_run`` lines with the same information.
+
+    A call logs one :class:`~voice.core.events.AudioReceived` per 20 ms frame the assistant sends (~70 bytes
+    each as a line of its own); a run line keeps each record's ``t``, ``samples``, ``arrival`` and ``start``
+    as differences from the one before (``samples`` once when all are equal), about 12 bytes a frame.
+    :func:`expand_rx_run` gives the records back, in order, so every reader sees what a per-record log
+    holds.  Feed records in order with :meth:`add`; :meth:`take` returns the pending run line, if any.
+    Where a run ends depends on the records alone (another kind, :data:`RX_RUN_MAX` records, one second of
+    call time), so a log streamed as the call runs is byte for byte the log saved at once.
+    """
+
+    def __init__(self, rate: int) -> None:
+        self.rate = rate
+        self._run: list[AudioReceived] = []
+
+    def add(self, event: CallEvent) -> list[dict[str, Any]]:
+        """The lines that are complete once ``event`` is known (a run ends at any other record)."""
+        if isinstance(event, AudioReceived):
+            run = self._run
+            full = bool(run) and (len(run) >= RX_RUN_MAX or event.t - run[0].t >= self.rate)
+            done = self.take() if full else []
+            self._run.append(event)
+            return done
+        return [*self.take(), event_to_json(event, self.rate)]
+
+    def take(self) -> list[dict[str, Any]]:
+        """The pending run as one line (a lone record as its plain ``rx`` line), or nothing."""
+        run, self._run = self._run, []
+        if not run:
+            return []
+        if len(run) == 1:
+            return [event_to_json(run[0], self.rate)]
+        first = run[0]
+        line: dict[str, Any] = {
+            "t": first.t,
+            "ms": round(samples_to_ms(first.t, self.rate), 3),
+            "kind": RX_RUN,
+            "n": len(run),
+        }
+        for name in ("t", "samples", "arrival", "start"):
+            values = [getattr(e, name) for e in run]
+            if name == "samples" and len(set(values)) == 1:
+                line[name] = values[0]
+            else:
+                line[f"d_{name}"] = [b - a for a, b in zip([0, *values], values, strict=False)]
+        return [line]
+
+
+def expand_rx_run(obj: Mapping[str, Any]) -> list[AudioReceived]:
+    """The ``rx`` records of one ``rx_run`` line; :class:`RecordingError` if it does not add up."""
+    try:
+        n = int(obj["n"])
+        columns: dict[str, list[int]] = {}
+        for name in ("t", "samples", "arrival", "start"):
+            if name == "samples" and isinstance(obj.get("samples"), int):
+                columns[name] = [obj["samples"]] * n
+                continue
+            deltas = obj[f"d_{name}"]
+            if not isinstance(deltas, list) or len(deltas) != n:
+                raise RecordingError(f"{RX_RUN}: d_{name} must list {n} numbers")
+            total, values = 0, []
+            for d in deltas:
+                total += int(d)
+                values.append(total)
+            columns[name] = values
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RecordingError(f"{RX_RUN}: {exc}") from exc
+    return [
+        AudioReceived(t, samples, arrival, start)
+        for t, samples, arrival, start in zip(
+            columns["t"], columns["samples"], columns["arrival"], columns["start"], strict=True
+        )
+    ]

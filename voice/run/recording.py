@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from voice.core.audio import SAMPLE_RATE, Pcm
-from voice.core.event_json import event_from_json, event_to_json
+from voice.core.event_json import RX_RUN, RxRuns, event_from_json, expand_rx_run
 from voice.core.events import CallEvent, CallStarted, TurnPlanned
 from voice.errors import RecordingError
 from voice.files import AUDIO_FORMATS, atomic_write_bytes, read_audio, write_audio
@@ -76,14 +76,16 @@ def save_recording(
             stream.close()  # a no-op once finished; else the partial log is left as it is
         return wav, log
     write_audio(wav, [rec.caller, rec.assistant], rec.sample_rate)
-    lines = [_event_line(e, rec.sample_rate) for e in rec.events]
+    runs = RxRuns(rec.sample_rate)
+    objs = [obj for e in rec.events for obj in runs.add(e)] + runs.take()
+    lines = [_json_line(obj) for obj in objs]
     lines.append(_meta_line(rec))
     atomic_write_bytes(log, b"".join(lines))
     return wav, log
 
 
-def _event_line(event: CallEvent, rate: int) -> bytes:
-    return (json.dumps(event_to_json(event, rate), ensure_ascii=False, default=str) + "\n").encode()
+def _json_line(obj: Mapping[str, Any]) -> bytes:
+    return (json.dumps(obj, ensure_ascii=False, default=str) + "\n").encode()
 
 
 def _meta_line(rec: Recording) -> bytes:
@@ -111,18 +113,21 @@ class EventStream:
         self._waiting_bytes = 0
         self._written = 0  # bytes of whole lines in the file
         self._written_t = 0  # call time of the last write
+        self._runs = RxRuns(rate)  # consecutive rx records wait here to become one line
 
     def write(self, event: CallEvent) -> None:
         """Append one record (written out within ``FLUSH_BYTES`` or one second of call time)."""
-        line = _event_line(event, self.rate)
-        self._waiting.append(line)
-        self._waiting_bytes += len(line)
+        for obj in self._runs.add(event):
+            line = _json_line(obj)
+            self._waiting.append(line)
+            self._waiting_bytes += len(line)
         if self._waiting_bytes >= FLUSH_BYTES or event.t - self._written_t >= FLUSH_SAMPLES:
             self._written_t = event.t
             self.flush()
 
     def flush(self) -> None:
-        """Write out what waits, as whole lines (a failed write leaves the file as it was)."""
+        """Write out what waits, as whole lines (a failed write leaves the file as it was); a run of audio
+        records still growing waits for its end (less than a second of call time)."""
         if self._fd is None or not self._waiting:
             return
         data = memoryview(b"".join(self._waiting))
@@ -141,6 +146,7 @@ class EventStream:
         """Complete the log with its ``meta`` line and give it its final name; returns that path."""
         if self._fd is None:
             raise RecordingError(f"{self.partial}: the event stream is already closed")
+        self._waiting.extend(_json_line(obj) for obj in self._runs.take())  # the last run, then meta
         self._waiting.append(meta_line)
         self.flush()
         os.fsync(self._fd)
@@ -153,6 +159,7 @@ class EventStream:
         if self._fd is None:
             return
         try:
+            self._waiting.extend(_json_line(obj) for obj in self._runs.take())
             self.flush()
         finally:
             os.close(self._fd)
@@ -161,6 +168,7 @@ class EventStream:
     def discard(self) -> None:
         """Close and delete the partial log (a call that never connected leaves nothing behind)."""
         self._waiting = []
+        self._runs.take()
         self.close()
         self.partial.unlink(missing_ok=True)
 
@@ -189,6 +197,9 @@ def load_recording(path: Path) -> Recording:
                 raise RecordingError("not a JSON object")
             if obj.get("kind") == "meta":
                 meta = {k: v for k, v in obj.items() if k != "kind"}
+                continue
+            if obj.get("kind") == RX_RUN:
+                events.extend(expand_rx_run(obj))
                 continue
             events.append(event_from_json(obj))
         except (json.JSONDecodeError, RecordingError) as exc:
