@@ -36,12 +36,13 @@ from pipecat.frames.frames import (
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.audio.vad_processor import VADProcessor
-from pipecat.transports.websocket.fastapi import FastAPIWebsocketParams, FastAPIWebsocketTransport
+from pipecat.transports.websocket.fastapi import FastAPIWebsocketParams
 from pipecat.turns.user_turn_processor import UserTurnProcessor
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 from pipecat.workers.runner import WorkerRunner
 
 from server.config import AssistantSettings, default_policy_factory, stopwatch
+from server.hold import PacedWebsocketTransport, ReplyHold
 from server.pcm_serializer import PcmSerializer
 from server.policy.processor import DEFAULT_VIEW, PolicyFactory, PolicyProcessor
 from server.processors import CallSimSTTService, CallSimTTSService
@@ -65,7 +66,7 @@ class AssistantCall:
     """One call's pipeline and the handles tests and the server need."""
 
     worker: PipelineWorker
-    transport: FastAPIWebsocketTransport
+    transport: PacedWebsocketTransport
     serializer: PcmSerializer | TwilioCallSerializer
     policy: PolicyProcessor
     max_secs: float
@@ -120,8 +121,17 @@ def build_pipeline(
     """
     settings = settings or AssistantSettings()
     serializer = serializer or PcmSerializer()
-    transport = FastAPIWebsocketTransport(
-        websocket=websocket,
+    playout = serializer.playout
+    hold = ReplyHold(
+        hold_after_samples=round(settings.hold_after_secs * sample_rate),
+        release_after_samples=round(settings.hold_release_secs * sample_rate),
+        min_gap_samples=round(settings.hold_min_gap_secs * sample_rate),
+        rehold_within_samples=round(settings.hold_again_secs * sample_rate),
+        audible=playout.playing,
+        queued=lambda: round(playout.remaining() * sample_rate),
+    )
+    transport = PacedWebsocketTransport(
+        websocket,
         params=FastAPIWebsocketParams(
             audio_in_enabled=True,
             audio_in_sample_rate=sample_rate,
@@ -134,14 +144,18 @@ def build_pipeline(
             session_timeout=settings.max_call_secs,
             allowed_origins=[],
         ),
+        playout=serializer.playout,
+        hold=hold if hold.enabled else None,
+        lead_secs=settings.output_lead_secs,
     )
     analyzer = VoicingSileroVAD(
+        on_window=hold.observe if hold.enabled else None,
         params=VADParams(
             confidence=settings.vad_confidence,
             start_secs=settings.vad_start_secs,
             stop_secs=settings.vad_stop_secs,
             min_volume=settings.vad_min_volume,
-        )
+        ),
     )
     vad = VADProcessor(vad_analyzer=analyzer)
     stt = CallSimSTTService(asr, executor=asr_executor)

@@ -48,6 +48,11 @@ TUNABLE = (
     "turn_grace_secs",
     "barge_in_confirm_secs",
     "barge_in_silence_secs",
+    "hold_after_secs",
+    "hold_release_secs",
+    "hold_min_gap_secs",
+    "hold_again_secs",
+    "output_lead_secs",
     "asr_audio_context_s",
     "asr_prompt",
 )
@@ -93,6 +98,11 @@ class AssistantSettings:
     turn_grace_secs: float = 0.2  # lexical, silence: after the VAD stops, how long the caller may resume
     barge_in_confirm_secs: float = 0.3  # extra speech needed to interrupt (short backchannels do not)
     barge_in_silence_secs: float = 0.1  # silent this long when the confirmation is due: a backchannel
+    hold_after_secs: float = 0.1  # caller speech that holds an audible reply at once (0: off; server/hold.py)
+    hold_release_secs: float = 0.064  # caller silence that lets a held reply go on
+    hold_min_gap_secs: float = 0.22  # ... but not before the caller has heard this much of the hold
+    hold_again_secs: float = 0.4  # caller speech this soon after a release holds again at once
+    output_lead_secs: float = 0.06  # audio sent ahead of the caller's playout (the rest at real time)
     turn_stop_timeout_secs: float = 3.0  # a turn whose transcript never comes is closed after this
     start_timeout_secs: float = 2.0  # no 'start' by then: use the default assistant view
     max_call_secs: int = 900
@@ -127,6 +137,11 @@ class AssistantSettings:
             "turn_grace_secs",
             "barge_in_confirm_secs",
             "barge_in_silence_secs",
+            "hold_after_secs",
+            "hold_release_secs",
+            "hold_min_gap_secs",
+            "hold_again_secs",
+            "output_lead_secs",
         ):
             value = getattr(self, name)
             if not 0.0 <= value <= 5.0:

@@ -55,18 +55,26 @@ if TYPE_CHECKING:
 
 
 class VoicingSileroVAD(SileroVADAnalyzer):
-    """pipecat's Silero analyzer that also remembers when it last heard voice, in samples analysed."""
+    """pipecat's Silero analyzer that also remembers when it last heard voice, in samples analysed.
 
-    def __init__(self, **kwargs: Any) -> None:
+    ``on_window(voiced, samples)``, if given, hears every scored window (:class:`server.hold.ReplyHold`).
+    """
+
+    def __init__(self, *, on_window: Callable[[bool, int], None] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.analysed = 0  # samples scored so far
         self.last_voiced = 0  # one past the last sample of the last window scored as voice
+        self.on_window = on_window
 
     def voice_confidence(self, buffer: bytes) -> float:
         confidence = float(super().voice_confidence(buffer))
-        self.analysed += len(buffer) // 2
-        if confidence >= self.params.confidence:
+        samples = len(buffer) // 2
+        self.analysed += samples
+        voiced = confidence >= self.params.confidence
+        if voiced:
             self.last_voiced = self.analysed
+        if self.on_window is not None:
+            self.on_window(voiced, samples)
         return confidence
 
     def silent_secs(self) -> float:

@@ -9,6 +9,7 @@ Run with ``-s`` to see the measured latencies.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import urllib.request
 from collections.abc import Mapping
@@ -20,7 +21,7 @@ import pytest
 from server.app import AssistantServer
 from server.config import AssistantSettings, SpeechEngines
 from server.policy.rules import PolicyReply
-from tests.server.assistant_client import SILENT_RMS, call, rms, running, say, start_message
+from tests.server.assistant_client import SILENT_RMS, FakeCallSim, call, rms, running, say, start_message
 from voice.core.audio import SAMPLE_RATE, Pcm
 from voice.errors import ConfigError, EngineUnavailable
 from voice.speech.asr import MemoryASR
@@ -82,15 +83,20 @@ class LongWinded:
         )
 
 
+async def long_reply_begins(sim: FakeCallSim, first: Pcm) -> float:
+    """Greeted, the caller says ``first``; when the (long) reply's first audio arrives."""
+    await sim.ws.send(start_message())
+    await sim.first_audio_after(0.0, timeout=5)
+    await sim.until_quiet()
+    _, end = await sim.speak(first)
+    return await sim.first_audio_after(end, timeout=10)
+
+
 async def test_barge_in_clears_and_stops_the_reply_then_answers(engines: SpeechEngines) -> None:
     first = await say(engines, "你好，我是送外卖的，你的外卖到了。")
     interruption = await say(engines, "等一下等一下，我找不到你家门口在哪里。")
     async with running(engines, policy_factory=LongWinded) as server, call(server) as sim:
-        await sim.ws.send(start_message())
-        await sim.first_audio_after(0.0, timeout=5)
-        await sim.until_quiet()
-        _, end = await sim.speak(first)
-        reply_at = await sim.first_audio_after(end, timeout=10)
+        reply_at = await long_reply_begins(sim, first)
         await asyncio.sleep(0.5)  # let the reply play a little
         speaking = asyncio.create_task(sim.speak(interruption))
         await asyncio.sleep(0)
@@ -126,15 +132,55 @@ async def test_backchannel_does_not_interrupt(engines: SpeechEngines) -> None:
     first = await say(engines, "你好，我是送外卖的，你的外卖到了。")
     mm = await say(engines, "嗯")
     async with running(engines, policy_factory=LongWinded) as server, call(server) as sim:
-        await sim.ws.send(start_message())
-        await sim.first_audio_after(0.0, timeout=5)
-        await sim.until_quiet()
-        _, end = await sim.speak(first)
-        reply_at = await sim.first_audio_after(end, timeout=10)
+        reply_at = await long_reply_begins(sim, first)
         await asyncio.sleep(0.8)
         await sim.speak(mm)
         await asyncio.sleep(1.5)
         assert not [e for e in sim.events("clear")], "a short backchannel interrupted the reply"
+        assert rms(sim.audio_between(reply_at, sim.now())) > SILENT_RMS
+
+
+def audio_seconds(sim: FakeCallSim, a: float, b: float) -> float:
+    return len(sim.audio_between(a, b)) / 2 / SAMPLE_RATE
+
+
+async def test_the_reply_goes_out_at_real_time_and_a_barge_in_holds_it_before_it_is_confirmed(
+    engines: SpeechEngines,
+) -> None:
+    first = await say(engines, "你好，我是送外卖的，你的外卖到了。")
+    interruption = await say(engines, "等一下等一下，我找不到你家门口在哪里。")
+    async with running(engines, policy_factory=LongWinded) as server, call(server) as sim:
+        reply_at = await long_reply_begins(sim, first)
+        await asyncio.sleep(1.0)
+        sent = audio_seconds(sim, reply_at, sim.now())
+        assert sent <= sim.now() - reply_at + 0.06 + 0.15  # real time and its 0.06 s lead (pipecat's: twice)
+        speaking = asyncio.create_task(sim.speak(interruption))
+        await asyncio.sleep(0)
+        onset = sim.now()
+        clear = await sim.event("clear", after=onset, timeout=5)
+        last_audio = max(r.at for r in sim.got if r.audio and r.at < clear.at)
+        stopped, cleared = 1000 * (last_audio - onset), 1000 * (clear.at - onset)
+        print(f"\nbarge-in: audio stopped {stopped:.0f} ms after the onset, the clear came {cleared:.0f} ms")
+        assert last_audio - onset < 0.6  # held after 0.1 s of speech (plus the VAD's lag)
+        assert clear.at - last_audio > 0.1  # nothing went out between the hold and the confirmation
+        await speaking
+        assert len(sim.events("clear")) == 1
+
+
+async def test_a_backchannel_holds_the_reply_at_most_briefly_and_it_goes_on(engines: SpeechEngines) -> None:
+    first = await say(engines, "你好，我是送外卖的，你的外卖到了。")
+    mm = await say(engines, "嗯嗯")  # the longest backchannel of the bundled set (0.48 s)
+    async with running(engines, policy_factory=LongWinded) as server, call(server) as sim:
+        reply_at = await long_reply_begins(sim, first)
+        await asyncio.sleep(0.8)
+        onset, bc_end = await sim.speak(mm)
+        await asyncio.sleep(1.5)
+        assert not sim.events("clear"), "a backchannel interrupted the reply"
+        arrivals = [r.at for r in sim.got if r.audio and onset - 0.1 <= r.at <= bc_end + 1.0]
+        longest = max(b - a for a, b in itertools.pairwise(arrivals))
+        print(f"\nbackchannel: longest wait between two pieces of the reply {1000 * longest:.0f} ms")
+        assert longest < 0.5  # held while the caller spoke, let go at once
+        assert audio_seconds(sim, bc_end + 0.5, sim.now()) > 0.5  # the same reply went on
         assert rms(sim.audio_between(reply_at, sim.now())) > SILENT_RMS
 
 

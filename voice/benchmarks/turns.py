@@ -33,13 +33,16 @@ SETTINGS: dict[str, tuple[str, ...]] = {
         "vad_stop_secs=0.4",
         "asr_audio_context_s=full",
         "asr_prompt=以下是普通话的句子。",
+        "hold_after_secs=0",
     ),
     "silence 0.2 s": ("turn_model=silence",),
     "smart-turn": ("turn_model=smart-turn",),
-    "lexical (default)": (),
+    "lexical, no hold": ("hold_after_secs=0",),
+    "lexical, hold (default)": (),
 }
 """The settings compared by default: what the built-in assistant did before (silence after a 0.4 s VAD stop,
-Whisper's full window and plain prompt), then today's VAD and ASR with each turn model."""
+Whisper's full window and plain prompt, a barge-in heard only once confirmed), then today's VAD and ASR with
+each turn model, and the default without and with the hold (``server/hold.py``)."""
 
 
 @dataclass(frozen=True)
