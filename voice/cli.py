@@ -51,7 +51,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from voice.dialogues import bundled_dialogues_path, load_dialogues
     from voice.lines.effects import LineEffects
     from voice.lines.headers import parse_headers
-    from voice.lines.targets import parse_target
+    from voice.lines.targets import parse_target, split_targets
     from voice.metrics.gates import check_options, judge_run
     from voice.metrics.results import format_table
     from voice.react.options import caller_from_args
@@ -72,7 +72,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         relations=split_values(args.relation),
         limit=None if args.all else args.limit,
     )
-    targets = tuple(split_values(args.target) or ["builtin"])
+    targets = tuple(split_targets(args.target) or ["builtin"])
     concurrency = args.concurrency
     if concurrency is None:
         concurrency = default_concurrency([parse_target(t) for t in targets])

@@ -1,7 +1,7 @@
 import pytest
 
 from voice.errors import ConfigError
-from voice.lines.targets import parse_target
+from voice.lines.targets import parse_target, split_targets
 
 
 def test_target_syntax():
@@ -40,3 +40,16 @@ def test_an_error_about_a_target_quotes_it_redacted(bad):
     with pytest.raises(ConfigError) as caught:
         parse_target(bad)
     assert "pw" not in str(caught.value) and "T0K" not in str(caught.value)
+
+
+def test_a_comma_list_of_targets_splits_between_targets_not_inside_a_url():
+    given = ["builtin,ws://h:1/p?ids=1,2,3, twilio+wss://h/t", "pcm+ws://a/b,human", "BUILTIN+twilio"]
+    assert split_targets(given) == [
+        "builtin",
+        "ws://h:1/p?ids=1,2,3",
+        "twilio+wss://h/t",
+        "pcm+ws://a/b",
+        "human",
+        "BUILTIN+twilio",
+    ]
+    assert split_targets(None) == [] and split_targets([" , "]) == []

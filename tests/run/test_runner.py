@@ -16,7 +16,7 @@ from voice.lines.memory import MemoryLine
 from voice.metrics.results import call_to_json
 from voice.run.jobs import CallJob, plan_jobs, repeat_seed
 from voice.run.resume import load_done, metrics_from_json
-from voice.run.runner import CallStatus, RunSettings, TargetRun, run_calls, run_dialogues
+from voice.run.runner import CallStatus, RunSettings, TargetRun, make_calls, run_calls, run_dialogues
 from voice.speech.asr import MemoryASR
 from voice.speech.tts.memory import MemoryTTS
 
@@ -310,3 +310,11 @@ async def test_a_crash_of_the_assistant_process_stops_the_run_and_its_calls_are_
     assert [m.failed for m in done.calls] == [False, False]
     assert events[0].detail.startswith("resuming: kept 0 finished call(s); making 2: ")
     assert "the assistant crashed during it (d-1" in events[0].detail
+
+
+async def test_calls_made_here_without_a_caller_voice_are_refused_up_front(tmp_path):
+    jobs = plan_jobs([dialogue(1)], repeats=1, seed=3)
+    run = TargetRun(settings(tmp_path / "a"), Lines())
+    with pytest.raises(ConfigError, match="need a TTS engine"):
+        await make_calls([run], jobs, None, None)
+    assert not (tmp_path / "a").exists()

@@ -70,6 +70,12 @@ class MonotonicClock:
             await asyncio.sleep(-(-remaining // 1_000_000) / 1e3)
 
 
+def monotonic_s() -> float:
+    """Seconds on the monotonic clock: durations and bounds measured at the edge (throughput, timeouts of a
+    bench), never time inside audio logic, which is counted in samples."""
+    return time.monotonic_ns() / 1e9
+
+
 class FrameTicker:
     """A clock shared by many calls in one loop: one timer wakes every call whose deadline has come.
 

@@ -15,6 +15,8 @@ file, report and message uses; only ``url`` holds the real URL, for dialling.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -95,3 +97,24 @@ def parse_target(text: str) -> Target:
     if port is not None and not 1 <= port <= 65535:
         raise ConfigError(f"target {shown!r}: the port must be 1..65535 (or left out for the scheme's own)")
     return Target(protocol, rest, protocol)
+
+
+# Where a new target may begin after a comma in ``--target a,b``: a URL may hold commas of its own
+# (``ws://host/p?x=1,2``), so a comma splits only before something that reads as a target.
+_TARGET_START = re.compile(rf"(?:{BUILTIN}|{HUMAN}|(?:(?:{PCM}|{TWILIO})\+)?wss?://)", re.IGNORECASE)
+
+
+def split_targets(values: Sequence[str] | None) -> list[str]:
+    """Repeatable ``--target`` values that also take comma lists, without cutting a URL at its commas."""
+    targets: list[str] = []
+    for item in values or ():
+        pieces: list[str] = []
+        for piece in item.split(","):
+            if not piece.strip():
+                continue
+            if pieces and not _TARGET_START.match(piece.strip()):
+                pieces[-1] += "," + piece
+            else:
+                pieces.append(piece)
+        targets += [p.strip() for p in pieces if p.strip()]
+    return targets

@@ -146,6 +146,7 @@ async def talk_as_assistant(
 
 async def start_builtin(stack: contextlib.AsyncExitStack, config: TalkConfig) -> str:
     """Start the built-in assistant for as long as ``stack`` lasts (its log in the run): its URL."""
+    from voice.run.assistants import next_log_path
     from voice.run.launch import builtin_assistant
 
     config.out.mkdir(parents=True, exist_ok=True)
@@ -153,7 +154,7 @@ async def start_builtin(stack: contextlib.AsyncExitStack, config: TalkConfig) ->
         builtin_assistant(
             tts=config.assistant_tts,
             policy=config.policy,
-            log_path=config.out / "assistant.log",
+            log_path=next_log_path(config.out),
             extra_args=[a for kv in config.assistant_settings for a in ("--set", kv)],
         )
     )

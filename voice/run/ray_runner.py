@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from voice.core.clock import MonotonicClock
+from voice.core.clock import monotonic_s
 from voice.errors import ConfigError
 from voice.files import atomic_write_bytes
 from voice.lines.base import Line
@@ -41,15 +41,6 @@ from voice.run.jobs import CallJob
 from voice.run.outcome import RunOutcome
 from voice.run.ray_worker import CallOutput, CallWorker, WorkerSpec
 from voice.run.runner import CallStatus, TargetRun, make_calls
-from voice.speech.tts.base import TTSEngine
-
-_CLOCK = MonotonicClock()
-
-
-def _now_s() -> float:
-    """Wall seconds on CallSim's one clock (for bounds and throughput, not for audio)."""
-    return _CLOCK.now_ns() / 1e9
-
 
 RAY_INSTALL = 'pip install -e ".[ray]" (or scripts/setup --ray)'
 MAX_ATTEMPTS = 3  # per call, across workers
@@ -69,18 +60,6 @@ def import_ray() -> Any:
 
 def _no_line() -> Line:
     raise ConfigError("with --ray, lines are opened on the workers")
-
-
-class _NoTTS:
-    """The driver synthesizes nothing: callers are planned on the workers."""
-
-    name = "none (on the Ray workers)"
-
-    def synthesize(self, text: str) -> Any:
-        raise ConfigError("with --ray, the caller's speech is synthesized on the workers")
-
-
-_NO_TTS: TTSEngine = _NoTTS()  # type: ignore[assignment]
 
 
 @dataclass
@@ -176,7 +155,7 @@ class RayCalls:
             self._free.put_nowait(slot)
         self._on_status = on_status
         self.nodes: dict[str, NodeStats] = {}
-        self._t0 = _now_s()
+        self._t0 = monotonic_s()
 
     async def one_of_target(self, index: int, run: TargetRun, job: CallJob) -> CallMetrics:
         """Make ``job``'s call of target ``index`` somewhere; write its files into the run folder."""
@@ -186,7 +165,7 @@ class RayCalls:
         while True:
             slot = await self._free.get()
             self._on_status(CallStatus(label, job.call_id, "calling"))
-            started = _now_s() - self._t0
+            started = monotonic_s() - self._t0
             try:
                 out: CallOutput = await slot.actor.call.remote(index, job)
             except ray.exceptions.RayError as exc:
@@ -199,7 +178,7 @@ class RayCalls:
             stats = self.nodes.setdefault(out.node, NodeStats(out.node))
             stats.calls += 1
             stats.first_s = started if stats.first_s is None else min(stats.first_s, started)
-            stats.last_s = _now_s() - self._t0
+            stats.last_s = monotonic_s() - self._t0
             if out.pacing_p99_ms is not None:
                 stats.pacing_p99_ms.append(out.pacing_p99_ms)
             await asyncio.to_thread(_write_call, run.settings.out_dir, out, attempts)
@@ -273,7 +252,7 @@ async def run_on_ray(
             outcome = await make_calls(
                 runs,
                 jobs,
-                _NO_TTS,
+                None,
                 None,
                 concurrency=len(slots),
                 on_status=on_status,

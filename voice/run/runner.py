@@ -90,7 +90,7 @@ class CallMaker:
 
     def __init__(
         self,
-        tts: TTSEngine,
+        tts: TTSEngine | None,
         asr: ASREngine | None,
         concurrency: int,
         new_clock: Callable[[], Clock],
@@ -133,10 +133,16 @@ class CallMaker:
             if (task := self._plans.pop(job.call_id, None)) is not None:
                 task.cancel()  # no call needs it any more (a no-op once it is done)
 
+    def voice(self) -> TTSEngine:
+        """The caller's TTS engine (:func:`make_calls` refuses to make calls here without one)."""
+        if self.tts is None:
+            raise ConfigError("calls made in this process need a TTS engine for the caller")
+        return self.tts
+
     async def _synthesize(self, job: CallJob, timing: CallerTiming) -> CallerPlan:
         async with self.tts_lock:
             loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(None, plan_call, job.dialogue, self.tts, timing)
+            return await loop.run_in_executor(None, plan_call, job.dialogue, self.voice(), timing)
 
     async def _reactive(
         self, settings: RunSettings, job: CallJob, timing: CallerTiming
@@ -145,7 +151,7 @@ class CallMaker:
         if settings.caller is None or self.asr is None:  # (a caller without one is refused up front)
             return None
         session = settings.caller.session(
-            job.dialogue, timing, self.tts, self.asr, tts_lock=self.tts_lock, asr_lock=self.asr_lock
+            job.dialogue, timing, self.voice(), self.asr, tts_lock=self.tts_lock, asr_lock=self.asr_lock
         )
         await session.start(settings.caller.turns_for(job.dialogue))
         return session
@@ -250,7 +256,7 @@ class CallMaker:
 async def make_calls(
     runs: Sequence[TargetRun],
     jobs: Sequence[CallJob],
-    tts: TTSEngine,
+    tts: TTSEngine | None,
     asr: ASREngine | None,
     *,
     concurrency: int = 1,
@@ -264,10 +270,12 @@ async def make_calls(
 
     A stopped run's ``results.json`` files are partial (the calls made; see :mod:`voice.run.outcome`).
     ``make_call`` (target index, run, job) makes a call elsewhere instead (:mod:`voice.run.ray_runner`),
-    which then bounds the concurrency and writes the call's files itself.
+    which then bounds the concurrency and writes the call's files itself, and needs no ``tts`` here.
     """
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1 (got {concurrency})")
+    if tts is None and make_call is None:
+        raise ConfigError("calls made in this process need a TTS engine for the caller")
     if asr is None and any(run.settings.caller is not None for run in runs):
         raise ConfigError("a reactive caller hears through a transcriber: give the run one")
     keep: list[list[CallMetrics | None]] = []

@@ -12,15 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from voice.core.clock import MonotonicClock
-
-_CLOCK = MonotonicClock()
-
-
-def now_s() -> float:
-    """Wall seconds on CallSim's one clock (for bounds and throughput, not for audio)."""
-    return _CLOCK.now_ns() / 1e9
-
+from voice.core.clock import monotonic_s
 
 _pause = threading.Event()  # never set: its wait() is a sleep
 
@@ -115,7 +107,7 @@ def run_measured(
     bot running beside.  Not ``wait4``'s ``ru_maxrss``: that counts the image of the process that forked
     the command (a 260 MB test runner) before the command's ``exec``.
     """
-    start = now_s()
+    start = monotonic_s()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(list(cmd), cwd=cwd, env=_env(env), stdout=out, stderr=err, text=True)
         signalled = timed_out = False
@@ -125,7 +117,7 @@ def run_measured(
             if pid == proc.pid:
                 break
             peak_kb = _high_water_kb(proc.pid) or peak_kb  # monotonic after exec: the last read is the peak
-            now = now_s() - start
+            now = monotonic_s() - start
             if kill_after is not None and not signalled and now >= kill_after:
                 proc.send_signal(kill_signal)
                 signalled = True
@@ -134,7 +126,7 @@ def run_measured(
                 timed_out = True
             sleep_s(0.02)
         proc.returncode = os.waitstatus_to_exitcode(status)
-        seconds = now_s() - start
+        seconds = monotonic_s() - start
         out.seek(0)
         err.seek(0)
         peak = (peak_kb if peak_kb is not None else usage.ru_maxrss) / 1024

@@ -29,7 +29,8 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 import voice
-from voice.benchmarks.faults.base import Fault, FaultOutcome, callsim_command, now_s, run_measured, sleep_s
+from voice.benchmarks.faults.base import Fault, FaultOutcome, callsim_command, run_measured, sleep_s
+from voice.core.clock import monotonic_s
 from voice.lines.codec import mulaw_encode
 
 HOSTILE_S = 8.0  # how long a flooding bot floods
@@ -67,8 +68,8 @@ async def _pcm_say(ws: ServerConnection, seconds: float) -> None:
 
 async def _for(seconds: float, send: Callable[[], Awaitable[None]]) -> None:
     """Call ``send`` as fast as the socket takes it, for ``seconds``."""
-    end = now_s() + seconds
-    while now_s() < end:
+    end = monotonic_s() + seconds
+    while monotonic_s() < end:
         await send()
 
 
@@ -123,8 +124,8 @@ def serving(bot: Bot) -> Iterator[int]:
 
     thread = threading.Thread(target=loop.run_until_complete, args=(main(),), daemon=True)
     thread.start()
-    deadline = now_s() + 10
-    while not started.done() and now_s() < deadline:
+    deadline = monotonic_s() + 10
+    while not started.done() and monotonic_s() < deadline:
         sleep_s(0.01)
     try:
         yield int(started.result())
