@@ -5,8 +5,8 @@ this is what a call *is*, whatever route it came in on: the same pipeline serves
 (``docs/protocol.md``, :class:`~server.pcm_serializer.PcmSerializer`) and Twilio Media Streams (pipecat's
 own ``TwilioFrameSerializer``: :mod:`server.twilio_route`); only the serializer and the audio rate differ::
 
-    transport.input() → Silero VAD → ASR (segmented) → user turns (smart-turn) → policy → TTS
-        → transport.output()
+    transport.input() → Silero VAD → ASR (segmented) → user turns → policy → TTS
+        → transport.output() (real time, held while the caller may be cutting in: server/hold.py)
 
 With ``send_logs`` a :class:`~server.stage_observer.StageObserver` watches the pipeline and sends the stage
 timings as ``log`` events; the processors themselves measure nothing.
@@ -144,7 +144,7 @@ def build_pipeline(
             session_timeout=settings.max_call_secs,
             allowed_origins=[],
         ),
-        playout=serializer.playout,
+        playout=playout,
         hold=hold if hold.enabled else None,
         lead_secs=settings.output_lead_secs,
     )

@@ -52,9 +52,10 @@ _MAX_LOGGED_CHARS = 200
 class PlayoutTracker:
     """Estimates whether audio already sent to CallSim is still being played out there.
 
-    CallSim plays what it receives in real time through a playout buffer, while pipecat's output transport
-    sends faster than real time; so "pipecat finished sending" is not "the caller finished hearing". The
-    tracker keeps the estimated wall-clock end of playout, assuming playout starts when audio arrives.
+    CallSim plays what it receives in real time through a playout buffer, while the output transport sends
+    ahead of it (``output_lead_secs``: :mod:`server.hold`, which paces by this estimate; pipecat's own
+    transport sends at twice real time); so "sent" is not "heard".  The tracker keeps the estimated
+    wall-clock end of playout, assuming playout starts when audio arrives.
     """
 
     def __init__(self, clock: Any = time.monotonic) -> None:

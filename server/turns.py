@@ -92,8 +92,9 @@ class BargeInTurnStartStrategy(BaseUserTurnStartStrategy):
     before the confirmation is due does not decide by itself: with ``vad_stop_secs`` 0.2 a comma in the
     first words ("喂，你好", "行，那我…") is such a stop, and the caller is speaking again when it is due.
     ``assistant_audible`` may report audibility better than pipecat's bot-speaking state (the output
-    transport sends faster than real time, so the caller keeps hearing the reply after pipecat has finished
-    sending it); it is OR-ed with that state.
+    transport sends ahead of the caller's playout, so the caller keeps hearing the reply after pipecat has
+    finished sending it); it is OR-ed with that state.  What the caller hears stop sooner than this
+    confirmation is the hold (:mod:`server.hold`).
     """
 
     def __init__(
