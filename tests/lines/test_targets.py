@@ -43,10 +43,10 @@ def test_an_error_about_a_target_quotes_it_redacted(bad):
 
 
 def test_a_comma_list_of_targets_splits_between_targets_not_inside_a_url():
-    given = ["builtin,ws://h:1/p?ids=1,2,3, twilio+wss://h/t", "pcm+ws://a/b,human", "BUILTIN+twilio"]
+    given = ["builtin,ws://h:1/p?ids=1,2,humans=3, twilio+wss://h/t", "pcm+ws://a/b,human", "BUILTIN+twilio"]
     assert split_targets(given) == [
         "builtin",
-        "ws://h:1/p?ids=1,2,3",
+        "ws://h:1/p?ids=1,2,humans=3",
         "twilio+wss://h/t",
         "pcm+ws://a/b",
         "human",

@@ -101,7 +101,9 @@ def parse_target(text: str) -> Target:
 
 # Where a new target may begin after a comma in ``--target a,b``: a URL may hold commas of its own
 # (``ws://host/p?x=1,2``), so a comma splits only before something that reads as a target.
-_TARGET_START = re.compile(rf"(?:{BUILTIN}|{HUMAN}|(?:(?:{PCM}|{TWILIO})\+)?wss?://)", re.IGNORECASE)
+_TARGET_START = re.compile(
+    rf"(?:(?:{BUILTIN}(?:\+\w+)?|{HUMAN})$|(?:(?:{PCM}|{TWILIO})\+)?wss?://)", re.IGNORECASE
+)
 
 
 def split_targets(values: Sequence[str] | None) -> list[str]:
