@@ -42,7 +42,7 @@ from pipecat.turns.user_turn_strategies import UserTurnStrategies
 from pipecat.workers.runner import WorkerRunner
 
 from server.config import AssistantSettings, default_policy_factory, stopwatch
-from server.hold import PacedWebsocketTransport, ReplyHold
+from server.hold import PacedWebsocketTransport, reply_hold
 from server.pcm_serializer import PcmSerializer
 from server.policy.processor import DEFAULT_VIEW, PolicyFactory, PolicyProcessor
 from server.processors import CallSimSTTService, CallSimTTSService
@@ -122,14 +122,7 @@ def build_pipeline(
     settings = settings or AssistantSettings()
     serializer = serializer or PcmSerializer()
     playout = serializer.playout
-    hold = ReplyHold(
-        hold_after_samples=round(settings.hold_after_secs * sample_rate),
-        release_after_samples=round(settings.hold_release_secs * sample_rate),
-        min_gap_samples=round(settings.hold_min_gap_secs * sample_rate),
-        rehold_within_samples=round(settings.hold_again_secs * sample_rate),
-        audible=playout.playing,
-        queued=lambda: round(playout.remaining() * sample_rate),
-    )
+    hold = reply_hold(settings, playout, sample_rate)
     transport = PacedWebsocketTransport(
         websocket,
         params=FastAPIWebsocketParams(
@@ -145,11 +138,11 @@ def build_pipeline(
             allowed_origins=[],
         ),
         playout=playout,
-        hold=hold if hold.enabled else None,
+        hold=hold,
         lead_secs=settings.output_lead_secs,
     )
     analyzer = VoicingSileroVAD(
-        on_window=hold.observe if hold.enabled else None,
+        on_window=hold.observe if hold else None,
         params=VADParams(
             confidence=settings.vad_confidence,
             start_secs=settings.vad_start_secs,

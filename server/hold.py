@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loguru import logger
 from pipecat.frames.frames import Frame, InterruptionFrame, OutputAudioRawFrame
@@ -39,6 +39,9 @@ from pipecat.transports.websocket.fastapi import (
 )
 
 from server.pcm_serializer import PlayoutTracker
+
+if TYPE_CHECKING:
+    from server.config import AssistantSettings
 
 
 class ReplyHold:
@@ -119,6 +122,20 @@ class ReplyHold:
     async def wait_open(self) -> None:
         """Return once the reply may go on."""
         await self._open.wait()
+
+
+def reply_hold(settings: AssistantSettings, playout: PlayoutTracker, sample_rate: int) -> ReplyHold | None:
+    """The call's hold from its settings (seconds → samples of the pipeline's input); None when it is off
+    (``hold_after_secs=0``: the reply stops only once a barge-in is confirmed)."""
+    hold = ReplyHold(
+        hold_after_samples=round(settings.hold_after_secs * sample_rate),
+        release_after_samples=round(settings.hold_release_secs * sample_rate),
+        min_gap_samples=round(settings.hold_min_gap_secs * sample_rate),
+        rehold_within_samples=round(settings.hold_again_secs * sample_rate),
+        audible=playout.playing,
+        queued=lambda: round(playout.remaining() * sample_rate),
+    )
+    return hold if hold.enabled else None
 
 
 class PacedWebsocketOutputTransport(FastAPIWebsocketOutputTransport):
