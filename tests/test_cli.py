@@ -65,6 +65,21 @@ def test_bench_refuses_unknown_filter_values_in_one_line(capsys):
     assert "--scenario" in err and "pizza" in err and "takeout" in err and "Traceback" not in err
 
 
+def test_usage_errors_never_echo_a_header_value_or_url_credentials(capsys):
+    """argparse quotes the command line in its errors; the values that carry credentials are hidden."""
+    argv = ["bench", "--header", "X-Key: hunter2", "--targt", "wss://me:pw@bot.example/x?token=abc"]
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert "--targt wss://***@bot.example/x?token=***" in err
+    assert not any(secret in err for secret in ("hunter2", "me:pw", "abc"))
+    with pytest.raises(SystemExit):
+        main(["talk", "Authorization: Bearer hunter2"])  # --header forgotten
+    err = capsys.readouterr().err
+    assert "Authorization: ***" in err and "hunter2" not in err
+
+
 def test_errors_are_one_line_and_exit_2(capsys):
     assert main(["run", "--ids", "no-such-id", "--no-transcribe", "--target", "pcm+ws://127.0.0.1:9/x"]) == 2
     err = capsys.readouterr().err

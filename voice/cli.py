@@ -7,7 +7,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from voice.errors import CallSimError, ConfigError, StorageError
 
@@ -259,8 +259,30 @@ def _call_options(
     p.set_defaults(func=cmd_bench)
 
 
+class RedactingParser(argparse.ArgumentParser):
+    """argparse, whose usage errors never print a ``--header`` value or a URL's credentials.
+
+    argparse quotes the command line in its errors (``unrecognized arguments: --targt wss://u:p@bot``); the
+    subcommands' parsers are of this class too (``add_subparsers`` makes them of the parent's class).
+    """
+
+    _argv: Sequence[str] | None = None
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self._argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str) -> NoReturn:
+        from voice.lines.redact import redact_arguments
+
+        argv = sys.argv[1:] if self._argv is None else self._argv
+        super().error(redact_arguments(message, argv))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="callsim", description="Real-time voice call simulator for CallBench.")
+    p = RedactingParser(prog="callsim", description="Real-time voice call simulator for CallBench.")
     sub = p.add_subparsers(dest="command", required=True)
 
     b = sub.add_parser(

@@ -2,7 +2,14 @@
 
 import pytest
 
-from voice.lines.redact import has_credentials, is_secret_name, redact_text, redact_url, url_tag
+from voice.lines.redact import (
+    has_credentials,
+    is_secret_name,
+    redact_arguments,
+    redact_text,
+    redact_url,
+    url_tag,
+)
 
 
 @pytest.mark.parametrize(
@@ -64,3 +71,30 @@ def test_url_tag_is_stable_short_and_tells_urls_apart():
     assert url_tag(a) == url_tag(a)
     assert url_tag(a) != url_tag(b)
     assert len(url_tag(a)) == 8 and int(url_tag(a), 16) >= 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "message", "shown"),
+    [
+        # a --header value is hidden whatever its name (the option exists to carry credentials)
+        (
+            ["--header", "X-Thing: s3cret", "--headr", "X-Thing: s3cret"],
+            "args: --headr X-Thing: s3cret",
+            "args: --headr X-Thing: ***",
+        ),
+        (["--header=X-Thing: s3cret", "X-Thing: s3cret"], "args: X-Thing: s3cret", "args: X-Thing: ***"),
+        (["--header", "nocolon"], "args: nocolon", "args: ***"),
+        # a secret-looking header line without --header (forgotten), and a harmless one kept
+        (["Authorization: Bearer s3cret"], "args: Authorization: Bearer s3cret", "args: Authorization: ***"),
+        (["Cookie: id=s3cret"], "args: Cookie: id=s3cret", "args: Cookie: ***"),
+        (["Accept-Language: zh"], "args: Accept-Language: zh", "args: Accept-Language: zh"),
+        # URLs in the message as everywhere else
+        (
+            ["--targt", "ws://u:p@h/x?token=abc"],
+            "args: --targt ws://u:p@h/x?token=abc",
+            "args: --targt ws://***@h/x?token=***",
+        ),
+    ],
+)
+def test_command_line_echoes_hide_header_values_and_url_credentials(argv, message, shown):
+    assert redact_arguments(message, argv) == shown

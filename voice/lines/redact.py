@@ -6,7 +6,9 @@ A bot's URL may carry its credentials (``ws://user:pass@host/path``, ``?token=..
 the userinfo and the values of query (and fragment) parameters whose names look secret become ``***``.
 A name looks secret when it contains one of :data:`SECRET_PARTS` or is one of :data:`SECRET_NAMES`
 (case-insensitive): blotting out a harmless ``monkey=1`` costs nothing, printing a token costs a leak.
-Free text that may quote a URL (an exception's message) goes through :func:`redact_text`.
+Free text that may quote a URL (an exception's message) goes through :func:`redact_text`; a message that
+may quote the command line (argparse's ``unrecognized arguments: ...``) through :func:`redact_arguments`,
+which also hides the values of ``--header`` lines and of anything shaped like a secret header.
 
 A redacted target needs a folder of its own all the same: :func:`url_tag` is a short, slow hash of the full
 URL, so two targets differing only in their token get two folders, a rerun finds its folder again, and the
@@ -17,15 +19,20 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from urllib.parse import unquote
 
 MASK = "***"
 SECRET_PARTS = ("token", "key", "secret", "pass", "pwd", "auth", "signature", "credential", "session", "jwt")
 SECRET_NAMES = frozenset({"sig", "code", "otp"})
+SECRET_HEADERS = frozenset({"cookie", "proxy-authorization"})  # headers whose name does not say "secret"
 URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>()\[\]{}]+")
 # What is left after the URLs, in text that only looks like one (a mistyped ``ws:/u:p@host?token=x``)
 USERINFO_IN_TEXT = re.compile(r"[^\s/:@'\"]+:[^\s/@'\"]+@")
 PARAM_IN_TEXT = re.compile(r"([A-Za-z0-9_.%-]+)=([^&\s#'\"]+?)(?=[.,:;!?]*(?:[&\s#'\"]|$))")
+# ``Name: value`` as given to --header (or by mistake without it): the value hidden when the name looks secret
+HEADER_LINE = re.compile(r"^([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*:\s*\S")
+HEADER_OPTION = "--header"
 TAG_ROUNDS = 100_000  # PBKDF2 rounds: ~50 ms once per target, a guess at a password costs the same
 
 
@@ -75,6 +82,38 @@ def redact_text(text: str) -> str:
     return PARAM_IN_TEXT.sub(
         lambda m: f"{m.group(1)}={MASK}" if is_secret_name(m.group(1)) else m.group(0), text
     )
+
+
+def _header_secrets(argv: Sequence[str]) -> list[tuple[str, str]]:
+    """(what was typed, what to show instead) for every header line on the command line.
+
+    A ``--header`` value is always hidden (the option exists to carry credentials); a stray ``Name: value``
+    elsewhere (a forgotten ``--header``, a mistyped option's value) when its name looks secret.
+    """
+    found = []
+    after_option = False
+    for arg in argv:
+        value = arg
+        is_header = after_option
+        if arg.startswith(HEADER_OPTION + "="):
+            value, is_header = arg[len(HEADER_OPTION) + 1 :], True
+        after_option = arg == HEADER_OPTION
+        name = value.partition(":")[0].strip()
+        line = HEADER_LINE.match(value)
+        if is_header and ":" in value:
+            found.append((value, f"{name}: {MASK}"))
+        elif is_header and value:
+            found.append((value, MASK))
+        elif line and (is_secret_name(line.group(1)) or line.group(1).lower() in SECRET_HEADERS):
+            found.append((value, f"{name}: {MASK}"))
+    return sorted(found, key=lambda pair: -len(pair[0]))  # the longest first: one may contain another
+
+
+def redact_arguments(message: str, argv: Sequence[str]) -> str:
+    """``message`` (which may quote ``argv``) with header values and URL credentials hidden."""
+    for typed, shown in _header_secrets(argv):
+        message = message.replace(typed, shown)
+    return redact_text(message)
 
 
 def has_credentials(url: str) -> bool:

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import contextlib
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from voice.errors import ConfigError
 from voice.lines.headers import parse_headers
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 DEFAULT_TALK_OUT = Path("recordings/talk")
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(sub: argparse._SubParsersAction[Any]) -> None:
     """Add ``talk`` to the ``callsim`` subcommands."""
     t = sub.add_parser(
         "talk",
