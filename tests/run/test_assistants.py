@@ -10,7 +10,13 @@ import sys
 from tests.fakes import reference
 from voice.lines.memory import MemoryLine
 from voice.lines.targets import parse_target
-from voice.run.assistants import exit_probe, next_log_path, open_target_runs, target_settings
+from voice.run.assistants import (
+    builtin_args,
+    exit_probe,
+    next_log_path,
+    open_target_runs,
+    target_settings,
+)
 from voice.run.bench_config import BenchConfig
 
 PCM = "pcm+ws://127.0.0.1:9/pcm"
@@ -35,6 +41,26 @@ def test_the_built_in_targets_settings_record_its_voice_policy_and_overrides(tmp
         "mod:make",
         "turn_model=silence",
     )
+
+
+def test_the_built_in_takes_twice_the_runs_concurrency_and_its_settings(tmp_path) -> None:
+    """``bench --concurrency 40`` against the built-in: the server (8 calls on 2 CPUs by default) must not
+    refuse calls 9..40 with 1013."""
+    import argparse
+
+    from server.config import AssistantSettings, parse_overrides
+    from server.options import add_serve_options, settings_kwargs
+
+    config = BenchConfig(out=tmp_path, concurrency=40, assistant_settings=("vad_stop_secs=0.3",))
+    args = builtin_args(config)
+    assert args == ["--set", "vad_stop_secs=0.3", "--max-calls", "80"]
+    parser = argparse.ArgumentParser()
+    add_serve_options(parser)
+    parsed = parser.parse_args(args)
+    settings = AssistantSettings(**settings_kwargs(parsed), **parse_overrides(parsed.overrides))
+    assert (settings.max_calls, settings.vad_stop_secs) == (80, 0.3)
+    # without --concurrency the server keeps its own bound (the run's default is below it)
+    assert builtin_args(BenchConfig(out=tmp_path)) == []
 
 
 async def test_targets_with_a_line_factory_open_no_assistant(tmp_path) -> None:

@@ -78,7 +78,7 @@ async def open_target_runs(
                         policy=config.policy,
                         log_path=log,
                         on_start=procs.append,
-                        extra_args=[a for kv in config.assistant_settings for a in ("--set", kv)],
+                        extra_args=builtin_args(config),
                     )
                 )
                 crashed = exit_probe(procs[0], log)
@@ -88,6 +88,17 @@ async def open_target_runs(
         watch = crashed if target.protocol == BUILTIN else None
         runs.append(TargetRun(settings, make_line, labels[i] if labels else "", watch))
     return runs
+
+
+def builtin_args(config: BenchConfig) -> list[str]:
+    """The built-in's options for this run: its ``--set`` settings and, with ``--concurrency N``, room for
+    ``2 N`` calls (its own bound, 4 per CPU, would refuse calls past it with 1013).
+
+    Twice, because the server holds a call's slot until its pipeline has been torn down, a moment after the
+    caller hung up: the call that takes the caller's freed slot may arrive before that.
+    """
+    args = [a for kv in config.assistant_settings for a in ("--set", kv)]
+    return args + (["--max-calls", str(2 * config.concurrency)] if config.concurrency else [])
 
 
 def exit_probe(proc: subprocess.Popen[bytes], log: Path) -> Callable[[], str | None]:
