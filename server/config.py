@@ -18,7 +18,7 @@ from loguru import logger
 from pipecat.audio.vad.silero import SileroVADAnalyzer
 
 from server.policy.processor import AssistantPolicy
-from voice.core.access import is_loopback_host
+from voice.core.access import open_without_token
 from voice.core.audio import SAMPLE_RATE
 from voice.errors import ConfigError
 from voice.speech.tts.base import DEFAULT_TTS
@@ -171,11 +171,8 @@ class AssistantSettings:
                 f"max_binary_bytes={self.max_binary_bytes} must be at least one 20 ms frame (640) and at most"
                 f" max_text_bytes={self.max_text_bytes}"
             )
-        if not is_loopback_host(self.host) and not self.token:
-            problems.append(
-                f"host {self.host!r} is not a loopback address: anyone who can reach it could call the"
-                " assistant, so a token is required (--token or --token-env NAME)"
-            )
+        if (refused := open_without_token(self.host, self.token)) is not None:
+            problems.append(refused)
         if problems:
             raise ConfigError("invalid assistant settings: " + "; ".join(problems))
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -34,7 +33,7 @@ from urllib.parse import parse_qs
 from loguru import logger
 
 from server.config import AssistantSettings
-from voice.core.access import origin_allowed
+from voice.core.access import origin_allowed, token_matches
 
 __all__ = ["GUARD_SCOPE_KEY", "CallGate", "Denial", "GuardedSocket", "check_upgrade"]
 
@@ -90,7 +89,7 @@ def check_upgrade(scope: Scope, settings: AssistantSettings) -> Denial | None:
         presented = _presented_token(scope)
         if presented is None:
             return Denial(401, "a token is required (Authorization: Bearer TOKEN, or ?token=TOKEN)")
-        if not hmac.compare_digest(presented.encode(), settings.token.encode()):
+        if not token_matches(presented, settings.token):
             return Denial(401, "wrong token")
     origin = _header(scope, b"origin")
     if origin is not None and not origin_allowed(origin, settings.allowed_origins):

@@ -7,15 +7,9 @@ command, and only ``serve`` itself loads the server.
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
-from voice.errors import ConfigError
-
-TOKEN_HELP = (
-    "the token every caller must present on the websocket upgrade (Authorization: Bearer TOKEN, or"
-    " ?token=TOKEN for browsers); required when --host is not a loopback address"
-)
+from voice.run.options import access_token, add_access_options
 
 
 def add_serve_options(p: argparse.ArgumentParser) -> None:
@@ -38,21 +32,7 @@ def add_serve_options(p: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="a turn-taking setting, repeatable, e.g. turn_model=silence (server/config.py TUNABLE)",
     )
-    p.add_argument(
-        "--token", default="", help=TOKEN_HELP + " (visible to other local users: see --token-env)"
-    )
-    p.add_argument(
-        "--token-env", default="", metavar="NAME", help="read --token from this environment variable"
-    )
-    p.add_argument(
-        "--allow-origin",
-        dest="allowed_origins",
-        action="append",
-        default=[],
-        metavar="ORIGIN",
-        help="a web page allowed to call from a browser, e.g. https://app.example.com (repeatable; '*' for"
-        " any); by default only programs (no Origin) and pages on loopback hosts",
-    )
+    add_access_options(p)
     p.add_argument("--max-calls", type=int, default=None, help="calls at once; more are refused with 1013")
     p.add_argument(
         "--idle-timeout",
@@ -77,13 +57,7 @@ def settings_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
     Raises :class:`ConfigError` for ``--token-env`` naming an unset variable or with ``--token`` too.
     """
-    token = args.token
-    if args.token_env:
-        if token:
-            raise ConfigError("give --token or --token-env, not both")
-        token = os.environ.get(args.token_env, "")
-        if not token:
-            raise ConfigError(f"--token-env {args.token_env}: the environment variable is unset or empty")
+    token = access_token(args)
     values: dict[str, Any] = {
         "host": args.host,
         "port": args.port,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from voice.core.access import is_loopback_host, origin_allowed
+from voice.core.access import is_loopback_host, open_without_token, origin_allowed, token_matches
 
 
 @pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "127.8.0.2", "::1", "[::1]", "app.localhost"])
@@ -35,3 +35,15 @@ def test_listed_pages_and_the_wildcard_are_allowed() -> None:
     assert origin_allowed("https://App.example.com", ["https://app.example.com/"])
     assert not origin_allowed("https://other.example.com", ["https://app.example.com"])
     assert origin_allowed("https://evil.example", ["*"])
+
+
+def test_a_token_matches_only_itself_and_nothing_presented_never_matches() -> None:
+    assert token_matches("s3cret", "s3cret")
+    assert not token_matches("s3cre", "s3cret") and not token_matches(None, "s3cret")
+    assert not token_matches("", "s3cret")
+
+
+def test_off_loopback_a_server_needs_a_token() -> None:
+    assert open_without_token("127.0.0.1", "") is None and open_without_token("0.0.0.0", "t") is None
+    refused = open_without_token("0.0.0.0", "")
+    assert refused is not None and "'0.0.0.0' is not a loopback address" in refused and "--token" in refused

@@ -48,5 +48,15 @@ def test_without_a_sound_device_the_error_says_what_to_do(tmp_path, capsys, monk
     assert "no output sound device no-such-speaker-xyz" in err and "--list-devices" in err
 
 
+def test_the_web_page_off_loopback_needs_a_token(tmp_path, capsys, monkeypatch):
+    """As ``serve``: anyone who can reach the port could call, or read the recorded calls."""
+    assert main(["talk", "--web", "--host", "0.0.0.0", "--no-transcribe", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "host '0.0.0.0' is not a loopback address" in err and "--token" in err
+    monkeypatch.delenv("NO_SUCH_TALK_TOKEN", raising=False)
+    assert main(["talk", "--web", "--token-env", "NO_SUCH_TALK_TOKEN", "--no-transcribe"]) == 2
+    assert "NO_SUCH_TALK_TOKEN: the environment variable is unset" in capsys.readouterr().err
+
+
 def test_list_devices_prints_what_portaudio_sees(capsys):
     assert main(["talk", "--list-devices"]) == 0

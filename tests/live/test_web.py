@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -36,12 +37,18 @@ def chromium() -> str:
     return found
 
 
-def get(url: str) -> tuple[int, bytes]:
+def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
     try:
-        with urllib.request.urlopen(url, timeout=5) as r:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=5) as r:
             return r.status, r.read()
     except urllib.error.HTTPError as exc:
         return exc.code, b""
+
+
+def cookie_of(url: str) -> str:
+    """The ``Set-Cookie`` of a page's answer, as a browser sends it back (``name=value``)."""
+    with urllib.request.urlopen(url, timeout=5) as r:
+        return str(r.headers["Set-Cookie"]).split(";", 1)[0]
 
 
 async def test_the_page_its_info_and_the_run_folder_are_served_and_nothing_else(tmp_path):
@@ -87,6 +94,36 @@ async def test_only_its_own_or_a_loopback_page_may_open_a_call(tmp_path):
                     with pytest.raises(ConnectionClosed) as closed:
                         await ws.recv()
                 assert closed.value.rcvd is not None and closed.value.rcvd.code == BUSY
+        finally:
+            web._busy.release()
+
+
+async def test_with_a_token_nothing_is_served_without_it_and_the_page_passes_it_on_as_a_cookie(tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "report.html").write_text("<p>report</p>")
+    token = "s3cret; with=odd chars"
+    web = WebTalk(one_turn(), TalkConfig(out=tmp_path / "run"), port=0, token=token)
+    async with await web.start():
+        for path in ("", "info.json", "runs/report.html", "?token=wrong"):
+            assert (await asyncio.to_thread(get, web.url + path))[0] == 401, path
+        page = web.url + "?token=" + urllib.parse.quote(token)
+        assert (await asyncio.to_thread(get, page))[0] == 200
+        cookie = await asyncio.to_thread(cookie_of, page)
+        assert cookie.startswith("callsim_talk_token=") and "s3cret;" not in cookie
+        report = await asyncio.to_thread(get, web.url + "runs/report.html", {"Cookie": f"a=1; {cookie}"})
+        assert report == (200, b"<p>report</p>")
+        bearer = {"Authorization": f"Bearer {token}"}
+        assert (await asyncio.to_thread(get, web.url + "info.json", bearer))[0] == 200
+        url = f"ws://127.0.0.1:{web.port}/call"
+        with pytest.raises(InvalidStatus) as refused:
+            await connect(url)
+        assert refused.value.response.status_code == 401
+        await web._busy.acquire()  # past the token, refused as busy: no call is made
+        try:
+            async with connect(url, additional_headers={"Cookie": cookie}) as ws:
+                with pytest.raises(ConnectionClosed) as closed:
+                    await ws.recv()
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == BUSY
         finally:
             web._busy.release()
 

@@ -9,15 +9,19 @@ refuse upgrades whose ``Origin`` is some other site's page.  The default allows 
 loopback host (``localhost``, ``127.0.0.0/8``, ``[::1]``); other pages must be named explicitly.  The
 request's ``Host`` is deliberately not trusted as "same host": with DNS rebinding, a hostile page's own
 name resolves to 127.0.0.1, and its ``Origin`` and ``Host`` then agree.
+
+Off loopback both servers need a token (:func:`open_without_token`): anyone who can reach the port could
+otherwise call the assistant, run up its LLM bill, or (``talk --web``) read the recorded calls.
 """
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-__all__ = ["is_loopback_host", "origin_allowed"]
+__all__ = ["is_loopback_host", "open_without_token", "origin_allowed", "token_matches"]
 
 ANY_ORIGIN = "*"
 
@@ -52,4 +56,20 @@ def origin_allowed(origin: str | None, allowed: Iterable[str] = ()) -> bool:
         return False
     return (
         parts.scheme in ("http", "https") and bool(parts.hostname) and is_loopback_host(parts.hostname or "")
+    )
+
+
+def token_matches(presented: str | None, token: str) -> bool:
+    """Whether ``presented`` is ``token``, compared in constant time (its value cannot be guessed from
+    response times); nothing presented never matches."""
+    return presented is not None and hmac.compare_digest(presented.encode(), token.encode())
+
+
+def open_without_token(host: str, token: str) -> str | None:
+    """Why serving on ``host`` without a token is refused, or None (a loopback host, or a token given)."""
+    if is_loopback_host(host) or token:
+        return None
+    return (
+        f"host {host!r} is not a loopback address: anyone who can reach it could call the assistant, so a"
+        " token is required (--token or --token-env NAME)"
     )

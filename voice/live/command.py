@@ -8,6 +8,7 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from voice.core.access import open_without_token
 from voice.errors import ConfigError
 from voice.lines.headers import parse_headers
 from voice.lines.targets import parse_target
@@ -19,7 +20,7 @@ from voice.live.ports import (
     WavSpeaker,
     load_mono_16k,
 )
-from voice.run.options import add_header_option
+from voice.run.options import access_token, add_access_options, add_header_option
 
 if TYPE_CHECKING:
     from voice.dialogues import Dialogue
@@ -58,8 +59,14 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         action="store_true",
         help="serve a page instead: call from the browser's microphone, hear the reply, see the call live",
     )
-    t.add_argument("--host", default="127.0.0.1", help="--web: the address to serve on (default loopback)")
+    t.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="--web: the address to serve on (default loopback; any other needs --token)",
+    )
     t.add_argument("--port", type=int, default=8766, help="--web: the port (default 8766)")
+    web_access = t.add_argument_group("--web off loopback (as callsim serve)")
+    add_access_options(web_access)
     t.add_argument("--list-devices", action="store_true", help="list the sound devices and exit")
     t.add_argument(
         "--calibrate",
@@ -207,9 +214,22 @@ def _serve_web(args: argparse.Namespace, dialogue: Dialogue, path: Path) -> int:
 
     if args.role != "caller":
         raise ConfigError("--web plays you as the caller: --role assistant needs the terminal")
+    token = access_token(args)
+    if (refused := open_without_token(args.host, token)) is not None:
+        raise ConfigError(refused)
     config, asr = _config(args, path)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve_web(dialogue, config, asr=asr, host=args.host, port=args.port))
+        asyncio.run(
+            serve_web(
+                dialogue,
+                config,
+                asr=asr,
+                host=args.host,
+                port=args.port,
+                token=token,
+                allowed_origins=tuple(args.allowed_origins),
+            )
+        )
     return 0
 
 

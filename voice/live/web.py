@@ -10,6 +10,10 @@ One call at a time: a second page that calls meanwhile is refused (close code 10
 assistant is started once, with the server, and serves every call.  Loopback by default, as ``serve``, and
 the same rule for browsers (:func:`voice.core.access.origin_allowed`): only this page, or one on a loopback
 host, may open ``/call`` (any other site's page gets HTTP 403, so it cannot use the microphone's call).
+Off loopback a token is required (``--token``, as ``serve``): every request without it gets HTTP 401, the
+page, ``info.json`` and the recorded calls included.  The page is opened as ``/?token=TOKEN``; the answer
+sets it as a cookie (``HttpOnly``, ``SameSite=Strict``) that the page's own requests (``/call``, the
+report) then carry, so the token need not be in any other address.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from collections.abc import Callable
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, quote, unquote
 
 import numpy as np
 from websockets.asyncio.server import Server, ServerConnection, serve
@@ -29,7 +34,7 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from voice.core.access import origin_allowed
+from voice.core.access import origin_allowed, token_matches
 from voice.core.audio import FRAME_SAMPLES, Pcm
 from voice.dialogues import Dialogue
 from voice.lines.targets import parse_target
@@ -39,6 +44,7 @@ from voice.speech.asr import ASREngine
 STATIC = Path(__file__).parent / "static"
 MAX_MESSAGE = 64 * 1024  # a 20 ms frame is 640 bytes; a control event a few dozen
 BUSY = 1013  # "try again later": a call is already going on
+TOKEN_COOKIE = "callsim_talk_token"
 
 
 class WebMicrophone:
@@ -124,9 +130,12 @@ class WebTalk:
         host: str = "127.0.0.1",
         port: int = 8766,
         assistant_url: str | None = None,
+        token: str = "",
+        allowed_origins: tuple[str, ...] = (),
     ) -> None:
         self.dialogue, self.config, self.asr = dialogue, config, asr
         self.host, self.port, self.assistant_url = host, port, assistant_url
+        self.token, self.allowed_origins = token, allowed_origins
         self._busy = asyncio.Lock()
         self.server: Server | None = None
 
@@ -145,10 +154,26 @@ class WebTalk:
     # --- HTTP ---------------------------------------------------------------------------------------
 
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
-        path = request.path.split("?", 1)[0]
+        path, _, query = request.path.partition("?")
+        from_query = parse_qs(query).get("token", [None])[0]
+        if self.token and not any(
+            token_matches(presented, self.token) for presented in (from_query, *_presented_tokens(request))
+        ):
+            refused = _response(
+                b"a token is required (?token=TOKEN)\n", "text/plain", HTTPStatus.UNAUTHORIZED
+            )
+            refused.headers["WWW-Authenticate"] = "Bearer"
+            return refused
+        response = self._route(path, request)
+        if response is not None and self.token and from_query is not None:
+            cookie = f"{TOKEN_COOKIE}={quote(self.token, safe='')}; HttpOnly; SameSite=Strict; Path=/"
+            response.headers["Set-Cookie"] = cookie
+        return response
+
+    def _route(self, path: str, request: Request) -> Response | None:
         if path == "/call":
             origin = request.headers.get("Origin")
-            if not origin_allowed(origin, self._own_origins(request)):
+            if not origin_allowed(origin, [*self._own_origins(request), *self.allowed_origins]):
                 return _response(b"this page may not call\n", "text/plain", HTTPStatus.FORBIDDEN)
             return None  # the websocket upgrade
         if path == "/info.json":
@@ -228,6 +253,20 @@ class WebTalk:
             reader.cancel()
 
 
+def _presented_tokens(request: Request) -> list[str]:
+    """The tokens a request carries besides ``?token=``: ``Authorization: Bearer T`` and the page's cookie."""
+    found = []
+    kind, _, value = request.headers.get("Authorization", "").strip().partition(" ")
+    if kind.lower() == "bearer" and value.strip():
+        found.append(value.strip())
+    for header in request.headers.get_all("Cookie"):
+        for pair in header.split(";"):
+            name, eq, cookie = pair.strip().partition("=")
+            if eq and name == TOKEN_COOKIE:
+                found.append(unquote(cookie))
+    return found
+
+
 def _response(body: bytes, content_type: str, status: HTTPStatus = HTTPStatus.OK) -> Response:
     headers = Headers([("Content-Type", content_type), ("Content-Length", str(len(body)))])
     headers["Cache-Control"] = "no-store"
@@ -253,6 +292,8 @@ async def serve_web(
     asr: ASREngine | None,
     host: str,
     port: int,
+    token: str = "",
+    allowed_origins: tuple[str, ...] = (),
     say: Callable[[str], None] = print,
 ) -> None:
     """Serve the page until cancelled (Ctrl-C), with the built-in assistant started once if it is called."""
@@ -262,8 +303,18 @@ async def serve_web(
         url = None
         if parse_target(config.target).protocol == BUILTIN:
             url = await start_builtin(stack, config)
-        web = WebTalk(dialogue, config, asr=asr, host=host, port=port, assistant_url=url)
+        web = WebTalk(
+            dialogue,
+            config,
+            asr=asr,
+            host=host,
+            port=port,
+            assistant_url=url,
+            token=token,
+            allowed_origins=allowed_origins,
+        )
         server = await web.start()
         async with server:
-            say(f"callsim talk --web: open {web.url} and press Call (Ctrl-C stops the server)")
+            address = web.url + ("?token=<the token>" if token else "")  # the token itself is never printed
+            say(f"callsim talk --web: open {address} and press Call (Ctrl-C stops the server)")
             await server.serve_forever()
