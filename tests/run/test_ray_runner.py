@@ -1,5 +1,7 @@
-"""``callsim bench --ray`` on a real local Ray (2 CPUs, started by the test) against real assistants over real
-websockets: the same calls as the local runner, a killed worker's calls made again, a killed driver resumed.
+"""``callsim bench --ray`` on a real Ray cluster of two nodes (started by the test on this machine: two
+raylets and object stores, 1 CPU each) against real assistants over real websockets: calls spread over
+both nodes measure as the same calls made locally, a killed worker's calls are made again, a node that
+leaves mid-run hands its calls to the others, a killed driver is resumed.
 
 Ray is an optional extra: without it these tests skip, except under ``CALLSIM_REQUIRE_RAY`` (CI), where
 they fail.
@@ -22,11 +24,15 @@ import pytest
 
 from tests.records import short_delivery
 from voice.dialogues import parse_dialogue
+from voice.lines.targets import parse_target
+from voice.run import ray_runner
+from voice.run.assistants import target_settings
 from voice.run.dataset import BenchConfig, run_bench
+from voice.run.jobs import CallJob
 from voice.run.launch import echo_assistant, reference_assistant
-from voice.run.ray_runner import WORKER_NAME
+from voice.run.ray_runner import WORKER_NAME, RayCalls
 from voice.run.reaper import alive, children_of
-from voice.run.runner import CallStatus
+from voice.run.runner import CallStatus, TargetRun
 from voice.speech.tts.memory import MemoryTTS
 
 if os.environ.get("CALLSIM_REQUIRE_RAY"):
@@ -47,10 +53,17 @@ REFERENCE = {
 
 
 @pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
+def cluster() -> Iterator[Any]:
+    """Two nodes, as two machines would be (CallSim's workers share nothing through the file system)."""
+    from ray.cluster_utils import Cluster
+
+    two = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    two.add_node(num_cpus=1)
+    two.wait_for_nodes()
+    ray.init(address=two.address, log_to_driver=False)
+    yield two
     ray.shutdown()
+    two.shutdown()
 
 
 def dialogues(n: int) -> list[Any]:
@@ -68,7 +81,7 @@ def latencies(folder: Path) -> dict[str, list[float | None]]:
     }
 
 
-async def test_calls_made_on_ray_measure_as_the_same_calls_made_locally(local_ray, tmp_path) -> None:
+async def test_calls_made_on_two_nodes_measure_as_the_same_calls_made_locally(cluster, tmp_path) -> None:
     with echo_assistant(300, ["--skip-silence"]) as (echo, _):
         async with reference_assistant(REFERENCE) as ref:
             targets = (f"pcm+{ref}", f"pcm+{echo}")
@@ -80,14 +93,15 @@ async def test_calls_made_on_ray_measure_as_the_same_calls_made_locally(local_ra
                 targets=targets,
                 tts="memory",
                 transcribe=False,
-                ray="auto",
-                concurrency=2,
+                ray=cluster.address,
+                concurrency=2,  # per node: the first four calls go two and two
             )
             await run_bench(dialogues(3), local, MemoryTTS(), None)
             results = await run_bench(dialogues(3), on_ray, MemoryTTS(), None)
     assert all(not c.failed for r in results for c in r.calls)
     run = json.loads((tmp_path / "ray" / "results.json").read_text())
-    assert run["ray"] == "auto" and sum(n["calls"] for n in run["nodes"]) == 6
+    assert run["ray"] == cluster.address and sum(n["calls"] for n in run["nodes"]) == 6
+    assert len(run["nodes"]) == 2 and all(n["calls"] > 0 and not n["left"] for n in run["nodes"])
     for r in results:
         mine, theirs = tmp_path / "ray" / r.slug, tmp_path / "local" / r.slug
         assert files(mine) == files(theirs)  # the same layout, written by the driver
@@ -97,36 +111,97 @@ async def test_calls_made_on_ray_measure_as_the_same_calls_made_locally(local_ra
             assert len(a[name]) == len(b[name]) and all(x is not None for x in a[name])
             for x, y in zip(a[name], b[name], strict=True):
                 assert x == pytest.approx(y, abs=FIDELITY_MS), name
-        node = json.loads(next(mine.glob("*.metrics.json")).read_text())["node"]
-        assert node == run["nodes"][0]["node"]
+        for metrics in mine.glob("*.metrics.json"):
+            assert json.loads(metrics.read_text())["node"] in {n["node"] for n in run["nodes"]}
 
 
-async def test_a_killed_worker_is_restarted_and_its_calls_are_made_again_once(local_ray, tmp_path) -> None:
+async def test_a_killed_worker_is_restarted_and_its_calls_are_made_again_once(cluster, tmp_path) -> None:
     statuses: list[CallStatus] = []
     loop = asyncio.get_running_loop()
     killed: list[bool] = []
 
     def on_status(status: CallStatus) -> None:
         statuses.append(status)
-        if status.state == "calling" and not killed:
-            killed.append(True)  # 1.5 s into the first calls: both of the worker's calls are in flight
-            loop.call_later(1.5, lambda: ray.kill(ray.get_actor(f"{WORKER_NAME}-0"), no_restart=False))
+        if status.state == "done" and not killed:
+            # the first call is back: the worker's two slots are busy (with a first call still going on, or
+            # the next ones just handed out), whether or not the call back was one of its own
+            killed.append(True)
+            loop.call_later(0.5, lambda: ray.kill(ray.get_actor(f"{WORKER_NAME}-0"), no_restart=False))
 
     with echo_assistant(300, ["--skip-silence"]) as (echo, _):
         config = BenchConfig(
-            out=tmp_path, targets=(f"pcm+{echo}",), tts="memory", transcribe=False, ray="auto", concurrency=2
+            out=tmp_path,
+            targets=(f"pcm+{echo}",),
+            tts="memory",
+            transcribe=False,
+            ray=cluster.address,
+            concurrency=2,
         )
-        [result] = await run_bench(dialogues(4), config, MemoryTTS(), None, on_status=on_status)
-    assert killed and [c.failed for c in result.calls] == [False] * 4
+        [result] = await run_bench(dialogues(8), config, MemoryTTS(), None, on_status=on_status)
+    assert killed and [c.failed for c in result.calls] == [False] * 8
     folder = tmp_path / result.slug
-    assert len(list(folder.glob("*.metrics.json"))) == 4 and not list(folder.glob("*.partial"))
+    assert len(list(folder.glob("*.metrics.json"))) == 8 and not list(folder.glob("*.partial"))
     ids = [c["call_id"] for c in json.loads((folder / "results.json").read_text())["calls"]]
-    assert sorted(ids) == ["r-0", "r-1", "r-2", "r-3"]  # complete, no duplicate
+    assert sorted(ids) == [f"r-{i}" for i in range(8)]  # complete, no duplicate
     metas = [json.loads(p.read_text().splitlines()[-1]) for p in folder.glob("*.events.jsonl")]
     retried = [m for m in metas if m.get("attempts")]
     assert retried, "no call records the attempt the killed worker lost"
     errors = [a["error"] for m in retried for a in m["attempts"]]
     assert all("Actor" in e for e in errors), errors  # the worker's death, not the call's own failure
+
+
+async def test_a_node_that_leaves_mid_run_hands_its_calls_to_the_others(cluster, tmp_path) -> None:
+    third = cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    loop = asyncio.get_running_loop()
+    removed: list[bool] = []
+
+    def on_status(status: CallStatus) -> None:
+        if status.state == "done" and not removed:
+            removed.append(True)  # the first call is back: every node's slot is busy (6 calls, 3 slots)
+            loop.call_later(0.5, lambda: cluster.remove_node(third, allow_graceful=False))
+
+    with echo_assistant(300, ["--skip-silence"]) as (echo, _):
+        config = BenchConfig(
+            out=tmp_path, targets=(f"pcm+{echo}",), tts="memory", transcribe=False, ray=cluster.address,
+            concurrency=1,
+        )  # fmt: skip
+        [result] = await run_bench(dialogues(6), config, MemoryTTS(), None, on_status=on_status)
+    assert removed and [c.failed for c in result.calls] == [False] * 6, [c.detail for c in result.calls]
+    folder = tmp_path / result.slug
+    ids = [c["call_id"] for c in json.loads((folder / "results.json").read_text())["calls"]]
+    assert sorted(ids) == [f"r-{i}" for i in range(6)]  # complete, no duplicate
+    nodes = json.loads((tmp_path / "results.json").read_text())["nodes"]
+    assert [n["left"] for n in nodes].count(True) == 1 and sum(n["calls"] for n in nodes) == 6
+    [gone] = [n["node"] for n in nodes if n["left"]]
+    metas = [json.loads(p.read_text().splitlines()[-1]) for p in folder.glob("*.events.jsonl")]
+    assert all(m["node"] != gone for m in metas if m.get("attempts"))  # made again elsewhere
+    assert any(a["node"] == gone for m in metas for a in m.get("attempts", []))
+
+
+class _DeadActor:
+    """A worker whose every call fails as Ray fails a call of an actor that died with its node."""
+
+    class call:
+        @staticmethod
+        async def remote(index: int, job: CallJob) -> Any:
+            raise ray.exceptions.RayActorError()
+
+
+async def test_when_every_node_has_left_the_calls_still_to_make_are_lost_at_once(
+    tmp_path, monkeypatch
+) -> None:
+    """No slot left is no reason to wait for one: the calls fail as ``worker_lost``, saying why."""
+    monkeypatch.setattr(ray_runner, "_node_alive", lambda node_id: False)
+    slots = [ray_runner._Slot(_DeadActor(), "gone:abc123", "abc123")]
+    calls = RayCalls(slots, lambda status: None)
+    settings = target_settings(BenchConfig(out=tmp_path), parse_target("pcm+ws://127.0.0.1:9/x"), tmp_path)
+    run = TargetRun(settings, ray_runner._no_line)
+    jobs = [CallJob(f"r-{i}", d) for i, d in enumerate(dialogues(3))]
+    lost = await asyncio.wait_for(asyncio.gather(*(calls.one_of_target(0, run, j) for j in jobs)), 10)
+    assert [m.outcome for m in lost] == ["worker_lost"] * 3
+    assert "RayActorError" in lost[0].detail and "no worker is left" in lost[1].detail
+    assert calls.nodes_left == {"gone:abc123"}
 
 
 def test_a_driver_killed_with_sigkill_leaves_nothing_running_and_a_rerun_resumes(tmp_path) -> None:

@@ -18,6 +18,7 @@ async def test_a_worker_makes_a_call_and_hands_back_its_files_leaving_nothing_on
         target = f"pcm+{echo}"
         config = BenchConfig(out=tmp_path, targets=(target,), tts="memory", transcribe=False)
         worker = CallWorker(WorkerSpec(config, (target,), None, 1), "node-a")
+        assert await worker.ready() == "node-a"  # what the driver asks a worker whose call failed
         [job] = plan_jobs([parse_dialogue(short_delivery("w-1"), "mem", 1)])
         out = await worker.call(0, job)
         logs = await worker.close()

@@ -47,6 +47,8 @@ MAX_ATTEMPTS = 3  # per call, across workers
 ACTOR_RESTARTS = 4  # per worker: Ray starts a dead worker again this many times
 WORKER_NAME = "callsim-worker"  # actor i is callsim-worker-i (ray.get_actor finds it, e.g. to kill it)
 PACING_BOUND_MS = 5.0  # a node whose frame wake-ups are later than this (p99) is flagged
+RECOVER_S = 120.0  # how long a slot whose call failed waits for its worker to answer again
+READY_PROBE_S = 5.0  # one wait for that answer
 
 
 def import_ray() -> Any:
@@ -88,7 +90,8 @@ class NodeStats:
 @dataclass(frozen=True)
 class _Slot:
     actor: Any
-    node: str
+    node: str  # host:node id, as reported
+    node_id: str  # Ray's, to ask whether the node is still in the cluster
 
 
 def connect(address: str) -> Callable[[], None]:
@@ -106,7 +109,9 @@ def connect(address: str) -> Callable[[], None]:
     from voice.run.launch import reaper
 
     watchdog = reaper()
-    ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False)
+    # "local": a Ray of its own even when this machine runs a cluster (`ray start`), which a bare
+    # ray.init() would join
+    ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False)
 
     def leave() -> None:
         ray.shutdown()
@@ -140,21 +145,29 @@ def start_workers(spec: WorkerSpec, default_concurrency: Callable[[int], int]) -
                 num_cpus=0,
                 name=f"{WORKER_NAME}-{len({id(s.actor) for s in slots})}",
             ).remote(spec, name)
-            slots.extend(_Slot(actor, name) for _ in range(share))
+            slots.extend(_Slot(actor, name, node["NodeID"]) for _ in range(share))
     if not slots:
         raise ConfigError("the Ray cluster has no alive node with a CPU")
     return slots
 
 
 class RayCalls:
-    """The driver's side: hands calls to free worker slots, retries lost ones, writes finished ones."""
+    """The driver's side: hands calls to free worker slots, retries lost ones, writes finished ones.
+
+    A slot whose call failed is handed out again only once its worker answers (Ray restarts a dead one); if
+    its node leaves the cluster first, or it does not answer within :data:`RECOVER_S`, never again.  Once
+    no slot is left, the calls still to make are lost at once rather than waiting for ever.
+    """
 
     def __init__(self, slots: Sequence[_Slot], on_status: Callable[[CallStatus], None]) -> None:
-        self._free: asyncio.Queue[_Slot] = asyncio.Queue()
+        self._free: asyncio.Queue[_Slot | None] = asyncio.Queue()  # None: no slot is left
         for slot in slots:
             self._free.put_nowait(slot)
+        self._live = len(slots)
         self._on_status = on_status
         self.nodes: dict[str, NodeStats] = {}
+        self.nodes_left: set[str] = set()
+        self._recovering: set[asyncio.Task[None]] = set()
         self._t0 = monotonic_s()
 
     async def one_of_target(self, index: int, run: TargetRun, job: CallJob) -> CallMetrics:
@@ -164,17 +177,26 @@ class RayCalls:
         attempts: list[dict[str, str]] = []
         while True:
             slot = await self._free.get()
+            if slot is None:
+                self._free.put_nowait(None)  # for the next caller too
+                attempts.append({"node": "-", "error": "no worker is left: their nodes left the cluster"})
+                return self._lost(label, job, attempts)
             self._on_status(CallStatus(label, job.call_id, "calling"))
             started = monotonic_s() - self._t0
             try:
                 out: CallOutput = await slot.actor.call.remote(index, job)
             except ray.exceptions.RayError as exc:
                 attempts.append({"node": slot.node, "error": _short(exc)})
+                task = asyncio.create_task(self._recover(slot))
+                self._recovering.add(task)
+                task.add_done_callback(self._recovering.discard)
                 if len(attempts) >= MAX_ATTEMPTS:
                     return self._lost(label, job, attempts)
                 continue
-            finally:
+            except BaseException:
                 self._free.put_nowait(slot)
+                raise
+            self._free.put_nowait(slot)
             stats = self.nodes.setdefault(out.node, NodeStats(out.node))
             stats.calls += 1
             stats.first_s = started if stats.first_s is None else min(stats.first_s, started)
@@ -186,6 +208,29 @@ class RayCalls:
             self._on_status(CallStatus(label, job.call_id, state, out.metrics, out.metrics.detail))
             return out.metrics
 
+    async def _recover(self, slot: _Slot) -> None:
+        """Free ``slot`` again once its worker answers; drop it if its node leaves or it stays silent."""
+        ray = import_ray()
+        end = monotonic_s() + RECOVER_S
+        while monotonic_s() < end and await asyncio.to_thread(_node_alive, slot.node_id):
+            try:
+                await asyncio.wait_for(slot.actor.ready.remote(), READY_PROBE_S)
+            except (ray.exceptions.RayError, TimeoutError):
+                await asyncio.sleep(0.5)
+                continue
+            self._free.put_nowait(slot)
+            return
+        self.nodes_left.add(slot.node)
+        self._live -= 1
+        if self._live == 0:
+            self._free.put_nowait(None)
+
+    async def stop(self) -> None:
+        """Stop waiting for workers to answer (the run is over)."""
+        for task in list(self._recovering):
+            task.cancel()
+        await asyncio.gather(*self._recovering, return_exceptions=True)
+
     def _lost(self, label: str, job: CallJob, attempts: list[dict[str, str]]) -> CallMetrics:
         why = f"lost on every worker it was tried on ({len(attempts)}): " + "; ".join(
             f"{a['node']}: {a['error']}" for a in attempts
@@ -196,6 +241,12 @@ class RayCalls:
         )  # fmt: skip
         self._on_status(CallStatus(label, job.call_id, "failed", metrics, why))
         return metrics
+
+
+def _node_alive(node_id: str) -> bool:
+    """Whether Ray still counts the node in its cluster."""
+    ray = import_ray()
+    return any(n.get("NodeID") == node_id and n.get("Alive") for n in ray.nodes())
 
 
 def _short(exc: BaseException) -> str:
@@ -261,9 +312,12 @@ async def run_on_ray(
                 make_call=calls.one_of_target,
             )
         finally:
+            await calls.stop()
             for name, data in (await _close_workers(slots)).items():
                 await asyncio.to_thread(atomic_write_bytes, config.out / name, data)
-        return outcome, [n.summary() for n in calls.nodes.values()]
+        for name in calls.nodes_left:
+            calls.nodes.setdefault(name, NodeStats(name))
+        return outcome, [{**n.summary(), "left": n.node in calls.nodes_left} for n in calls.nodes.values()]
     finally:
         await asyncio.to_thread(leave)
 

@@ -84,6 +84,10 @@ class CallWorker:
                 self._stack = stack
             return self._runs, self._maker
 
+    async def ready(self) -> str:
+        """An answer as soon as the worker can take calls (the driver asks after one of its calls failed)."""
+        return self._node
+
     async def call(self, target: int, job: CallJob) -> CallOutput:
         """Make one call of ``target``'s; its files leave the node with the answer."""
         runs, maker = await self._open()
