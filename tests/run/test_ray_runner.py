@@ -10,6 +10,7 @@ they fail.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import signal
@@ -22,9 +23,13 @@ from typing import Any
 
 import pytest
 
+from tests import caller_model
+from tests.llm_fake import FakeLLM
 from tests.records import short_delivery
 from voice.dialogues import parse_dialogue
+from voice.errors import ConfigError
 from voice.lines.targets import parse_target
+from voice.react.caller import parse_caller
 from voice.run import ray_runner
 from voice.run.assistants import target_settings
 from voice.run.dataset import BenchConfig, run_bench
@@ -177,6 +182,62 @@ async def test_a_node_that_leaves_mid_run_hands_its_calls_to_the_others(cluster,
     metas = [json.loads(p.read_text().splitlines()[-1]) for p in folder.glob("*.events.jsonl")]
     assert all(m["node"] != gone for m in metas if m.get("attempts"))  # made again elsewhere
     assert any(a["node"] == gone for m in metas for a in m.get("attempts", []))
+
+
+def decisions(folder: Path) -> dict[str, list[tuple[str, str, str]]]:
+    """Each call's reactive caller decisions: (source, action, text) in order."""
+    return {
+        p.name: [
+            (e["source"], e["action"], e["text"])
+            for e in map(json.loads, p.read_text().splitlines())
+            if e.get("kind") == "caller_decision"
+        ]
+        for p in sorted(folder.glob("*.events.jsonl"))
+    }
+
+
+async def test_a_reactive_caller_on_two_nodes_keeps_its_answers_in_the_drivers_cache(
+    cluster, tmp_path
+) -> None:
+    """Its model (rules behind a real HTTP server here) is asked from both nodes; the answers land in the
+    driver's cache, from which a rerun replays every decision with the server gone."""
+    cache = tmp_path / "llm"
+
+    def caller(base_url: str, mode: str) -> Any:
+        return parse_caller(
+            "openai:rules", base_url=base_url, cache=mode, cache_dir=cache, persona="patient", max_turns=2
+        )
+
+    async with reference_assistant(REFERENCE) as ref:
+        config = BenchConfig(
+            out=tmp_path / "first", targets=(f"pcm+{ref}",), tts="memory", transcribe=True,
+            ray=cluster.address, concurrency=1,
+        )  # fmt: skip
+        with FakeLLM().respond(caller_model.answer) as fake:
+            first = dataclasses.replace(config, caller=caller(fake.url, "use"))
+            [one] = await run_bench(dialogues(2), first, MemoryTTS(), None, transcriber="memory")
+        replay = dataclasses.replace(config, out=tmp_path / "replay", caller=caller(fake.url, "only"))
+        [two] = await run_bench(dialogues(2), replay, MemoryTTS(), None, transcriber="memory")
+    assert not any(c.failed for c in [*one.calls, *two.calls])
+    nodes = json.loads((tmp_path / "first" / "results.json").read_text())["nodes"]
+    assert len(nodes) == 2  # one call on each node
+    asked = decisions(tmp_path / "first" / one.slug)
+    assert all(d and all(source == "llm" for source, _, _ in d) for d in asked.values()), asked
+    assert decisions(tmp_path / "replay" / two.slug) == asked  # every answer from the cache, none asked
+    keys = {
+        e["key"]
+        for p in (tmp_path / "first" / one.slug).glob("*.events.jsonl")
+        for e in map(json.loads, p.read_text().splitlines())
+        if e.get("kind") == "caller_decision"
+    }
+    assert keys and keys == {p.stem for p in cache.rglob("*.json")}  # kept on the driver, by their keys
+
+
+def test_a_reactive_caller_without_ears_is_refused_before_anything_starts(tmp_path) -> None:
+    deaf = BenchConfig(out=tmp_path, transcribe=False, ray="auto", caller=parse_caller("openai:m"))
+    with pytest.raises(ConfigError, match="hears through a transcriber"):
+        ray_runner.check_ray_options(deaf, None)
+    ray_runner.check_ray_options(dataclasses.replace(deaf, transcribe=True), None)  # fine with ears
 
 
 class _DeadActor:

@@ -106,9 +106,17 @@ class _Rejected(Exception):
 class LLMClient:
     """Chat completions against one model on one OpenAI-compatible server; thread-safe."""
 
-    def __init__(self, settings: LLMSettings, *, sleep: Callable[[float], object] | None = None) -> None:
+    def __init__(
+        self,
+        settings: LLMSettings,
+        *,
+        sleep: Callable[[float], object] | None = None,
+        cache: AnswerCache | None = None,
+    ) -> None:
+        """``cache``: where answers are kept (default: on disk at ``settings.cache_dir``); a Ray worker's
+        client keeps them in the driver's (:mod:`voice.run.ray_cache`)."""
         self.settings = settings.resolved()
-        self.cache = AnswerCache(self.settings.cache_dir)
+        self.cache = cache if cache is not None else AnswerCache(self.settings.cache_dir)
         self._sleep = sleep if sleep is not None else threading.Event().wait
         self._slots = threading.BoundedSemaphore(self.settings.concurrency)
         self._lock = threading.Lock()

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from voice.core.caller import CallerTiming
 from voice.dialogues import Dialogue
 from voice.errors import ConfigError
+from voice.llm.cache import AnswerCache
 from voice.llm.client import LLMClient
 from voice.llm.settings import LLMSettings, parse_model_spec
 from voice.react.brain import CallerBrain
@@ -39,6 +40,9 @@ class ReactiveCaller:
     max_turns: int = 0  # caller turns per call; 0: twice the script's, at least MIN_TURNS
     decide_timeout_s: float = 20.0  # one decision, retries included, before the fallback
     wait_in_place: bool = False  # virtual clocks only: decisions take no call time
+    # where the model's answers are kept (None: the LLM settings' disk cache); a Ray run's workers keep
+    # them in the driver's (voice.run.ray_cache), so its replays work on any node
+    answer_cache: AnswerCache | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.persona != "random" and self.persona not in PERSONAS:
@@ -64,7 +68,7 @@ class ReactiveCaller:
     @functools.cached_property
     def client(self) -> LLMClient:
         """The run's one client (made on first use)."""
-        return LLMClient(self.llm)
+        return LLMClient(self.llm, cache=self.answer_cache)
 
     def session(
         self,

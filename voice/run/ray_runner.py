@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import socket
@@ -289,7 +290,9 @@ async def run_on_ray(
     leaves them, and one summary per node."""
     assert config.ray is not None
     leave = await asyncio.to_thread(connect, config.ray)
+    keeper = None
     try:
+        config, keeper = await asyncio.to_thread(_with_shared_cache, config)
         runs = [
             TargetRun(target_settings(config, t, config.out / slug), _no_line, slug)
             for t, slug in zip(targets, slugs, strict=True)
@@ -319,7 +322,30 @@ async def run_on_ray(
             calls.nodes.setdefault(name, NodeStats(name))
         return outcome, [{**n.summary(), "left": n.node in calls.nodes_left} for n in calls.nodes.values()]
     finally:
+        if keeper is not None:
+            with contextlib.suppress(Exception):
+                import_ray().kill(keeper, no_restart=True)
         await asyncio.to_thread(leave)
+
+
+def _with_shared_cache(config: BenchConfig) -> tuple[BenchConfig, Any]:
+    """``config`` for the workers: a reactive caller's model settings as resolved here (the server and key
+    of the driver's environment) and its answers kept in the driver's cache (:mod:`voice.run.ray_cache`);
+    the cache's keeper, or None for the scripted caller."""
+    if config.caller is None:
+        return config, None
+    from voice.llm.cache import default_dir
+    from voice.run.ray_cache import SharedAnswerCache, start_keeper
+
+    llm = config.caller.llm.resolved()
+    root = llm.cache_dir or default_dir()
+    keeper = start_keeper(root)
+    caller = dataclasses.replace(
+        config.caller,
+        llm=dataclasses.replace(llm, cache_dir=root),
+        answer_cache=SharedAnswerCache(keeper, root),
+    )
+    return dataclasses.replace(config, caller=caller), keeper
 
 
 async def _close_workers(slots: Sequence[_Slot], timeout_s: float = 30.0) -> dict[str, bytes]:
@@ -342,7 +368,7 @@ async def _close_workers(slots: Sequence[_Slot], timeout_s: float = 30.0) -> dic
 
 def check_ray_options(config: BenchConfig, line_factories: object) -> None:
     """What ``--ray`` cannot do (yet), said before anything starts."""
-    if config.caller is not None:
-        raise ConfigError("--ray with a reactive caller (--caller openai:...) is not supported yet")
+    if config.caller is not None and not config.transcribe:
+        raise ConfigError("a reactive caller hears through a transcriber: --no-transcribe cannot go with it")
     if line_factories:
         raise ConfigError("--ray opens lines on the workers: in-memory line factories cannot travel there")

@@ -118,6 +118,8 @@ class CallWorker:
     async def close(self) -> dict[str, bytes]:
         """Stop the node's assistant and remove its scratch folder; returns the assistant's log, if any."""
         await self._close()
+        if self._spec.config.caller is not None:  # its model client
+            self._spec.config.caller.close()
         log = self._root / "assistant.log"
         logs = {f"assistant.{_file_safe(self._node)}.log": log.read_bytes()} if log.exists() else {}
         shutil.rmtree(self._root, ignore_errors=True)

@@ -270,13 +270,14 @@ async def make_calls(
 
     A stopped run's ``results.json`` files are partial (the calls made; see :mod:`voice.run.outcome`).
     ``make_call`` (target index, run, job) makes a call elsewhere instead (:mod:`voice.run.ray_runner`),
-    which then bounds the concurrency and writes the call's files itself, and needs no ``tts`` here.
+    which then bounds the concurrency and writes the call's files itself, and needs no ``tts`` or ``asr``
+    here (the place that makes the calls has its own).
     """
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1 (got {concurrency})")
     if tts is None and make_call is None:
         raise ConfigError("calls made in this process need a TTS engine for the caller")
-    if asr is None and any(run.settings.caller is not None for run in runs):
+    if asr is None and make_call is None and any(run.settings.caller is not None for run in runs):
         raise ConfigError("a reactive caller hears through a transcriber: give the run one")
     keep: list[list[CallMetrics | None]] = []
     calls = [(job.call_id, dialogue_sha(job.dialogue)) for job in jobs]
