@@ -11,7 +11,8 @@ needed, the folder's layout is a local run's, and resume is unchanged: a rerun, 
 after a crash, makes only the calls without a metrics file.
 
 A worker (or node) that dies mid-call: Ray restarts the actor (up to :data:`ACTOR_RESTARTS` times) and the
-driver makes the call again, on whichever worker is free, up to :data:`MAX_ATTEMPTS` in all.  Only a
+driver makes the call again, on whichever worker is free, up to :data:`MAX_ATTEMPTS` in all; the worker
+gets calls again once it answers, and never if its node has left the cluster.  Only a
 finished call's files are ever written, so a retried call is never duplicated; the attempts that failed
 are recorded in its event log's ``meta`` (``attempts``).  A call that fails every attempt is counted as
 failed (``worker_lost``) but not saved, so a rerun makes it.
@@ -180,7 +181,9 @@ class RayCalls:
             slot = await self._free.get()
             if slot is None:
                 self._free.put_nowait(None)  # for the next caller too
-                attempts.append({"node": "-", "error": "no worker is left: their nodes left the cluster"})
+                attempts.append(
+                    {"node": "-", "error": "no worker is left (their nodes left, or they stopped answering)"}
+                )
                 return self._lost(label, job, attempts)
             self._on_status(CallStatus(label, job.call_id, "calling"))
             started = monotonic_s() - self._t0
