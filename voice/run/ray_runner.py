@@ -68,13 +68,15 @@ def _no_line() -> Line:
 
 @dataclass
 class NodeStats:
-    """One node's share of a run: calls, when it was busy (driver's clock), its worst frame pacing."""
+    """One node's share of a run: calls, when it was busy (driver's clock), its worst frame pacing, and
+    whether it left."""
 
     node: str
     calls: int = 0
     first_s: float | None = None
     last_s: float | None = None
     pacing_p99_ms: list[float] = field(default_factory=list)
+    left: bool = False  # it left the cluster (or its workers stopped answering) during the run
 
     def summary(self) -> dict[str, Any]:
         """Calls, calls per minute while busy, the worst call's pacing p99 and whether it is flagged."""
@@ -86,6 +88,7 @@ class NodeStats:
             "calls_per_min": round(60 * self.calls / busy, 2) if busy > 0 else None,
             "pacing_p99_ms_worst": worst,
             "pacing_flagged": worst is not None and worst > PACING_BOUND_MS,
+            "left": self.left,
         }
 
 
@@ -322,8 +325,8 @@ async def run_on_ray(
             for name, data in (await _close_workers(slots)).items():
                 await asyncio.to_thread(atomic_write_bytes, config.out / name, data)
         for name in calls.nodes_left:
-            calls.nodes.setdefault(name, NodeStats(name))
-        return outcome, [{**n.summary(), "left": n.node in calls.nodes_left} for n in calls.nodes.values()]
+            calls.nodes.setdefault(name, NodeStats(name)).left = True
+        return outcome, [n.summary() for n in calls.nodes.values()]
     finally:
         if keeper is not None:
             with contextlib.suppress(Exception):
