@@ -33,7 +33,7 @@ from urllib.parse import parse_qs
 from loguru import logger
 
 from server.config import AssistantSettings
-from voice.core.access import origin_allowed, token_matches
+from voice.core.access import bearer_token, origin_allowed, token_matches
 
 __all__ = ["GUARD_SCOPE_KEY", "CallGate", "Denial", "GuardedSocket", "check_upgrade"]
 
@@ -70,11 +70,8 @@ def _header(scope: Scope, name: bytes) -> str | None:
 
 def _presented_token(scope: Scope) -> str | None:
     """The token a client sent: ``Authorization: Bearer T`` (programs) or ``?token=T`` (browsers)."""
-    authorization = _header(scope, b"authorization")
-    if authorization is not None:
-        kind, _, value = authorization.strip().partition(" ")
-        if kind.lower() == "bearer" and value.strip():
-            return value.strip()
+    if (token := bearer_token(_header(scope, b"authorization"))) is not None:
+        return token
     query = bytes(scope.get("query_string", b"")).decode("latin-1")
     values = parse_qs(query).get("token")
     return values[0] if values else None

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from voice.core.access import is_loopback_host, open_without_token, origin_allowed, token_matches
+from voice.core.access import (
+    bearer_token,
+    is_loopback_host,
+    open_without_token,
+    origin_allowed,
+    token_matches,
+)
 
 
 @pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "127.8.0.2", "::1", "[::1]", "app.localhost"])
@@ -47,3 +53,10 @@ def test_off_loopback_a_server_needs_a_token() -> None:
     assert open_without_token("127.0.0.1", "") is None and open_without_token("0.0.0.0", "t") is None
     refused = open_without_token("0.0.0.0", "")
     assert refused is not None and "'0.0.0.0' is not a loopback address" in refused and "--token" in refused
+
+
+def test_a_bearer_token_is_read_from_its_header_and_nothing_else_is() -> None:
+    assert bearer_token("Bearer s3cret") == "s3cret" and bearer_token("  bearer  s3cret ") == "s3cret"
+    assert (
+        bearer_token(None) is None and bearer_token("Basic dTpw") is None and bearer_token("Bearer ") is None
+    )

@@ -21,7 +21,7 @@ import ipaddress
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-__all__ = ["is_loopback_host", "open_without_token", "origin_allowed", "token_matches"]
+__all__ = ["bearer_token", "is_loopback_host", "open_without_token", "origin_allowed", "token_matches"]
 
 ANY_ORIGIN = "*"
 
@@ -57,6 +57,12 @@ def origin_allowed(origin: str | None, allowed: Iterable[str] = ()) -> bool:
     return (
         parts.scheme in ("http", "https") and bool(parts.hostname) and is_loopback_host(parts.hostname or "")
     )
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer TOKEN`` header's value, or None (no header, another scheme)."""
+    kind, _, value = (authorization or "").strip().partition(" ")
+    return value.strip() if kind.lower() == "bearer" and value.strip() else None
 
 
 def token_matches(presented: str | None, token: str) -> bool:

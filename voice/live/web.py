@@ -34,7 +34,7 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from voice.core.access import origin_allowed, token_matches
+from voice.core.access import bearer_token, origin_allowed, token_matches
 from voice.core.audio import FRAME_SAMPLES, Pcm
 from voice.dialogues import Dialogue
 from voice.lines.targets import parse_target
@@ -255,10 +255,8 @@ class WebTalk:
 
 def _presented_tokens(request: Request) -> list[str]:
     """The tokens a request carries besides ``?token=``: ``Authorization: Bearer T`` and the page's cookie."""
-    found = []
-    kind, _, value = request.headers.get("Authorization", "").strip().partition(" ")
-    if kind.lower() == "bearer" and value.strip():
-        found.append(value.strip())
+    bearer = bearer_token(request.headers.get("Authorization"))
+    found = [bearer] if bearer is not None else []
     for header in request.headers.get_all("Cookie"):
         for pair in header.split(";"):
             name, eq, cookie = pair.strip().partition("=")
