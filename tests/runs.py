@@ -54,13 +54,14 @@ def memory_lines(reply_ms, heard: tuple[str, ...] = ()):
     )
 
 
-async def bench(tmp_path, dialogues, heard: tuple[str, ...] = (), **kw) -> list[TargetResult]:
-    """Both assistants called on every dialogue; ``heard``: what A logs hearing (B logs nothing)."""
+async def bench(tmp_path, dialogues, heard: tuple[str, ...] = (), tts=None, **kw) -> list[TargetResult]:
+    """Both assistants called on every dialogue; ``heard``: what A logs hearing (B logs nothing); ``tts``:
+    the caller's voice (default: a fresh :class:`MemoryTTS`)."""
     config = BenchConfig(out=tmp_path, targets=(A, B), tts="memory", transcribe=True, **kw)
     return await run_bench(
         dialogues,
         config,
-        MemoryTTS(),
+        tts or MemoryTTS(),
         MemoryASR([], default="好的"),
         new_clock=VirtualClock,
         line_factories={A: memory_lines(300, heard), B: memory_lines(900)},

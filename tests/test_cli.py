@@ -12,6 +12,7 @@ from voice.cli import (
     EXIT_GATE,
     EXIT_MISMATCH,
     EXIT_OK,
+    EXIT_SIMULATOR,
     EXIT_STORAGE,
     build_parser,
     main,
@@ -228,20 +229,55 @@ def test_wait_for_target_waits_for_a_bot_starting_late_and_gives_up_clearly(tmp_
 def test_the_exit_codes_are_in_the_help():
     text = build_parser()._subparsers._group_actions[0].choices["bench"].format_help()
     assert "exit codes:" in text and "--max-failed" in text and "--fail-if" in text
-    for code in (EXIT_OK, EXIT_ERROR, EXIT_FAILED_CALLS, EXIT_GATE, EXIT_MISMATCH, EXIT_STORAGE):
+    for code in (
+        EXIT_OK,
+        EXIT_ERROR,
+        EXIT_FAILED_CALLS,
+        EXIT_GATE,
+        EXIT_MISMATCH,
+        EXIT_STORAGE,
+        EXIT_SIMULATOR,
+    ):
         assert f"\n  {code} " in text
 
 
-def test_a_ray_runs_nodes_are_printed_with_a_flag_on_bad_pacing(tmp_path, capsys):
-    from voice.cli import print_nodes
+def test_a_caller_line_callsim_cannot_voice_is_its_failure_with_a_banner_and_a_redo_that_works(
+    tmp_path, capsys, monkeypatch
+):
+    """The issue's run: the caller's voice gave silence for '嗯'; the run must say it is CallSim's."""
+    import shlex
 
-    def node(name, calls, rate, worst, flagged):
-        keys = ("node", "calls", "calls_per_min", "pacing_p99_ms_worst", "pacing_flagged")
-        return dict(zip(keys, (name, calls, rate, worst, flagged), strict=True))
+    import voice.speech.tts as tts_registry
+    from tests.fakes import MutedTTS
 
-    doc = {"nodes": [node("a:1", 4, 8.0, 1.5, False), node("b:2", 2, None, 7.25, True)]}
-    (tmp_path / "results.json").write_text(json.dumps(doc))
-    print_nodes(tmp_path / "results.json")
-    out = capsys.readouterr().out.splitlines()
-    assert out[-2] == "  a:1: 4 calls, 8.0 calls/min, worst frame-pacing p99 1.50 ms"
-    assert out[-1] == "  b:2: 2 calls, -, worst frame-pacing p99 7.25 ms (FLAGGED: over 5 ms)"
+    lines = [short_delivery(f"k-{i}") for i in range(3)]
+    lines[1]["turns"][1]["text"] = "嗯"
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in lines))
+    with FakeServer().running() as server:
+        args = bench_args(tmp_path / "d.jsonl", tmp_path / "run", server.target, "--fresh")
+        monkeypatch.setattr(tts_registry, "make_tts", lambda name: MutedTTS(silent=("嗯",)))
+        assert main(args) == EXIT_SIMULATOR == 7
+        out, err = capsys.readouterr()
+        banner = out.split("\n\n")[0].splitlines()  # first, above the tables
+        assert banner[0] == (
+            "CALLSIM FAILED on 1 of 3 call(s). This is CallSim's failure, not the assistant's: these calls"
+            " are left out of every figure."
+        )
+        assert banner[1].startswith("  caller_speech_failed: 1 call(s),") and banner[1].endswith(": k-1")
+        assert "produced silence for '嗯'" in banner[2]
+        assert "CALLSIM FAILED: " in err and "not the assistant" in err
+        [total] = [line.split() for line in out.splitlines() if line.startswith("ALL ")]
+        assert total[1:3] == ["2/2", "ran"] and total[-1] == "2/2"  # the assistant's calls: ran, served
+        assert "k-1   caller_speech_failed (CALLSIM FAILED)" in out  # still listed, as CallSim's failure
+        redo = banner[-1].removeprefix("  redo them: ")
+        assert redo == shlex.join(["callsim", *args[:-1]])  # the same command without --fresh
+        summary = json.loads((tmp_path / "run" / "results.json").read_text())["targets"][0]["summary"]
+        assert (
+            summary["calls_served"] == summary["calls"] == 2 and summary["simulator_failures"]["redo"] == redo
+        )
+        monkeypatch.undo()  # the voice fixed: the printed command redoes k-1 alone
+        assert main(shlex.split(redo)[1:]) == 0
+        out, err = capsys.readouterr()
+    assert "making 1: 1 its caller's speech failed (CallSim's failure) (k-1)" in err and "CALLSIM" not in out
+    summary = json.loads((tmp_path / "run" / "results.json").read_text())["targets"][0]["summary"]
+    assert summary["calls_served"] == summary["calls"] == 3 and summary["simulator_failures"]["count"] == 0

@@ -26,9 +26,10 @@ EXIT_FAILED_CALLS = 3  # more failed calls than --max-failed allows (wins over 4
 EXIT_GATE = 4  # a --fail-if threshold broke
 EXIT_MISMATCH = 5  # compare: the two sides ran under other conditions (without --allow-mismatch)
 EXIT_STORAGE = 6  # the disk refused a write (full, read-only): the batch stopped, finished calls kept
+EXIT_SIMULATOR = 7  # CallSim itself failed on some calls (caller's speech...): not the assistant's; redo them
 EXIT_INTERRUPTED = 130
 EXIT_CODES = f"""exit codes:
-  {EXIT_OK}    every call ran (within --max-failed) and every --fail-if gate held
+  {EXIT_OK}    every call ran (within --max-failed), every --fail-if gate held, CallSim failed on none
   {EXIT_ERROR}    error, no verdict: bad options or figures, unreadable files, a folder made with other
        settings, a target that never accepted a connection, the built-in assistant crashed
   {EXIT_FAILED_CALLS}    more failed calls than --max-failed allows (wins over {EXIT_GATE})
@@ -36,6 +37,9 @@ EXIT_CODES = f"""exit codes:
   {EXIT_MISMATCH}    compare: the two sides differ in dialogues, network, caller voice or seeds
   {EXIT_STORAGE}    the disk refused a write (full, read-only, no permission): the batch stopped; finished
        calls are kept and a rerun resumes once there is room
+  {EXIT_SIMULATOR}    CallSim failed on some calls (a caller line it could not voice): CallSim's failure, not
+       the assistant's; they are in no figure, and the command printed with them redoes them
+       ({EXIT_FAILED_CALLS} and {EXIT_GATE}, the assistant's own verdict, win over it)
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C); finished calls are kept and a rerun resumes"""
 
 
@@ -43,19 +47,24 @@ def finish(verdict: Verdict) -> int:
     """Print what broke (or the gates that held) and return the exit code of the verdict."""
     for line in verdict.lines():
         print(f"callsim: {line}", file=sys.stderr)
-    return EXIT_FAILED_CALLS if verdict.failed else EXIT_GATE if verdict.broken else EXIT_OK
+    if verdict.failed:
+        return EXIT_FAILED_CALLS
+    return EXIT_GATE if verdict.broken else EXIT_SIMULATOR if verdict.simulator else EXIT_OK
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """``bench`` and ``run``: the same code path (``run`` is one call at a time on a short subset)."""
     from voice.dialogues import bundled_dialogues_path, load_dialogues
+    from voice.errors import AssistantCrashed
     from voice.lines.effects import LineEffects
     from voice.lines.headers import parse_headers
     from voice.lines.targets import parse_target, split_targets
     from voice.metrics.gates import check_options, judge_run
     from voice.metrics.results import format_table
     from voice.react.options import caller_from_args
+    from voice.run.console import print_banner, print_nodes
     from voice.run.dataset import BenchConfig, default_concurrency, run_bench, select_dialogues, split_values
+    from voice.run.options import redo_command
     from voice.run.progress import Progress
     from voice.speech.tts import make_tts
 
@@ -128,6 +137,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         ray_workers=getattr(args, "ray_workers", 1),
         recordings=getattr(args, "recordings", None),
         headers=headers,
+        redo=redo_command(getattr(args, "argv", [])),
     )
     total = len(dialogues) * args.repeats * len(targets)
     print(
@@ -140,8 +150,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         results = asyncio.run(
             run_bench(dialogues, config, tts, asr, on_status=progress, transcriber=args.transcriber)
         )
+    except (StorageError, AssistantCrashed):
+        progress.close()
+        print_banner(out / "results.json", stopped=True)  # what CallSim failed on; the command that resumes
+        raise
     finally:
         progress.close()
+    print_banner(out / "results.json")
     for r in results:
         print(f"\n{r.target}  ({out / r.slug})")
         print(format_table(r.calls, r.summary))
@@ -160,23 +175,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if len(results) == 2:
         print(f"compare the two targets: callsim compare {out}")
     return finish(judge_run({r.target: r.summary for r in results}, args.max_failed, args.fail_if or []))
-
-
-def print_nodes(results_json: Path) -> None:
-    """A ``--ray`` run's per-node throughput and pacing, from its ``results.json``."""
-    import json
-
-    nodes = json.loads(results_json.read_text(encoding="utf-8")).get("nodes", [])
-    print("\nRay nodes:")
-    for n in nodes:
-        rate = f"{n['calls_per_min']:.1f} calls/min" if n.get("calls_per_min") else "-"
-        worst = n.get("pacing_p99_ms_worst")
-        pacing = (
-            "-"
-            if worst is None
-            else f"{worst:.2f} ms" + (" (FLAGGED: over 5 ms)" if n["pacing_flagged"] else "")
-        )
-        print(f"  {n['node']}: {n['calls']} calls, {rate}, worst frame-pacing p99 {pacing}")
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -369,6 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command a redo repeats
     try:
         code: int = args.func(args)
         return code

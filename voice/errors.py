@@ -9,7 +9,9 @@ these at the edge where they occur (``raise X from exc``), so nothing above the 
     │   ├── EngineUnavailable  an engine cannot run here (no network for edge-tts, missing weights, no binary,
     │   │                      an LLM server that cannot be reached or refuses the key)
     │   ├── EngineOutputError  an engine answered, but not in the form asked for (an LLM's malformed JSON)
-    │   └── AssistantCrashed   the built-in assistant's process exited during a call (the call is redone)
+    │   ├── AssistantCrashed   the built-in assistant's process exited during a call (the call is redone)
+    │   └── CallerSpeechFailed the caller's line could not be voiced (TTS error or silence): CallSim's own
+    │                          failure, not the assistant's (the call is redone)
     ├── LineError              the line to an assistant failed (connect, protocol, closed mid-call)
     ├── RecordingError         a recording or result file is unreadable or inconsistent
     ├── StorageError           the output folder cannot be written (disk full, read-only): the batch stops
@@ -68,6 +70,15 @@ class EngineOutputError(EngineError):
 class AssistantCrashed(EngineError):
     """The assistant CallSim started (the built-in) exited during a call: the call is recorded as
     ``assistant_crashed`` and made again on resume (it says nothing about the assistant's turn-taking)."""
+
+
+class CallerSpeechFailed(EngineError):
+    """A caller line could not be voiced: the TTS engine failed on it or produced silence.
+
+    Raised where the caller's speech is synthesized (:func:`voice.core.caller.speak`), so a run can tell
+    CallSim's own failure from the assistant's: the call is recorded as ``caller_speech_failed``, left out
+    of every figure of the assistant, and made again on resume.
+    """
 
 
 class LineError(CallSimError):

@@ -2,9 +2,12 @@
 
 import json
 
+import pytest
+
 from voice.core.audio import ms_to_samples
-from voice.core.caller import CallerTiming, plan_call
+from voice.core.caller import CallerTiming, plan_call, speak
 from voice.dialogues import load_dialogues
+from voice.errors import CallerSpeechFailed, StorageError
 from voice.speech.tts.memory import MemoryTTS
 
 DIALOGUE = {
@@ -81,3 +84,24 @@ def test_bad_timing_settings_are_config_errors():
         CallerTiming(think_distribution="gamma")
     with pytest.raises(ConfigError):
         CallerTiming(think_min_ms=900, think_max_ms=100)
+
+
+def test_a_line_the_voice_cannot_say_is_a_caller_speech_failure_naming_the_engine_and_the_line():
+    from tests.fakes import MutedTTS
+
+    voice = MutedTTS(silent=("嗯",), failing=("喂",))
+    assert len(speak(voice, "好的")) > 0
+    with pytest.raises(CallerSpeechFailed, match="TTS engine 'memory' produced silence for '嗯'"):
+        speak(voice, "嗯")
+    with pytest.raises(
+        CallerSpeechFailed, match="TTS engine 'memory' failed on '喂': the voice broke"
+    ) as err:
+        speak(voice, "喂")
+    assert err.value.__cause__ is not None  # the engine's own error, kept
+
+    class Full(MemoryTTS):
+        def synthesize(self, text):
+            raise StorageError("cannot write the TTS cache: disk full")
+
+    with pytest.raises(StorageError):  # the disk's refusal stops the run: never a caller's failure
+        speak(Full(), "好的")

@@ -13,7 +13,9 @@ from voice.metrics.gates import (
     check_failed,
     check_figure,
     check_run,
+    check_simulator,
     compare_value,
+    judge_run,
     known_figures,
     parse_failed_limit,
     parse_gate,
@@ -159,3 +161,18 @@ def test_a_goal_gate_on_a_scripted_run_breaks_for_want_of_a_value_and_a_typo_is_
         summary_value(scripted, "goal.time_p50")
     with pytest.raises(ConfigError, match=r"unknown figure 'goal\.met_rate'"):
         check_figure("goal.met_rate")
+
+
+def test_calls_callsim_failed_on_are_in_no_gate_but_the_verdict_says_them():
+    crashed = CallMetrics("c-9", "c-9", "caller_speech_failed", True, 0.0, None, detail="silence")
+    s = summarize_run([call("a", 500)[0], crashed], [call("a", 500)[1], {}])
+    assert (s["calls"], s["calls_failed"], s["figures"]["served_rate"]) == (1, 0, 1.0)
+    assert "simulator_failures.count" in known_figures() and summary_value(s, "simulator_failures.count") == 1
+    assert check_simulator({"bot": s}) == [
+        "bot: CallSim failed on 1 call(s), not the assistant: redo them (see above)"
+    ]
+    verdict = judge_run({"bot": s}, "0", ["latency_p50_ms>1000"])
+    assert verdict.ok and verdict.lines()[0] == (
+        "CALLSIM FAILED: bot: CallSim failed on 1 call(s), not the assistant: redo them (see above)"
+    )
+    assert check_simulator({"bot": summary(call("a", 500))}) == []

@@ -213,7 +213,10 @@ def test_results_of_a_newer_schema_or_another_kind_are_refused(tmp_path):
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "results.md"
 # keyed by a name: ``*``
-GROUPED = {"by_scenario", "by_preset_type", "by_relation", "by_persona", "rhythm_histogram", "records_capped"}
+GROUPED = {
+    "by_scenario", "by_preset_type", "by_relation", "by_persona", "rhythm_histogram", "records_capped",
+    "reasons",
+}  # fmt: skip
 SECTIONS = {  # heading start → what it documents
     "The run's `results.json`": "run",
     "A target's `results.json`": "target",
@@ -225,6 +228,11 @@ OPTIONAL = {  # built-in / Twilio targets only; --header; --ray; a bot that floo
     "target": {"settings.assistant_tts", "settings.line.codec", "settings.headers", "partial"},
     "run": {"ray", "nodes", *(f"nodes[].{k}" for k in NodeStats("n").summary()), "partial"},
     "call": {"node"},
+    # only when CallSim failed on a call (checked by tests/metrics/test_simulator.py's run)
+    "summary": {
+        "simulator_failures.reasons.*",
+        *(f"simulator_failures.reasons.*.{k}" for k in ("count", "calls", "meaning", "detail")),
+    },
 }
 REACTIVE_ONLY = {  # what only a run with a reactive caller writes (checked by the reactive run's test)
     "target": {"settings.caller", "settings.persona", "settings.caller_prompt", "settings.caller_max_turns"},

@@ -118,5 +118,6 @@ class BrokenVoice(MemoryTTS):
 async def test_a_caller_engine_that_fails_mid_call_hangs_up_with_the_reason(tmp_path, no_openai_env):
     with FakeLLM().respond(caller_model.answer) as fake:
         m, _, _ = await call(tmp_path, fake.url, ["您好", "好的，放门口就行"], cache="off", tts=BrokenVoice())
-    assert m.outcome == "completed" and "the caller's own engines failed: cannot speak" in m.detail
+    assert m.outcome == "completed" and "cannot speak" in m.detail
+    assert "the caller's own engines failed: TTS engine 'memory' failed" in m.detail
     assert len(m.turns) == 1

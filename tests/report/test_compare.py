@@ -152,3 +152,21 @@ async def test_scored_runs_compare_the_callbench_dimensions_paired(tmp_path, cap
     dims = json.loads((tmp_path / "c.json").read_text())["dimensions"]
     assert set(dims) == set(DIMENSIONS) and dims["dialogue_rhythm"]["a"] is not None
     assert "score: preset compliance" in capsys.readouterr().out
+
+
+async def test_calls_callsim_failed_on_are_compared_on_neither_side_and_said(tmp_path):
+    from tests.fakes import MutedTTS
+
+    ds = [mini(i) for i in range(3)] + [mini(3, backchannel=True)]  # '嗯' cannot be voiced: m-3
+    await bench(tmp_path, ds, tts=MutedTTS(silent=("嗯",)))
+    a, b = pick_sides(tmp_path, None)
+    assert len(a.calls) == 4 and a.calls[3].outcome == "caller_speech_failed"
+    doc = compare_sides(a, b, n_resamples=200, min_n=1)
+    assert doc["overall"]["calls"] == [3, 3] and doc["simulator_failures"] == [1, 1]
+    assert not doc["mismatch"]  # the same calls were made on both sides
+    assert doc["warnings"] == [
+        f"{side.name}: 1 call(s) CallSim failed on (not the assistant's) left out: redo them first"
+        for side in (a, b)
+    ]
+    rows = {r["key"]: r for r in doc["overall"]["figures"]}
+    assert rows["served_rate"]["a"] == rows["served_rate"]["b"] == 1.0

@@ -2,10 +2,14 @@
 
 from voice.lines.effects import LineEffects
 from voice.report.data import (
+    RunView,
+    TargetView,
+    banner,
     describe_caller,
     describe_effects,
     describe_timing,
     heard_by_assistant,
+    latencies,
     load_run,
     run_settings,
     stop_latencies,
@@ -49,3 +53,21 @@ async def test_a_reactive_caller_is_a_setting_in_words(reactive_dir, run_dir):
         == "reactive: openai:qwen, persona random (drawn per call), prompt p/2, at most 8 turns"
     )
     assert "caller" not in dict(run_settings(load_run(run_dir)))  # the scripted caller: no row
+
+
+def test_the_charts_pool_only_the_assistants_calls_and_the_banner_names_callsims_failures(tmp_path):
+    def call(call_id, outcome, latency):
+        return {"call_id": call_id, "outcome": outcome, "failed": False, "turns": [{"latency_ms": latency}]}
+
+    block = {"count": 1, "calls": ["b"], "reasons": {"assistant_crashed": {"count": 1, "calls": ["b"]}}}
+    doc = {
+        "kind": "target",
+        "target": "builtin",
+        "summary": {"calls": 1, "simulator_failures": {**block, "redo": "callsim run"}},
+        "calls": [call("a", "completed", 400.0), call("b", "assistant_crashed", 9000.0)],
+    }
+    view = TargetView("builtin", tmp_path, "", doc)
+    assert latencies(view) == [400.0]  # the crashed built-in's half call is not the assistant's latency
+    lines = banner(RunView(tmp_path, None, [view]))
+    assert lines[0].startswith("CALLSIM FAILED on 1 of 2 call(s)") and lines[-1] == "  redo them: callsim run"
+    assert banner(RunView(tmp_path, None, [])) == []

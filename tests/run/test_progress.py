@@ -59,3 +59,12 @@ def test_a_note_is_printed_once_and_not_counted_as_a_call():
         assert p.finished == 1 and (
             "1/2  50%" in out.getvalue() if tty else "[1/2] builtin/a" in out.getvalue()
         )
+
+
+def test_a_call_callsim_failed_on_is_said_to_be_callsims_failure():
+    from voice.run.failures import failed_call
+    from voice.run.progress import describe
+
+    m = failed_call("k-1", "k", 2, "caller_speech_failed", "the caller's speech: silence for '嗯'")
+    status = CallStatus("builtin", "k-1", "failed", m, m.detail)
+    assert describe(status) == "caller_speech_failed (CALLSIM FAILED), the caller's speech: silence for '嗯'"

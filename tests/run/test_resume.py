@@ -142,6 +142,15 @@ def test_a_call_the_assistant_crash_cut_short_is_always_made_again(tmp_path):
     assert tally.summary() == "kept 0 finished call(s); making 1: 1 the assistant crashed during it (d-1)"
 
 
+def test_a_call_whose_caller_could_not_be_voiced_is_always_made_again(tmp_path):
+    m = CallMetrics("d-2", "d-2", "caller_speech_failed", True, 0.0, None, detail="silence for '嗯'")
+    (tmp_path / "d-2.metrics.json").write_text(json.dumps(call_to_json(m, {"dialogue_sha": "abc"})))
+    assert previous_call(tmp_path, "d-2", "abc") == (None, "unvoiced")  # without --retry-failed too
+    tally = ResumeTally()
+    tally.add("d-2", None, "unvoiced")
+    assert tally.summary().endswith("making 1: 1 its caller's speech failed (CallSim's failure) (d-2)")
+
+
 @pytest.mark.parametrize("content", ["[]", "{", "[" * 5000 + "]" * 5000])
 def test_an_unreadable_run_json_is_a_clear_error(tmp_path, content):
     (tmp_path / "run.json").write_text(content)

@@ -162,15 +162,18 @@ async def test_an_engine_error_is_the_calls_recorded_failure_and_the_batch_goes_
     await calls_on(tmp_path, jobs[:1])
     events: list[CallStatus] = []
     [calls] = await calls_on(tmp_path, jobs, concurrency=2, tts=Broken(), events=events)
+    # the caller could not be voiced: CallSim's failure, not the assistant's
     assert [(m.outcome, m.failed) for m in calls] == [
-        ("completed", False), ("call_error", True), ("call_error", True)
+        ("completed", False), ("caller_speech_failed", True), ("caller_speech_failed", True)
     ]  # fmt: skip
-    assert calls[1].detail == "the caller's speech: ConfigError: engine broke"
+    assert calls[1].detail == (
+        "the caller's speech: CallerSpeechFailed: TTS engine 'memory' failed on '快递到了。': engine broke"
+    )
     assert [e.detail for e in events if e.state == "failed"] == [calls[1].detail] * 2
     saved = load_done(tmp_path / "a", "d-2")
     assert saved is not None and saved["detail"] == calls[1].detail  # in the metrics file, and results.json:
     results = json.loads((tmp_path / "a" / "results.json").read_text())
-    assert [c["outcome"] for c in results["calls"]] == ["completed", "call_error", "call_error"]
+    assert [c["outcome"] for c in results["calls"]] == ["completed", *["caller_speech_failed"] * 2]
     assert results["calls"][2]["detail"] == calls[1].detail and "partial" not in results
     for _ in range(20):  # any plan left behind finishes (or is cancelled) meanwhile
         await asyncio.sleep(0.05)
@@ -178,7 +181,7 @@ async def test_an_engine_error_is_the_calls_recorded_failure_and_the_batch_goes_
     assert "never retrieved" not in caplog.text  # its error is not reported a second time, at random
     lines = Lines()
     runs = [TargetRun(RunSettings(tmp_path / "a", "a", "memory", transcribe=False), lines, "a")]
-    [again] = await run_calls(runs, jobs, MemoryTTS(), None, new_clock=VirtualClock, retry_failed=True)
+    [again] = await run_calls(runs, jobs, MemoryTTS(), None, new_clock=VirtualClock)  # redone anyway
     assert lines.made == 2 and [m.turns_completed for m in again.calls] == [1, 1, 1]
 
 

@@ -163,3 +163,24 @@ async def test_a_call_whose_caller_turns_are_not_from_the_script_is_scored_hones
         takeout.goal.preset_respected is None and "no heard reply had must_not" in takeout.goal.preset_reason
     )
     assert "reference" in calls[1].versions  # the other call is scripted as before
+
+
+async def test_a_call_callsim_failed_on_is_not_scored(tmp_path):
+    from tests.fakes import MutedTTS
+
+    dialogues = [DIALOGUES["takeout-regular-01"], DIALOGUES["harassment-regular-01"]]
+    voice = MutedTTS(failing=(dialogues[1].caller_turns[0].text,))  # a line of the second call only
+    await bench(tmp_path, dialogues, tts=voice)
+    said: list[tuple[str, str]] = []
+    calls, summary = score_target(
+        tmp_path / "pcm-ws-a.test-pcm",
+        DIALOGUES,
+        ChecklistJudge(),
+        MemoryASR([], default="好的"),
+        on_call=lambda call_id, state: said.append((call_id, state)),
+    )
+    assert [c.call_id for c in calls] == ["takeout-regular-01"] and summary["calls"] == 1
+    assert said[1] == (
+        "harassment-regular-01",
+        "skipped: caller_speech_failed, CallSim's failure, not the assistant's",
+    )

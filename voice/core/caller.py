@@ -17,7 +17,7 @@ import numpy as np
 from voice.core.audio import SAMPLE_RATE, Pcm, active_bounds, ms_to_samples, silence
 from voice.core.events import BackchannelCue, TurnPlanned
 from voice.dialogues import AssistantTurn, CallerTurn, Dialogue
-from voice.errors import ConfigError, EngineError
+from voice.errors import CallerSpeechFailed, ConfigError, StorageError, explain
 from voice.speech.tts.base import TTSEngine
 
 
@@ -114,10 +114,20 @@ def _rng(dialogue_id: str, seed: int) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-def _speak(tts: TTSEngine, text: str) -> Pcm:
-    audio = tts.synthesize(text)
+def speak(tts: TTSEngine, text: str) -> Pcm:
+    """One caller line, voiced; :class:`CallerSpeechFailed` if the engine fails on it or gives silence.
+
+    Whatever the engine raises becomes that one error (but the disk's refusal, which stops a run), so a
+    run can tell a caller it could not voice, CallSim's failure, from a failure of the assistant.
+    """
+    try:
+        audio = tts.synthesize(text)
+    except (CallerSpeechFailed, StorageError):
+        raise
+    except Exception as exc:
+        raise CallerSpeechFailed(f"TTS engine {tts.name!r} failed on {text!r}: {explain(exc)}") from exc
     if active_bounds(audio) is None:
-        raise EngineError(f"TTS engine {tts.name!r} produced silence for {text!r}")
+        raise CallerSpeechFailed(f"TTS engine {tts.name!r} produced silence for {text!r}")
     return audio
 
 
@@ -156,8 +166,8 @@ def plan_turn(
     """Synthesize one caller turn and draw its think time (``turn_index``: its place in the script, or -1)."""
     pause: tuple[int, int] | None = None
     if turn.pause_inside is not None:
-        head = _speak(tts, turn.pause_inside.after)
-        tail = _speak(tts, turn.text[len(turn.pause_inside.after) :])
+        head = speak(tts, turn.pause_inside.after)
+        tail = speak(tts, turn.text[len(turn.pause_inside.after) :])
         head_bounds, tail_bounds = active_bounds(head), active_bounds(tail)
         assert head_bounds is not None and tail_bounds is not None
         head = head[: head_bounds[1]]
@@ -166,7 +176,7 @@ def plan_turn(
         audio = np.concatenate([head, silence(gap), tail]).astype(np.int16)
         pause = (len(head), len(head) + gap)
     else:
-        audio = _speak(tts, turn.text)
+        audio = speak(tts, turn.text)
     bounds = active_bounds(audio)
     assert bounds is not None
     think_ms = timing.sample_think_ms(rng)
@@ -176,7 +186,7 @@ def plan_turn(
     bc_text = bc_audio = bc_at = None
     if turn.backchannel is not None:
         bc_text = turn.backchannel.text
-        bc_audio = _speak(tts, bc_text)
+        bc_audio = speak(tts, bc_text)
         bc_at = ms_to_samples(turn.backchannel.at_ms)
     return PlannedTurn(
         index=index,

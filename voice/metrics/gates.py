@@ -15,7 +15,7 @@ import difflib
 import operator
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from voice.errors import ConfigError
@@ -254,13 +254,25 @@ def check_options(max_failed: str | None, gates: Sequence[str], *, compare: bool
     return parsed
 
 
+def check_simulator(summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The targets with calls CallSim failed on (left out of their figures), each said in a line: such a
+    run's verdict on the assistant is incomplete, so it never passes silently."""
+    out = []
+    for where, s in summaries.items():
+        if n := int((s.get("simulator_failures") or {}).get("count", 0)):
+            out.append(f"{where}: CallSim failed on {n} call(s), not the assistant: redo them (see above)")
+    return out
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """What broke: targets over ``--max-failed`` (one line each) and ``--fail-if`` gates."""
+    """What broke: targets over ``--max-failed`` (one line each), ``--fail-if`` gates, and targets with
+    calls CallSim itself failed on (``simulator``)."""
 
     gates: list[Gate]
     failed: list[str]
     broken: list[Breach]
+    simulator: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -270,6 +282,7 @@ class Verdict:
         """What to print: each failure and each broken gate, or the gates that held."""
         out = [f"FAILED CALLS: {line}" for line in self.failed]
         out += [f"GATE BROKEN: {b}" for b in self.broken]
+        out += [f"CALLSIM FAILED: {line}" for line in self.simulator]
         if self.ok and self.gates:
             out.append(f"{len(self.gates)} gate(s) held: {', '.join(str(g) for g in self.gates)}")
         return out
@@ -279,7 +292,7 @@ def judge_run(summaries: Mapping[str, Mapping[str, Any]], max_failed: str, gates
     """A run's verdict: every target's summary (target → summary) against the limit and the gates."""
     parsed = check_options(max_failed, gates)
     failed = check_failed(parse_failed_limit(max_failed), summaries)
-    return Verdict(parsed, failed, check_run(parsed, summaries))
+    return Verdict(parsed, failed, check_run(parsed, summaries), check_simulator(summaries))
 
 
 def judge_compare(

@@ -21,6 +21,7 @@ from voice.files import atomic_write_bytes
 from voice.metrics.goal import goal_line, goal_summary, goal_values
 from voice.metrics.measure import CallMetrics
 from voice.metrics.reduce import percentile, reduce
+from voice.metrics.simulator import assistant_calls, outcome_words, simulator_block
 
 # The versions of the files written here: ``results.json`` (run and target) and ``<call>.metrics.json``.
 # Adding a key keeps the version; removing or renaming one, or changing its unit or meaning, raises it.
@@ -182,10 +183,19 @@ def breakdown(
     return {value: figures(group) for value, group in groups.items()}
 
 
-def summarize_run(calls: Sequence[CallMetrics], labels: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def summarize_run(
+    calls: Sequence[CallMetrics], labels: Sequence[Mapping[str, Any]], redo: str = ""
+) -> dict[str, Any]:
     """:func:`summarize` plus the headline figures and their breakdowns by scenario, preset type, relation,
-    and by persona when the calls have one (a reactive caller's)."""
+    and by persona when the calls have one (a reactive caller's).
+
+    Every figure is over the assistant's calls only: a call CallSim failed on (:mod:`voice.metrics.simulator`)
+    is counted in ``simulator_failures`` instead, with ``redo``, the command that makes it again.
+    """
+    failures = simulator_block(calls, redo)
+    calls, labels = assistant_calls(calls, labels)
     out = summarize(calls)
+    out["simulator_failures"] = failures
     out["figures"] = figures(calls)
     for key, name in BREAKDOWNS:
         out[name] = breakdown(calls, labels, key)
@@ -284,7 +294,7 @@ def format_table(calls: Sequence[CallMetrics], summary: dict[str, Any]) -> str:
         rows.append(
             (
                 c.call_id,
-                c.outcome + (" (FAILED)" if c.failed else ""),
+                outcome_words(c),
                 f"{c.turns_completed}/{c.turns_of_call}",
                 fmt_ms(percentile(c.latencies_ms, 50)),
                 fmt_ms(percentile(c.latencies_ms, 90)),

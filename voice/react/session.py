@@ -25,7 +25,7 @@ import numpy as np
 
 from voice.core import events as ev
 from voice.core.audio import SAMPLE_RATE, Pcm, ms_to_samples
-from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn, caller_rng, plan_turn
+from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn, caller_rng, plan_turn, speak
 from voice.core.reactive import CallerMove, HangUp, ReactiveCallCore, ReplyCues, Say, TurnRequest, Wait
 from voice.errors import CallSimError
 from voice.react.brain import CallerBrain, Decided
@@ -202,7 +202,7 @@ class ReactiveSession:
         turn = plan_turn(index, -1, d.turn, self.tts, self.timing, self._rng)
         if turn.think_source == "random":
             turn = dataclasses.replace(turn, think=int(turn.think * self.brain.persona.think_scale))
-        bc = self.tts.synthesize(d.backchannel.text) if d.backchannel else None
+        bc = speak(self.tts, d.backchannel.text) if d.backchannel else None
         return turn, bc
 
     def _persona_interrupt(self) -> int | None:

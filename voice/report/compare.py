@@ -12,7 +12,7 @@ lists every difference.  A reactive caller's goal figures are compared only when
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from voice.metrics.measure import CallMetrics
 from voice.metrics.results import FIGURES, fmt_figure, read_results, target_folders, text_table, unit_values
 from voice.metrics.scoring.base import DIMENSIONS, GoalVerdict, TurnScore
 from voice.metrics.scoring.verdicts import RATES, verdict_units
+from voice.metrics.simulator import assistant_calls
 from voice.run.resume import metrics_from_json, settings_diff
 from voice.run.score import load_scores, scored_by
 
@@ -38,6 +39,11 @@ class Side:
     calls: list[CallMetrics]
     labels: list[dict[str, Any]]
     settings: dict[str, Any] = field(default_factory=dict)  # the run's fingerprint (``results.json``)
+
+    def assistant_side(self) -> Side:
+        """The side without the calls CallSim failed on (:mod:`voice.metrics.simulator`): what is compared."""
+        calls, labels = assistant_calls(self.calls, self.labels)
+        return replace(self, calls=calls, labels=labels)
 
 
 def load_side(name: str, folder: Path) -> Side:
@@ -178,10 +184,15 @@ def compare_sides(
     """Every headline figure of ``b`` minus ``a`` with its bootstrap interval; per group with ``by``.
 
     Blocks with fewer than ``min_n`` calls on a side are never starred (``small_n``); ``mismatch`` lists
-    how the two sides' conditions differ (:func:`conditions_differ`) and ``warnings`` both.
+    how the two sides' conditions differ (:func:`conditions_differ`) and ``warnings`` both.  The calls
+    CallSim failed on are compared on neither side (``simulator_failures``: how many, A and B; a warning).
     """
+    mismatch = conditions_differ(a, b)  # on every call made: CallSim's failures were made on the same terms
+    left_out = [len(a.calls), len(b.calls)]
+    a, b = a.assistant_side(), b.assistant_side()
+    left_out = [left_out[0] - len(a.calls), left_out[1] - len(b.calls)]
     if not a.calls or not b.calls:
-        raise ConfigError("both sides need at least one call")
+        raise ConfigError("both sides need at least one call (not counting those CallSim failed on)")
     kw: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "level": level, "min_n": min_n}
     doc: dict[str, Any] = {
         "a": {"name": a.name, "folder": str(a.folder)},
@@ -190,7 +201,8 @@ def compare_sides(
         "seed": seed,
         "level": level,
         "min_n": min_n,
-        "mismatch": conditions_differ(a, b),
+        "mismatch": mismatch,
+        "simulator_failures": left_out,
         "overall": _compare_calls(a.calls, b.calls, **kw),
     }
     if by:
@@ -207,7 +219,11 @@ def compare_sides(
         doc["dimensions"] = dims
     if goals := compare_judge_goals(a, b, n_resamples=n_resamples, seed=seed, level=level):
         doc["judge_goals"] = goals
-    doc["warnings"] = small_n_warnings(doc)
+    doc["warnings"] = small_n_warnings(doc) + [
+        f"{side['name']}: {n} call(s) CallSim failed on (not the assistant's) left out: redo them first"
+        for side, n in ((doc["a"], left_out[0]), (doc["b"], left_out[1]))
+        if n
+    ]
     return doc
 
 

@@ -24,6 +24,7 @@ from voice.metrics.results import (
     read_results,
     target_folders,
 )
+from voice.metrics.simulator import SIMULATOR_OUTCOMES, results_banner
 
 Row = Mapping[str, Any]
 Column = tuple[str, Callable[[Row], str]]
@@ -137,6 +138,13 @@ def _call_barge(c: Row) -> str:
     return fmt_count(sum(1 for b in active if b.get("success")), len(active))
 
 
+def _outcome(c: Row) -> str:
+    """As :func:`voice.metrics.simulator.outcome_words`: whose failure, the assistant's or CallSim's."""
+    if c["outcome"] in SIMULATOR_OUTCOMES:
+        return f"{c['outcome']} (CALLSIM FAILED)"
+    return c["outcome"] + (" (FAILED)" if c["failed"] else "")
+
+
 def _served(c: Row) -> str:
     return "-" if "served" not in c else ("yes" if c["served"] else "no")
 
@@ -145,7 +153,7 @@ CALL_COLUMNS: tuple[Column, ...] = (
     ("scenario", lambda c: str(c.get("scenario", "-"))),
     ("preset", lambda c: str(c.get("preset_type", "-"))),
     ("relation", lambda c: str(c.get("relation", "-"))),
-    ("outcome", lambda c: c["outcome"] + (" (FAILED)" if c["failed"] else "")),
+    ("outcome", _outcome),
     ("answered", lambda c: f"{c['turns_completed']}/{c.get('turns_of_call', c['caller_turns_planned'])}"),
     ("served", _served),
     ("false starts", lambda c: str(c.get("false_starts", "-"))),
@@ -161,16 +169,23 @@ CALL_TEXT_COLUMNS = ("scenario", "preset", "relation", "outcome", "how it ended"
 BREAKDOWN_TITLES = {name: key.replace("_", " ") for key, name in (*BREAKDOWNS, *OPTIONAL_BREAKDOWNS)}
 
 
+def assistant_calls(t: TargetView) -> list[dict[str, Any]]:
+    """The calls of a target its figures are over: all but those CallSim failed on (the banner's)."""
+    return [c for c in t.calls if c.get("outcome") not in SIMULATOR_OUTCOMES]
+
+
 def latencies(t: TargetView) -> list[float]:
-    """Every answered turn's latency of a target, from its calls in ``results.json``."""
-    return [x["latency_ms"] for c in t.calls for x in c["turns"] if x.get("latency_ms") is not None]
+    """Every answered turn's latency of a target, from its calls in ``results.json`` (the assistant's)."""
+    return [
+        x["latency_ms"] for c in assistant_calls(t) for x in c["turns"] if x.get("latency_ms") is not None
+    ]
 
 
 def stop_latencies(t: TargetView) -> list[float]:
     """Every barge-in's stop latency (the assistant was speaking, and stopped), as pooled in the summary."""
     return [
         b["stop_latency_ms"]
-        for c in t.calls
+        for c in assistant_calls(t)
         for x in c["turns"]
         if (b := x.get("barge_in")) and b.get("active") and b.get("stop_latency_ms") is not None
     ]
@@ -189,6 +204,13 @@ def heard_by_assistant(t: TargetView) -> list[tuple[str, int, str, str]]:
         for x in c["turns"]
         if x.get("assistant_asr_text") is not None
     ]
+
+
+def banner(run: RunView) -> list[str]:
+    """The banner of the calls CallSim failed on (:func:`~voice.metrics.simulator.banner_lines`), or []."""
+    if run.run is not None:
+        return results_banner(run.run)
+    return results_banner(run.targets[0].doc) if run.targets else []
 
 
 def describe_run(run: RunView) -> list[tuple[str, str]]:

@@ -20,6 +20,7 @@ from voice.report.data import (
     SUMMARY_COLUMNS,
     Column,
     RunView,
+    banner,
     describe_run,
     latencies,
     rhythm_counts,
@@ -68,6 +69,7 @@ tr:nth-child(even) td{background:#f8fafc}
 details.call{background:#fff;border:1px solid #e2e8f0;border-radius:6px;margin:10px 0;padding:6px 12px}
 details.call>summary{cursor:pointer;font-weight:600}
 .meta{color:#475569;font-weight:400}.fail{color:#dc2626}
+.banner{background:#fef2f2;border:2px solid #dc2626;border-radius:6px;padding:4px 14px;margin:10px 0}
 .timeline{width:100%;height:auto;display:block;margin:8px 0;cursor:pointer}
 .lane{font-size:12px;fill:#334155}.lanebg{fill:#f1f5f9}.turn{font-size:11px;font-weight:600}
 .mark{font-size:10px}.axis{stroke:#94a3b8}
@@ -199,6 +201,19 @@ def _goals(run: RunView) -> str:
     return "".join(parts)
 
 
+def _banner(run: RunView) -> str:
+    """CallSim's own failures, first and in red: what failed, on which calls, the command that redoes them."""
+    lines = banner(run)
+    if not lines:
+        return ""
+    head, *rest = lines
+    items = "".join(f"<li>{escape(line.strip())}</li>" for line in rest[:-1])
+    label, _, command = rest[-1].strip().partition(": ")
+    shown = f"<code>{escape(command)}</code>" if command.startswith("callsim ") else escape(command)
+    items += f"<li>{escape(label)}: {shown}</li>"
+    return f'<div class="banner fail" role="alert"><p><b>{escape(head)}</b></p><ul>{items}</ul></div>'
+
+
 def _index(run: RunView) -> str:
     rows = [
         [
@@ -222,7 +237,7 @@ def render_html(run: RunView, *, audio: str = "embed") -> str:
         "<!doctype html><html lang=en><head><meta charset=utf-8>",
         '<meta name="viewport" content="width=device-width,initial-scale=1">',
         f"<title>CallSim report: {escape(run.title)}</title><style>{CSS}</style></head><body><main>",
-        f"<h1>CallSim report: {escape(run.title)}</h1><p class=facts>{facts}</p>",
+        f"<h1>CallSim report: {escape(run.title)}</h1>{_banner(run)}<p class=facts>{facts}</p>",
         "<h2>Settings</h2>",
         _settings(run),
         "<h2>Summary</h2>",

@@ -1,9 +1,10 @@
 """``report.md``: the run's settings and summary as Markdown tables, for terminals, CI logs and pull requests.
 
-Settings, the summary and cue tables (latency p50/p90/p95/p99, barge-in stop latency p50/p90/p95, false
-starts, calls ran and served), a reactive caller's goals, the breakdowns, one row per call (with why it
-ended), when an assistant logged what it heard, its own ASR next to what the caller said, and a reactive
-caller's verdict and decisions per call.
+First, when CallSim itself failed on calls, one banner: what failed, on which calls, and the command that
+redoes them (:mod:`voice.metrics.simulator`).  Then settings, the summary and cue tables (latency
+p50/p90/p95/p99, barge-in stop latency p50/p90/p95, false starts, calls ran and served), a reactive caller's
+goals, the breakdowns, one row per call (with why it ended), when an assistant logged what it heard, its
+own ASR next to what the caller said, and a reactive caller's verdict and decisions per call.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from voice.report.data import (
     SUMMARY_COLUMNS,
     Column,
     RunView,
+    banner,
     describe_run,
     heard_by_assistant,
     run_settings,
@@ -98,6 +100,13 @@ def decisions_md(run: RunView) -> list[str]:
 
 def render_markdown(run: RunView) -> str:
     out = [f"# CallSim report: {run.title}", ""]
+    if lines := banner(run):  # CallSim's own failures first: a quote block, the redo command as code
+        head, *rest = lines
+        redo = rest.pop()  # "  redo them: <command>"
+        label, _, command = redo.strip().partition(": ")
+        out += [f"> **{head}**", ">", *(f"> - {line.strip()}" for line in rest)]
+        shown = f"`{command}`" if command.startswith("callsim ") else command  # else: what to rerun
+        out += [f"> - {label}: {shown}", ""]
     out += [f"- **{k}**: {v}" for k, v in describe_run(run)]
     out += ["", "## Settings", ""]
     out.append(md_table(["setting", "value"], run_settings(run)))

@@ -38,6 +38,7 @@ class BenchConfig:
     ray: str | None = None  # a Ray cluster's address, or "auto" (a local Ray): calls made by its workers
     ray_workers: int = 1  # worker processes per node (each with its own built-in assistant, if one is called)
     recordings: str | None = None  # wav or flac (lossless, ~1/3 the size); None: flac with --ray, else wav
+    redo: str = ""  # the command that makes CallSim's failed calls again ("": not known; metrics.simulator)
 
     @property
     def recording_format(self) -> str:

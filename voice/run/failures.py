@@ -6,10 +6,15 @@ it, because every later call would fail the same way: the disk refusing to write
 (:class:`~voice.errors.StorageError`) and the built-in assistant's process exiting
 (:class:`~voice.errors.AssistantCrashed`).  Even then the calls in flight are finished and recorded.
 
+A call that fails on CallSim's side gets an outcome of its own (:mod:`voice.metrics.simulator`), so that it
+counts in none of the assistant's figures: ``assistant_crashed``, and ``caller_speech_failed`` for a caller
+line the TTS engine could not voice (:class:`~voice.errors.CallerSpeechFailed`, wherever in the call's steps
+it is raised).
+
 What a resume does with each (:mod:`voice.run.resume`): a ``connect_failed`` call is not saved, so it is made
-again; an ``assistant_crashed`` one is saved (its recording too, for a look) but always made again, since it
-says nothing about the assistant's turn-taking; a ``call_error`` is kept like any failed call
-(``--retry-failed`` makes it again).
+again; an ``assistant_crashed`` or ``caller_speech_failed`` one is saved (a crashed call's recording too, for
+a look) but always made again, since it says nothing about the assistant; a ``call_error`` is kept like any
+failed call (``--retry-failed`` makes it again).
 """
 
 from __future__ import annotations
@@ -18,14 +23,17 @@ import asyncio
 import dataclasses
 from collections.abc import Callable
 
-from voice.errors import AssistantCrashed, explain
+from voice.errors import AssistantCrashed, CallerSpeechFailed, explain
 from voice.metrics.measure import CallMetrics
+from voice.metrics.simulator import ASSISTANT_CRASHED, CALLER_SPEECH_FAILED, SIMULATOR_OUTCOMES
 
 CONNECT_FAILED = "connect_failed"  # never connected: no recording, not saved
 CALL_ERROR = "call_error"  # an exception in one of the call's steps (its ``detail`` says which and why)
-ASSISTANT_CRASHED = "assistant_crashed"  # the built-in assistant's process exited during the call
-# Outcomes a resume always makes again, whatever ``--retry-failed`` says: they measured nothing of the bot.
-REDONE_ON_RESUME = frozenset({ASSISTANT_CRASHED})
+# Outcomes a resume always makes again, whatever ``--retry-failed`` says: CallSim's own failures
+# (``assistant_crashed``, ``caller_speech_failed``), which measured nothing of the bot.
+REDONE_ON_RESUME = frozenset(SIMULATOR_OUTCOMES)
+# Every outcome of a call that failed before or outside the call core (the call core's own are its own).
+FAILED_HERE = frozenset({CONNECT_FAILED, CALL_ERROR, *SIMULATOR_OUTCOMES})
 
 # The built-in assistant's own hang-up when it is stopped (SIGTERM): a shutdown, never a normal hang-up.
 SHUTDOWN_HANGUP = "shutting down"
@@ -36,6 +44,19 @@ def failed_call(call_id: str, dialogue_id: str, planned: int, outcome: str, deta
     return CallMetrics(
         call_id, dialogue_id, outcome, True, 0.0, None, caller_turns_planned=planned, detail=detail
     )
+
+
+def error_outcome(exc: BaseException) -> str:
+    """The outcome of a call an exception ended: ``caller_speech_failed`` if the caller's line could not be
+    voiced (the error or any it was raised from), else ``call_error``."""
+    seen: BaseException | None = exc
+    for _ in range(32):  # a chain is short; a cycle of contexts must not loop for ever
+        if seen is None:
+            break
+        if isinstance(seen, CallerSpeechFailed):
+            return CALLER_SPEECH_FAILED
+        seen = seen.__cause__ or seen.__context__
+    return CALL_ERROR
 
 
 def connect_detail(exc: BaseException) -> str:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
+from collections.abc import Sequence
 from pathlib import Path
 
 from voice.errors import ConfigError
@@ -150,6 +152,21 @@ def add_call_options(
         " barge_in_success_rate<0.9, latency_ms.p99>2000 (OP: > >= < <= == !=; FIGURE: a key of the"
         " summary's figures or a dotted path into it); repeatable",
     )
+
+
+def redo_command(argv: Sequence[str]) -> str:
+    """The command that makes again the calls CallSim failed on: the run's own, without ``--fresh``.
+
+    A rerun resumes: it keeps every finished call and always makes CallSim's failed ones again
+    (:data:`voice.run.failures.REDONE_ON_RESUME`); ``--fresh`` would delete the good calls, so it goes.
+    Header values and URL credentials are shown as ``***`` (they never leave the process in clear).
+    """
+    from voice.lines.redact import redact_arguments
+
+    kept = [a for a in argv if not (len(a) > 3 and "--fresh".startswith(a))]
+    text = shlex.join(["callsim", *kept])
+    shown = redact_arguments(text, kept)
+    return shown + ("   (type the secrets shown as *** as you did)" if shown != text else "")
 
 
 def add_header_option(p: argparse.ArgumentParser) -> None:

@@ -8,6 +8,7 @@ the calls' own files are all a resume needs anyway.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,7 @@ from voice.errors import AssistantCrashed, StorageError, explain
 from voice.files import storage_error
 from voice.metrics.measure import CallMetrics
 from voice.metrics.results import RESULTS_SCHEMA, call_to_json, summarize_run, write_json
-from voice.run.failures import ASSISTANT_CRASHED, REDONE_ON_RESUME
+from voice.run.failures import REDONE_ON_RESUME
 
 if TYPE_CHECKING:
     from voice.run.calls import TargetRun
@@ -53,11 +54,11 @@ class RunOutcome:
         if self.stop is None:
             return None
         made = [m for t in self.targets for m in t.calls]
-        redo = sum(1 for m in made if m.outcome in REDONE_ON_RESUME)
+        redo = Counter(m.outcome for m in made if m.outcome in REDONE_ON_RESUME)
         told = f"{self.stop}; the batch stopped: {len(made)} call(s) recorded"
-        told += f" ({redo} {ASSISTANT_CRASHED})" if redo else ""
+        told += f" ({', '.join(f'{n} {outcome}' for outcome, n in redo.items())})" if redo else ""
         told += f", {self.not_made} not made; a rerun resumes"
-        told += " and makes the crashed ones again" if redo else ""
+        told += " and makes those CallSim failed on again" if redo else ""
         told += (
             f"; results.json not written: {self.unwritten}" if self.unwritten else "; partial results.json"
         )
@@ -80,7 +81,7 @@ def write_target_results(
     """
     made = [(m, run.settings.labels(j)) for m, j in zip(calls, jobs, strict=True) if m is not None]
     metrics = [m for m, _ in made]
-    summary = summarize_run(metrics, [labels for _, labels in made])
+    summary = summarize_run(metrics, [labels for _, labels in made], redo=run.settings.redo)
     doc: dict[str, Any] = {
         "schema_version": RESULTS_SCHEMA,
         "kind": "target",

@@ -13,6 +13,7 @@ from typing import TextIO
 
 from voice.core.clock import Clock, MonotonicClock
 from voice.metrics.reduce import percentile
+from voice.metrics.simulator import outcome_words
 from voice.run.runner import CallStatus
 
 BAR_WIDTH = 24
@@ -37,7 +38,7 @@ def describe(status: CallStatus) -> str:
         return "calling"
     if m is None:
         return status.detail or status.state
-    words = [m.outcome + (" (FAILED)" if m.failed else "")]
+    words = [outcome_words(m)]
     if status.detail:
         words.append(status.detail)
     else:

@@ -3,8 +3,10 @@
 A target folder's ``run.json`` holds the settings fingerprint its calls were made with; a rerun with other
 settings is refused.  A call is finished when its ``<call>.metrics.json`` exists (written atomically and
 last), is readable, and was made from the same dialogue content; anything else is made again, and so is a
-call the built-in assistant's crash cut short (``assistant_crashed``).  A malformed metrics file (``{}``,
-truncated, edited by hand) is never an error: that call is made again, and the resume's note says so.
+call CallSim failed on (:mod:`voice.metrics.simulator`): the built-in assistant's crash cut it short
+(``assistant_crashed``), or a caller line could not be voiced (``caller_speech_failed``).  A malformed
+metrics file (``{}``, truncated, edited by hand) is never an error: that call is made again, and the
+resume's note says so.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from voice.dialogues import Dialogue
 from voice.errors import ConfigError
 from voice.metrics.measure import BargeIn, CallMetrics, TurnMetrics
 from voice.metrics.results import write_json
+from voice.metrics.simulator import ASSISTANT_CRASHED
 from voice.run.failures import REDONE_ON_RESUME
 from voice.run.recording import recording_paths
 
@@ -131,6 +134,7 @@ def metrics_from_json(d: dict[str, Any]) -> CallMetrics:
 REDO_WHY = {
     "failed": "failed earlier, retried",
     "crashed": "the assistant crashed during it",
+    "unvoiced": "its caller's speech failed (CallSim's failure)",
     "edited": "dialogue edited since",
     "unreadable": "unreadable metrics",
     "cut": "cut short, a recording without metrics",
@@ -144,7 +148,7 @@ def previous_call(
     """The finished call to keep, or None and why it is made (again): a key of :data:`REDO_WHY`.
 
     A call is kept when its metrics file is readable and was made from the same dialogue content; a failed
-    call too, unless ``retry_failed`` (or the assistant crashed during it: always made again).
+    call too, unless ``retry_failed`` (or CallSim failed on it: always made again).
     """
     path = metrics_path(out_dir, call_id)
     if not path.exists():
@@ -157,7 +161,7 @@ def previous_call(
     if done.get("dialogue_sha", sha) != sha:
         return None, "edited"
     if metrics.outcome in REDONE_ON_RESUME:
-        return None, "crashed"
+        return None, "crashed" if metrics.outcome == ASSISTANT_CRASHED else "unvoiced"
     if retry_failed and metrics.failed:
         return None, "failed"
     return metrics, ""

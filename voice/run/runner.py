@@ -36,15 +36,15 @@ from voice.metrics.results import call_to_json, write_json
 from voice.react.session import ReactiveSession
 from voice.run.calls import CallStatus, RunSettings, TargetRun, call_once, transcribe_replies
 from voice.run.failures import (
-    ASSISTANT_CRASHED,
-    CALL_ERROR,
     CONNECT_FAILED,
+    FAILED_HERE,
     SHUTDOWN_HANGUP,
     connect_detail,
     crash_error,
     crash_reason,
     crashed_call,
     error_detail,
+    error_outcome,
     failed_call,
     looks_like_shutdown,
 )
@@ -160,8 +160,9 @@ class CallMaker:
         """Make one call and record it, whatever happens in it; None if the run stopped before it began.
 
         An exception in any step is the call's recorded failure (``call_error``, the step and the error in
-        its detail), except the disk's refusal, which stops the run (:class:`StorageError`) and leaves the
-        call to a rerun.  An assistant crash records the call as ``assistant_crashed`` and stops the run.
+        its detail; ``caller_speech_failed`` if a caller line could not be voiced), except the disk's
+        refusal, which stops the run (:class:`StorageError`) and leaves the call to a rerun.  An assistant
+        crash records the call as ``assistant_crashed`` and stops the run.
         """
         label, step = run.label or run.settings.target, _Step()
         planned = len(job.dialogue.caller_turns)
@@ -178,7 +179,7 @@ class CallMaker:
                 self.halt(refused)
                 return None
             metrics = failed_call(
-                job.call_id, job.dialogue.id, planned, CALL_ERROR, error_detail(step.now, exc)
+                job.call_id, job.dialogue.id, planned, error_outcome(exc), error_detail(step.now, exc)
             )
             try:
                 self._save(run, job, metrics)
@@ -191,7 +192,7 @@ class CallMaker:
                 )
         if crash is not None:
             self.halt(crash_error(crash))
-        state = "failed" if metrics.outcome in (CONNECT_FAILED, CALL_ERROR, ASSISTANT_CRASHED) else "done"
+        state = "failed" if metrics.outcome in FAILED_HERE else "done"
         self.on_status(
             CallStatus(label, job.call_id, state, metrics, metrics.detail if state == "failed" else "")
         )

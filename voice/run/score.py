@@ -4,7 +4,8 @@ For each call of a target folder: its recording and metrics are read back, the h
 their timing tags (:func:`voice.metrics.scoring.transcript.build_scoring_input`), a judge scores them, and
 dialogue rhythm is copied in from the measured timing score.  Each call's scores are written atomically to
 ``<call>.scores.json``, last, so a killed scoring resumes; a call already scored by the same judge with the
-same transcriber is kept.  The target's summary (per dimension: mean over scored turns, how many were not
+same transcriber is kept; a call CallSim failed on (:mod:`voice.metrics.simulator`) is not scored, as it
+says nothing of the assistant.  The target's summary (per dimension: mean over scored turns, how many were not
 scored; by scenario, preset type and relation) goes to ``scores.json``.
 
 The judge's verdict on each call (caller's goal met, preset respected: :mod:`voice.metrics.scoring.verdicts`)
@@ -42,6 +43,7 @@ from voice.metrics.scoring.base import (
 )
 from voice.metrics.scoring.transcript import build_scoring_input
 from voice.metrics.scoring.verdicts import goal_from_json, goal_lines, goal_to_json, summarize_goals
+from voice.metrics.simulator import SIMULATOR_OUTCOMES
 from voice.run.recording import Recording, load_recording
 from voice.run.resume import dialogue_sha, metrics_from_json, metrics_path
 from voice.speech.asr import ASREngine
@@ -196,6 +198,9 @@ def score_target(
     out: list[CallScores] = []
     for call in doc.get("calls", []):
         call_id = str(call["call_id"])
+        if (outcome := call.get("outcome")) in SIMULATOR_OUTCOMES:  # nothing of the assistant to score
+            on_call(call_id, f"skipped: {outcome}, CallSim's failure, not the assistant's")
+            continue
         kept = load_scores(folder, call_id, judge.name, need_goal=True)
         if kept is not None:
             out.append(kept)
