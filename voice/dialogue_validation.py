@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, get_args
 
 from voice import dialogue_annotations as ann
@@ -62,12 +63,25 @@ WINDOWS_RESERVED = frozenset(
 )
 
 
+@dataclass(frozen=True)
+class VoiceCheck:
+    """What a caller voice cannot say: its name and why it cannot speak a text (an empty list: it can).
+
+    Given to validation so that a line the voice would drop or leave silent is refused before any call, as
+    ``file:line: field: reason`` (:func:`voice.speech.tts.voice_check` makes one from a TTS name).
+    """
+
+    name: str
+    problems: Callable[[str], list[str]]
+
+
 class _Checker:
     """Collects the problems of one dialogue object; checks never stop at the first problem."""
 
-    def __init__(self, path: str, line: int) -> None:
+    def __init__(self, path: str, line: int, voice: VoiceCheck | None = None) -> None:
         self.path = path
         self.line = line
+        self.voice = voice
         self.problems: list[DialogueProblem] = []
 
     def add(self, field: str, reason: str) -> None:
@@ -161,9 +175,11 @@ def _check_caller(c: _Checker, obj: dict[str, Any], at: str, first: bool) -> Non
             c.add(f"{at}.backchannel", "needs a preceding assistant turn to overlap")
 
 
-def check_caller_turn(obj: Mapping[str, Any], source: str, at: str) -> list[DialogueProblem]:
+def check_caller_turn(
+    obj: Mapping[str, Any], source: str, at: str, voice: VoiceCheck | None = None
+) -> list[DialogueProblem]:
     """The problems of one caller turn object (text and cues, same bounds as a file): for generated turns."""
-    c = _Checker(source, 0)
+    c = _Checker(source, 0, voice)
     c.keys(obj, _CALLER_KEYS, ["text"], at)
     c.text(obj, "text", f"{at}.text", cjk=True)
     _check_caller(c, dict(obj), at, first=False)
@@ -242,13 +258,15 @@ def _surrogate(text: str) -> int | None:
     return None
 
 
-def _spoken_problem(text: str) -> str | None:
-    """Why a TTS engine cannot speak this caller text, or None."""
+def _spoken_problem(text: str, voice: VoiceCheck | None) -> str | None:
+    """Why a TTS engine (and the run's voice, if given) cannot speak this caller text, or None."""
     control = next((ch for ch in text if unicodedata.category(ch) == "Cc"), None)
     if control is not None:
         return f"holds a control character U+{ord(control):04X}"
     if not _SPEAKABLE.search(text):
         return f"has no common Chinese character (U+4E00-U+9FA5) for the TTS to speak, got {text!r}"
+    if voice is not None and (why := voice.problems(text)):
+        return f"the caller's voice {voice.name} cannot speak {text!r}: it {'; it '.join(why)}"
     return None
 
 
@@ -268,14 +286,14 @@ def _check_spoken(c: _Checker, turn: Mapping[str, Any], at: str) -> None:
         else [text]  # (an improper prefix is reported as such)
     )
     for piece in pieces:
-        if (why := _spoken_problem(piece)) is not None:
+        if (why := _spoken_problem(piece, c.voice)) is not None:
             c.add(
                 f"{at}.text", why if len(pieces) == 1 else f"the part {piece!r} (around pause_inside) {why}"
             )
             return
     bc = turn.get("backchannel")
     said = bc.get("text") if isinstance(bc, dict) else None
-    if isinstance(said, str) and said.strip() and (why := _spoken_problem(said)) is not None:
+    if isinstance(said, str) and said.strip() and (why := _spoken_problem(said, c.voice)) is not None:
         c.add(f"{at}.backchannel.text", why)
 
 
@@ -305,9 +323,11 @@ def _check_sizes(c: _Checker, obj: Mapping[str, Any]) -> None:
             c.add(field, f"must be at most {MAX_TEXT_CHARS} characters, got {n}")
 
 
-def check_dialogue_object(obj: Any, path: str, line: int) -> list[DialogueProblem]:
-    """Every problem of one decoded dialogue object (empty: it can be built and run)."""
-    c = _Checker(path, line)
+def check_dialogue_object(
+    obj: Any, path: str, line: int, voice: VoiceCheck | None = None
+) -> list[DialogueProblem]:
+    """Every problem of one decoded dialogue object (empty: it can be built and run, in ``voice`` if any)."""
+    c = _Checker(path, line, voice)
     if not isinstance(obj, dict):
         c.add("<root>", f"must be a JSON object, got {type(obj).__name__}")
         return c.problems

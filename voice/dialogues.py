@@ -41,6 +41,7 @@ from voice.dialogue_validation import (
     PresetType,
     Relation,
     Scenario,
+    VoiceCheck,
     check_caller_turn,
     check_dialogue_object,
 )
@@ -50,8 +51,8 @@ __all__ = [  # the validation's names a dialogue's user reaches for are here too
     "BACKCHANNEL_AT_RANGE", "BACKCHANNEL_MAX_CHARS", "BARGE_IN_RANGE", "ID_PATTERN", "MAX_ID_CHARS",
     "MAX_TURN_CHARS", "PAUSE_BEFORE_RANGE", "PAUSE_INSIDE_RANGE", "PRESET_TYPES", "RELATIONS", "SCENARIOS",
     "AssistantTurn", "Backchannel", "CallerTurn", "Dialogue", "PauseInside", "Preset", "PresetType",
-    "Relation", "Scenario", "Turn", "bundled_dialogues_path", "check_caller_turn", "load_dialogues",
-    "parse_dialogue", "validate_file",
+    "Relation", "Scenario", "Turn", "VoiceCheck", "bundled_dialogues_path", "check_caller_turn",
+    "load_dialogues", "parse_dialogue", "validate_file",
 ]  # fmt: skip
 
 BUNDLED_FILE = "callbench_sample.jsonl"
@@ -179,8 +180,10 @@ def _build(obj: dict[str, Any], path: str, line: int) -> Dialogue:
     return Dialogue(**fields, preset=preset, turns=tuple(turns), source=path, line=line, annotations=notes)
 
 
-def _check_dialogue(obj: Any, path: str, line: int) -> tuple[Dialogue | None, list[DialogueProblem]]:
-    problems = check_dialogue_object(obj, path, line)
+def _check_dialogue(
+    obj: Any, path: str, line: int, voice: VoiceCheck | None = None
+) -> tuple[Dialogue | None, list[DialogueProblem]]:
+    problems = check_dialogue_object(obj, path, line, voice)
     return (None, problems) if problems else (_build(obj, path, line), [])
 
 
@@ -209,8 +212,9 @@ def _decode(text: str, bad: Callable[[str, str], None]) -> Any:
     return _UNDECODABLE
 
 
-def _scan(path: str | Path) -> tuple[list[Dialogue], list[DialogueProblem]]:
-    """Parse a whole file, collecting dialogues and problems (decoding, JSON, schema, duplicate ids)."""
+def _scan(path: str | Path, voice: VoiceCheck | None = None) -> tuple[list[Dialogue], list[DialogueProblem]]:
+    """Parse a whole file, collecting dialogues and problems (decoding, JSON, schema, duplicate ids, and
+    with ``voice``, caller lines that voice cannot speak)."""
     name = str(path)
     try:
         raw = Path(path).read_bytes()
@@ -236,7 +240,7 @@ def _scan(path: str | Path) -> tuple[list[Dialogue], list[DialogueProblem]]:
             continue
         if (obj := _decode(text, functools.partial(bad, number))) is _UNDECODABLE:
             continue
-        dialogue, found = _check_dialogue(obj, name, number)
+        dialogue, found = _check_dialogue(obj, name, number, voice)
         problems.extend(found)
         did = obj.get("id") if isinstance(obj, dict) else None
         if isinstance(did, str) and did in first_seen:
@@ -251,14 +255,17 @@ def _scan(path: str | Path) -> tuple[list[Dialogue], list[DialogueProblem]]:
     return dialogues, problems
 
 
-def validate_file(path: str | Path) -> list[DialogueProblem]:
-    """Every problem in the file, in line order; an empty list means it loads cleanly.  Never raises."""
-    return _scan(path)[1]
+def validate_file(path: str | Path, voice: VoiceCheck | None = None) -> list[DialogueProblem]:
+    """Every problem in the file, in line order; an empty list means it loads cleanly.  Never raises.
+
+    ``voice`` also refuses the caller lines that voice cannot speak (:func:`voice.speech.tts.voice_check`).
+    """
+    return _scan(path, voice)[1]
 
 
-def load_dialogues(path: str | Path) -> list[Dialogue]:
+def load_dialogues(path: str | Path, voice: VoiceCheck | None = None) -> list[Dialogue]:
     """All dialogues of a JSONL file, in file order; raises one DialogueError carrying every problem."""
-    dialogues, problems = _scan(path)
+    dialogues, problems = _scan(path, voice)
     if problems:
         raise DialogueError(problems)
     return dialogues

@@ -6,7 +6,7 @@ import time
 import numpy as np
 
 from voice.core.audio import SAMPLE_RATE, Pcm
-from voice.files import read_wav
+from voice.files import atomic_write_bytes, read_wav, wav_bytes
 from voice.speech.tts.cache import CachedTTS
 from voice.speech.tts.memory import MemoryTTS
 
@@ -76,6 +76,27 @@ def test_cache_files_are_written_atomically_and_damage_is_a_miss(tmp_path):
     assert np.array_equal(cached.synthesize("你好"), pcm)
     assert cached.misses == 2
     assert np.array_equal(cached.synthesize("你好"), pcm) and cached.hits == 1  # rewritten
+
+
+def test_silence_is_never_cached_and_a_silent_file_is_a_miss(tmp_path):
+    class SilentOnce(CountingTTS):
+        """Silent on its first call (an engine failing on a line), speech afterwards."""
+
+        def synthesize(self, text: str) -> Pcm:
+            pcm = super().synthesize(text)
+            return np.zeros(len(pcm), dtype=np.int16) if self.calls == 1 else pcm
+
+    cached = CachedTTS(SilentOnce(), tmp_path)
+    assert not cached.synthesize("嗯").any()
+    assert not cached.path_for("嗯").exists()  # the failure is not kept
+    spoken = cached.synthesize("嗯")
+    assert spoken.any() and cached.engine.calls == 2 and cached.path_for("嗯").is_file()
+    # a silent file left by an older version is a miss, and is replaced by speech
+    older = CachedTTS(CountingTTS(), tmp_path)
+    atomic_write_bytes(older.path_for("好"), wav_bytes([np.zeros(800, dtype=np.int16)]))
+    assert older.synthesize("好").any() and older.misses == 1 and older.engine.calls == 1
+    channels, _ = read_wav(older.path_for("好"))
+    assert channels[0].any()
 
 
 def test_cache_that_cannot_be_written_still_returns_audio(tmp_path):

