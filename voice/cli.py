@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -128,7 +129,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         ray_workers=getattr(args, "ray_workers", 1),
         recordings=getattr(args, "recordings", None),
         headers=headers,
+        speed_index=not args.no_speed_index,
     )
+    from voice.run.provenance import announce
+
+    config = dataclasses.replace(config, provenance=announce(speed_index=config.speed_index, json_out=True))
     total = len(dialogues) * args.repeats * len(targets)
     print(
         f"callsim: {len(dialogues)} dialogue(s) × {args.repeats} repeat(s) × {len(targets)} target(s) "

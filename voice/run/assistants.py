@@ -45,6 +45,7 @@ def target_settings(config: BenchConfig, target: Target, folder: Path) -> RunSet
         extra,
         config.caller,
         config.recording_format,
+        config.provenance,
     )
 
 
