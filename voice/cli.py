@@ -200,7 +200,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         write_json(Path(args.json), doc)
     print(format_comparison(doc))
-    for w in doc["warnings"]:
+    for w in [*doc["warnings"], *([doc["speed_index"]["warning"]] if doc["speed_index"]["warning"] else [])]:
         print(f"callsim: warning: {w}", file=sys.stderr)
     if doc["mismatch"]:
         print("callsim: WARNING: " + mismatch_text(doc["mismatch"], refused=False), file=sys.stderr)

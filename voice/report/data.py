@@ -24,6 +24,7 @@ from voice.metrics.results import (
     read_results,
     target_folders,
 )
+from voice.report.machine import provenance_rows
 
 Row = Mapping[str, Any]
 Column = tuple[str, Callable[[Row], str]]
@@ -256,7 +257,8 @@ def _calls_at_once(n: object) -> str:
 def run_settings(run: RunView) -> list[tuple[str, str]]:
     """Everything the run was made with, as ``(setting, value)``: enough to make it again."""
     r = run.run or {}
-    first = run.targets[0].doc.get("settings", {}) if run.targets else {}
+    first_doc = run.targets[0].doc if run.targets else {}
+    first = first_doc.get("settings", {})
     timing = first.get("timing", {})
     seed = r.get("seed", timing.get("seed", "-"))
     repeats = int(r.get("repeats", 1))
@@ -286,4 +288,4 @@ def run_settings(run: RunView) -> list[tuple[str, str]]:
         )
         if settings.get("assistant_tts"):
             rows.append((f"voice of {t.target}", str(settings["assistant_tts"])))
-    return rows
+    return rows + provenance_rows(r.get("provenance") or first_doc.get("provenance"))
