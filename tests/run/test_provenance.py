@@ -4,14 +4,17 @@ the speed index replaced by a fake where it is not the subject (its own tests: t
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
 
 from tests.runs import bench, mini
+from voice.benchmarks.speed_index import ENV
 from voice.run.provenance import (
     SIMD_FLAGS,
     announce,
+    bench_provenance,
     callsim_state,
     describe,
     gather,
@@ -139,3 +142,24 @@ async def test_a_bench_run_writes_the_same_provenance_in_the_run_and_every_targe
     assert len(targets) == 2 and all(t["provenance"] == run["provenance"] for t in targets)
     assert run["provenance"]["speed_index"] is None  # off in the tests
     assert run["provenance"]["callsim"]["version"] and run["provenance"]["date_utc"].endswith("Z")
+
+
+def test_a_bench_announces_with_its_own_name_then_turns_the_index_off_for_its_runs(monkeypatch, capsys):
+    measured = []
+    monkeypatch.setenv(ENV, "whisper")
+    monkeypatch.setattr("voice.run.provenance.speed_index_now", lambda: measured.append(1) or None)
+    prov = bench_provenance("scripts/bench_x", ["--json"], json_out=True)
+    assert prov["command"] == ["scripts/bench_x", "--json"]
+    assert "measuring the speed index" in capsys.readouterr().err
+    assert os.environ[ENV] == "off" and measured == [1]  # its runs and children measure none again
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_bench_script_records_its_provenance():
+    for script in sorted((ROOT / "scripts").glob("bench_*")):
+        text = script.read_text(encoding="utf-8")
+        module = re.search(r"^exec .*-m ([\w.]+)", text, re.M)
+        source = (ROOT / (module[1].replace(".", "/") + ".py")).read_text() if module else text
+        assert f'bench_provenance("scripts/{script.name}"' in source, script.name

@@ -134,22 +134,25 @@ def gather(
     argv: Sequence[str] | None = None,
     *,
     speed_index: bool = True,
-    measure: Callable[[], dict[str, Any] | None] = speed_index_now,
+    measure: Callable[[], dict[str, Any] | None] | None = None,
     cpuinfo: Callable[[], str] = read_cpuinfo,
     state: Callable[[], dict[str, Any]] = callsim_state,
     versions: Callable[[], dict[str, str | None]] = package_versions,
     now: Callable[[], str] = utc_now_iso,
 ) -> dict[str, Any]:
     """The ``provenance`` object of a run (``docs/results.md``): gathered once, at the run's start, since
-    the speed index is the machine's speed before the run loads it (``speed_index=False``: none)."""
+    the speed index is the machine's speed before the run loads it (``speed_index=False``: none;
+    ``measure``: how it is measured, by default :func:`speed_index_now`)."""
     args = list(sys.argv if argv is None else argv)
+    if args and Path(args[0]).is_absolute():  # /home/me/.venv/bin/callsim → callsim: no one's paths
+        args[0] = Path(args[0]).name
     return {
         "callsim": state(),
-        "command": redact_command([Path(args[0]).name, *args[1:]] if args else []),
+        "command": redact_command(args),
         "date_utc": now(),
         "packages": versions(),
         "machine": machine(cpuinfo()),
-        "speed_index": measure() if speed_index else None,
+        "speed_index": (measure or speed_index_now)() if speed_index else None,
     }
 
 
@@ -176,6 +179,21 @@ def announce(
         print("provenance: measuring the speed index (a few seconds)...", file=sys.stderr, flush=True)
     prov = gather(argv, speed_index=speed_index)
     print(f"provenance: {describe(prov)}", file=sys.stderr if json_out else sys.stdout, flush=True)
+    return prov
+
+
+def bench_provenance(
+    prog: str, argv: Sequence[str] | None = None, *, json_out: bool = False
+) -> dict[str, Any]:
+    """:func:`announce` for ``scripts/bench_*`` (``prog``, its arguments ``argv``, default ``sys.argv``'s),
+    then ``CALLSIM_SPEED_INDEX=off`` for the rest of the process and its children: a bench is one
+    measurement, its runs (``run_bench``, ``callsim bench`` children) are parts of it, and an index measured
+    again in each would cost seconds a run and load Whisper into the processes whose time and memory some
+    benches measure."""
+    from voice.benchmarks.speed_index import ENV
+
+    prov = announce([prog, *(sys.argv[1:] if argv is None else argv)], json_out=json_out)
+    os.environ[ENV] = "off"
     return prov
 
 
