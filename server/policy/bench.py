@@ -26,6 +26,7 @@ from voice.benchmarks.judge import calibration_dialogues_path
 from voice.dialogues import AssistantTurn, CallerTurn, Dialogue, bundled_dialogues_path, load_dialogues
 from voice.metrics.scoring.base import JUDGED, HeardTurn, Judge, ScoringInput, TurnScore
 from voice.metrics.scoring.judges import make_judge
+from voice.run.provenance import bench_provenance
 
 
 def policy_call(dialogue: Dialogue) -> tuple[ScoringInput, list[str]]:
@@ -112,6 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
     ap.add_argument("--verbose", action="store_true", help="list every reply scored 1-2, with the reason")
     args = ap.parse_args(argv)
+    provenance = bench_provenance("scripts/bench_policy", argv, json_out=args.json)
     paths = (
         [Path(p) for p in args.dialogues]
         if args.dialogues
@@ -121,7 +123,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     scored = score_policy(dialogues, make_judge(args.judge))
     summary = summarize(scored)
     if args.json:
-        print(json.dumps({"dialogues": len(dialogues), "judge": args.judge, "dimensions": summary}, indent=1))
+        doc = {
+            "dialogues": len(dialogues),
+            "judge": args.judge,
+            "dimensions": summary,
+            "provenance": provenance,
+        }
+        print(json.dumps(doc, indent=1))
     else:
         print(f"{len(dialogues)} dialogues, rules policy, judge {args.judge}")
         print(f"{'dimension':<24}{'n':>5}{'mean':>8}{'  1-2':>6}")

@@ -120,12 +120,14 @@ def test_the_bundled_calibration_data_loads():
 
 def test_main_prints_the_table_or_json_and_reports_bad_data(tmp_path, capsys):
     assert bj.main([]) == 0
-    table = capsys.readouterr().out
+    provenance, table = capsys.readouterr().out.split("\n", 1)
+    assert provenance.startswith("provenance: CallSim ")  # where the figures came from, first
     assert table.startswith("judge checklist/1: 32 dialogues")
     assert all(dim in table for dim in JUDGED)
     assert bj.main(["--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert set(result["dimensions"]) == set(JUDGED) and result["bad"][0]["reason"]
+    assert result["provenance"]["machine"]["cpus"] >= 1 and result["provenance"]["speed_index"] is None
     assert bj.main(["--bad-replies", str(write(tmp_path, [row(dialogue="nope")]))]) == 1
     assert "bad.jsonl:1: dialogue: no dialogue 'nope'" in capsys.readouterr().err
     assert bj.main(["--judge", "nope"]) == 1

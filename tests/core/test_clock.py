@@ -1,8 +1,11 @@
 import asyncio
+import calendar
+import re
+import time
 
 import pytest
 
-from voice.core.clock import FrameTicker, MonotonicClock, VirtualClock
+from voice.core.clock import FrameTicker, MonotonicClock, VirtualClock, utc_now_iso
 
 
 async def test_virtual_clock_auto_advances_to_deadlines():
@@ -111,3 +114,11 @@ async def test_non_spinning_monotonic_clock_never_wakes_early():
         assert clock.now_ns() >= start + k * 1_300_000
     with pytest.raises(ValueError):
         MonotonicClock(spin_ns=-1)
+
+
+def test_the_utc_date_is_iso_8601_to_the_second_and_now():
+    before = time.time()
+    stamp = utc_now_iso()
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", stamp)
+    parsed = calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
+    assert before - 2 <= parsed <= time.time() + 1

@@ -216,10 +216,12 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "results.md"
 GROUPED = {
     "by_scenario", "by_preset_type", "by_relation", "by_persona", "rhythm_histogram", "records_capped",
     "reasons",
+    "packages", "components", "runs",
 }  # fmt: skip
 SECTIONS = {  # heading start → what it documents
     "The run's `results.json`": "run",
     "A target's `results.json`": "target",
+    "Provenance": "provenance",
     "The summary": "summary",
     "A figures row": "figures",
     "A call": "call",
@@ -233,6 +235,10 @@ OPTIONAL = {  # built-in / Twilio targets only; --header; --ray; a bot that floo
         "simulator_failures.reasons.*",
         *(f"simulator_failures.reasons.*.{k}" for k in ("count", "calls", "meaning", "detail")),
     },
+    # the speed index is off in the tests (tests/conftest.py): its keys are checked on a real one in
+    # tests/benchmarks/test_speed_index.py
+    "provenance": {"speed_index.seconds", "speed_index.components", "speed_index.components.*"}
+    | {"speed_index.runs", "speed_index.runs.*", "speed_index.definition"},
 }
 REACTIVE_ONLY = {  # what only a run with a reactive caller writes (checked by the reactive run's test)
     "target": {"settings.caller", "settings.persona", "settings.caller_prompt", "settings.caller_max_turns"},
@@ -273,6 +279,8 @@ def route(section: str, path: str) -> tuple[str, str]:
         if section == parent and path.startswith(inside):
             return route("summary", path.removeprefix(inside))
     head, _, rest = path.partition(".")
+    if section in ("run", "target") and head == "provenance" and rest:
+        return "provenance", rest
     if section == "target" and head == "calls[]" and rest:
         return "call", rest
     if section == "summary" and head == "figures" and rest:

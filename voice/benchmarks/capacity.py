@@ -50,6 +50,7 @@ from voice.lines.pcm import PcmWebsocketLine
 from voice.run.driver import run_call
 from voice.run.gcpause import short_gc_pauses
 from voice.run.launch import echo_assistant
+from voice.run.provenance import bench_provenance
 
 _CLOCK = MonotonicClock()
 
@@ -300,6 +301,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
+    provenance = bench_provenance("scripts/bench_capacity", argv, json_out=args.json)
     ramp = [int(x) for x in args.calls.split(",") if x.strip()]
     plans = capacity_plans(args.tts, args.call_secs, args.echo_delay_ms)
     levels: list[Level] = []
@@ -334,6 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "max_p99_ms": args.max_p99_ms,
         "levels": [dataclasses.asdict(lv) for lv in levels],
         "max_calls_holding": best,
+        "provenance": provenance,
     }
     if args.json:
         print(json.dumps(report, indent=2))

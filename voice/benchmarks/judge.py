@@ -29,6 +29,7 @@ from voice.dialogues import AssistantTurn, CallerTurn, Dialogue, bundled_dialogu
 from voice.errors import ConfigError, DialogueError, DialogueProblem
 from voice.metrics.scoring.base import JUDGED, HeardTurn, Judge, ScoringInput, TurnScore
 from voice.metrics.scoring.judges import make_judge
+from voice.run.provenance import bench_provenance
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 _BAD_KEYS = frozenset({"dialogue", "turn", "reply", "fails", "why"})
@@ -205,6 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument("--verbose", action="store_true", help="list every bad reply's score and reason")
     args = p.parse_args(argv)
+    provenance = bench_provenance("scripts/bench_judge", argv, json_out=args.json)
     try:
         paths = args.dialogues or [bundled_dialogues_path(), calibration_dialogues_path()]
         dialogues = [d for path in paths for d in load_dialogues(path)]
@@ -214,7 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (DialogueError, ConfigError) as exc:
         print(exc, file=sys.stderr)
         return 1
-    print(json.dumps(result, ensure_ascii=False, indent=2) if args.json else render(result, args.verbose))
+    doc = {**result, "provenance": provenance}
+    print(json.dumps(doc, ensure_ascii=False, indent=2) if args.json else render(result, args.verbose))
     return 0
 
 

@@ -27,12 +27,12 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from voice.core.clock import MonotonicClock
 from voice.dialogues import Dialogue, parse_dialogue
 from voice.run.dataset import BenchConfig, run_bench
 from voice.run.launch import echo_assistant
+from voice.run.provenance import bench_provenance
 from voice.speech.tts.memory import MemoryTTS
 
 CALLBENCH_DIALOGUES = 50_000
@@ -199,6 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--call-s", type=float, default=30.0, help="a CallBench call's length for the projection")
     ap.add_argument("--json", type=Path, help="also write the rows to this JSON file")
     args = ap.parse_args(argv)
+    provenance = bench_provenance("scripts/bench_scale", argv)
     workers = [int(w) for w in args.workers.split(",") if w.strip()]
     runners = [r.strip() for r in args.runners.split(",") if r.strip()]
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as root:
@@ -207,7 +208,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     print(projection(rows, args.call_s))
     if args.json:
-        payload: list[dict[str, Any]] = [{**r.__dict__, "calls_per_min": r.calls_per_min} for r in rows]
+        payload = {
+            "provenance": provenance,
+            "rows": [{**r.__dict__, "calls_per_min": r.calls_per_min} for r in rows],
+        }
         args.json.write_text(json.dumps(payload, indent=2), encoding="utf-8")
     return 0
 

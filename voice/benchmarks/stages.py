@@ -53,6 +53,7 @@ from voice.lines.pcm import PcmWebsocketLine
 from voice.metrics.measure import CallMetrics, measure
 from voice.metrics.reduce import percentiles
 from voice.run.driver import record_call
+from voice.run.provenance import bench_provenance
 from voice.speech.tts import make_tts
 from voice.speech.tts.base import cache_root
 
@@ -259,10 +260,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--cold-tts", action="store_true", help="an empty TTS cache: every reply synthesized")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = p.parse_args(argv)
+    provenance = bench_provenance("scripts/bench_stages", argv, json_out=args.json)
     rows = asyncio.run(_run(args))
     summary = summarize(rows)
     if args.json:
-        report = {"cold_tts": args.cold_tts, "turns": [asdict(r) for r in rows], "summary": summary}
+        turns = [asdict(r) for r in rows]
+        report = {"cold_tts": args.cold_tts, "turns": turns, "summary": summary, "provenance": provenance}
         print(json.dumps(report, indent=2))
         return 0
     print(format_report(rows, summary))

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from voice.benchmarks.sysstats import table
 from voice.core.clock import MonotonicClock
+from voice.run.provenance import bench_provenance
 
 _CLOCK = MonotonicClock()
 
@@ -101,6 +102,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
+    provenance = bench_provenance("scripts/bench_tts_cache", argv, json_out=args.json)
     ctx = multiprocessing.get_context("spawn")
     results: list[PassResult] = []
     with tempfile.TemporaryDirectory(prefix="callsim-tts-bench-") as cache:
@@ -108,7 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             with concurrent.futures.ProcessPoolExecutor(1, mp_context=ctx) as pool:
                 results.append(pool.submit(run_pass, name, cache, args.tts, args.dialogues).result())
     if args.json:
-        print(json.dumps({"tts": args.tts, "passes": [asdict(r) for r in results]}, indent=2))
+        passes = [asdict(r) for r in results]
+        print(json.dumps({"tts": args.tts, "passes": passes, "provenance": provenance}, indent=2))
         return 0
     print(format_report(results, args.tts))
     return 0

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from voice.dialogues import Dialogue, bundled_dialogues_path, load_dialogues
+from voice.run.provenance import bench_provenance
 
 SETTINGS: dict[str, tuple[str, ...]] = {
     "before: silence 0.4 s, 30 s window": (
@@ -174,12 +175,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=Path("recordings/bench_turns"), help="run folders (kept)")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = p.parse_args(argv)
+    provenance = bench_provenance("scripts/bench_turns", argv, json_out=args.json)
     dialogues = load_dialogues(args.dialogues)
     ids = args.ids.split(",") if args.ids else [d.id for d in with_cues(dialogues)]
     settings = dict(args.setting) if args.setting else SETTINGS
     rows = [run_setting(name, overrides, ids, args) for name, overrides in settings.items()]
     if args.json:
-        print(json.dumps([r.__dict__ for r in rows], ensure_ascii=False, indent=1))
+        doc = {"provenance": provenance, "rows": [r.__dict__ for r in rows]}
+        print(json.dumps(doc, ensure_ascii=False, indent=1))
     else:
         print(f"\n{len(ids)} dialogue(s) × {args.repeats} repeat(s) per setting, one call at a time")
         print(format_table(rows))

@@ -76,6 +76,15 @@ def monotonic_s() -> float:
     return time.monotonic_ns() / 1e9
 
 
+def utc_now_iso() -> str:
+    """The wall-clock date and time in UTC, ISO 8601 to the second (``2026-12-03T08:00:00Z``).
+
+    For the record only (when a run was made, in its provenance): nothing may time or order anything by it,
+    since the wall clock jumps (NTP, a suspended laptop); durations come from the monotonic clock above.
+    """
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
 class FrameTicker:
     """A clock shared by many calls in one loop: one timer wakes every call whose deadline has come.
 

@@ -7,6 +7,7 @@ sides hold the same call ids the bootstrap is paired.  A block (overall, or a gr
 than ``min_n`` calls on a side is shown but never starred.  The two sides' conditions (dialogues, network,
 caller voice, caller timing, a reactive caller's model and persona, and seeds) are compared too: ``mismatch``
 lists every difference.  A reactive caller's goal figures are compared only when both sides have them.
+The two machines' speed indices are held against each other (``speed_index``, :mod:`voice.report.machine`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from voice.metrics.results import FIGURES, fmt_figure, read_results, target_fold
 from voice.metrics.scoring.base import DIMENSIONS, GoalVerdict, TurnScore
 from voice.metrics.scoring.verdicts import RATES, verdict_units
 from voice.metrics.simulator import assistant_calls
+from voice.report.machine import compare_speed
 from voice.run.resume import metrics_from_json, settings_diff
 from voice.run.score import load_scores, scored_by
 
@@ -39,6 +41,7 @@ class Side:
     calls: list[CallMetrics]
     labels: list[dict[str, Any]]
     settings: dict[str, Any] = field(default_factory=dict)  # the run's fingerprint (``results.json``)
+    provenance: dict[str, Any] | None = None  # where it was made, with the machine's speed index
 
     def assistant_side(self) -> Side:
         """The side without the calls CallSim failed on (:mod:`voice.metrics.simulator`): what is compared."""
@@ -51,7 +54,7 @@ def load_side(name: str, folder: Path) -> Side:
     calls = [metrics_from_json(c) for c in doc.get("calls", [])]
     # only the labels a call has: a scripted call has no persona to break a summary down by
     labels = [{k: c[k] for k in LABELS if k in c} for c in doc.get("calls", [])]
-    return Side(name, folder, calls, labels, dict(doc.get("settings") or {}))
+    return Side(name, folder, calls, labels, dict(doc.get("settings") or {}), doc.get("provenance"))
 
 
 def _ids(ids: Sequence[str], most: int = 5) -> str:
@@ -203,6 +206,7 @@ def compare_sides(
         "min_n": min_n,
         "mismatch": mismatch,
         "simulator_failures": left_out,
+        "speed_index": compare_speed(a.provenance, b.provenance),
         "overall": _compare_calls(a.calls, b.calls, **kw),
     }
     if by:
@@ -376,6 +380,8 @@ def format_comparison(doc: Mapping[str, Any]) -> str:
     table = text_table(["figure", "A", "B", "B − A", f"{pct} CI"], rows)
     tail = [f"* the {pct} interval excludes 0; pp = percentage points"]
     tail += [f"small n: {w}" for w in doc.get("warnings", [])]
+    if warning := (doc.get("speed_index") or {}).get("warning"):
+        tail += [f"WARNING: {warning}"]
     if doc.get("mismatch"):
         tail += ["WARNING: the two sides were not run under the same conditions:"]
         tail += [f"  {m}" for m in doc["mismatch"]]

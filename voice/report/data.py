@@ -25,6 +25,7 @@ from voice.metrics.results import (
     target_folders,
 )
 from voice.metrics.simulator import SIMULATOR_OUTCOMES, results_banner
+from voice.report.machine import provenance_rows
 
 Row = Mapping[str, Any]
 Column = tuple[str, Callable[[Row], str]]
@@ -278,7 +279,8 @@ def _calls_at_once(n: object) -> str:
 def run_settings(run: RunView) -> list[tuple[str, str]]:
     """Everything the run was made with, as ``(setting, value)``: enough to make it again."""
     r = run.run or {}
-    first = run.targets[0].doc.get("settings", {}) if run.targets else {}
+    first_doc = run.targets[0].doc if run.targets else {}
+    first = first_doc.get("settings", {})
     timing = first.get("timing", {})
     seed = r.get("seed", timing.get("seed", "-"))
     repeats = int(r.get("repeats", 1))
@@ -308,4 +310,4 @@ def run_settings(run: RunView) -> list[tuple[str, str]]:
         )
         if settings.get("assistant_tts"):
             rows.append((f"voice of {t.target}", str(settings["assistant_tts"])))
-    return rows
+    return rows + provenance_rows(r.get("provenance") or first_doc.get("provenance"))

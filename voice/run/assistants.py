@@ -46,6 +46,7 @@ def target_settings(config: BenchConfig, target: Target, folder: Path) -> RunSet
         config.caller,
         config.recording_format,
         config.redo,
+        config.provenance,
     )
 
 

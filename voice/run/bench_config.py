@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from voice.core.caller import CallerTiming
 from voice.lines.effects import LineEffects
@@ -39,6 +40,10 @@ class BenchConfig:
     ray_workers: int = 1  # worker processes per node (each with its own built-in assistant, if one is called)
     recordings: str | None = None  # wav or flac (lossless, ~1/3 the size); None: flac with --ray, else wav
     redo: str = ""  # the command that makes CallSim's failed calls again ("": not known; metrics.simulator)
+    speed_index: bool = True  # measure the machine's speed index at the start (``--no-speed-index``: not)
+    # where and with what the run is made (voice.run.provenance): gathered at its start when None; written
+    # with its results, never matched on resume (a resumed run is made again by another invocation)
+    provenance: dict[str, Any] | None = None
 
     @property
     def recording_format(self) -> str:

@@ -37,6 +37,7 @@ class RunSettings:
     caller: ReactiveCaller | None = None  # None: the scripted caller
     recording: str = "wav"  # how each call's audio is stored: wav or flac (lossless; not a setting to match)
     redo: str = ""  # the command that makes CallSim's failed calls again (not a setting to match)
+    provenance: dict[str, Any] | None = None  # the run's (voice.run.provenance), written with its results
 
     def fingerprint(self) -> dict[str, Any]:
         """What must match for a folder's completed calls to be reused on resume."""

@@ -32,6 +32,7 @@ from voice.metrics.results import RESULTS_SCHEMA, write_json
 from voice.run.assistants import open_target_runs
 from voice.run.bench_config import BenchConfig
 from voice.run.jobs import plan_jobs
+from voice.run.provenance import gather
 from voice.run.runner import CallStatus, make_calls
 from voice.speech.asr import ASREngine
 from voice.speech.tts.base import TTSEngine
@@ -211,6 +212,8 @@ async def run_bench(
     concurrency = config.concurrency or default_concurrency(targets)
     jobs = plan_jobs(dialogues, config.repeats, config.seed)
     remote = [t for t in targets if t.protocol != BUILTIN and str(t) not in (line_factories or {})]
+    if config.provenance is None:  # the CLI gathers it first, to say so; code that calls this gets it here
+        config = dataclasses.replace(config, provenance=gather(speed_index=config.speed_index))
     with folder_lock(config.out):
         if config.wait_for_target is not None:  # before --fresh deletes anything
             await wait_for_targets(remote, config.wait_for_target)
@@ -266,6 +269,7 @@ async def run_bench(
             "concurrency": concurrency,
             "tts": config.tts,
             "caller": config.caller.spec if config.caller is not None else "scripted",
+            "provenance": config.provenance,
             **({"partial": partial} if (partial := outcome.partial()) is not None else {}),
             "targets": [
                 {"target": str(t), "folder": s, "summary": r.summary}

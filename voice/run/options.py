@@ -124,6 +124,12 @@ def add_call_options(
     net.add_argument("--noise-snr-db", type=float, help="background noise this many dB below the caller")
     net.add_argument("--caller-gain-db", type=float, default=0.0, help="the caller's loudness change")
     p.add_argument("--no-report", action="store_true", help="do not build report.html / report.md at the end")
+    p.add_argument(
+        "--no-speed-index",
+        action="store_true",
+        help="skip measuring the machine's speed index at the start (a few seconds; also"
+        " CALLSIM_SPEED_INDEX=off): `callsim compare` then cannot tell whether the machines were alike",
+    )
     p.add_argument("--audio", choices=["embed", "link", "none"], default="embed", help=AUDIO_HELP)
     ci = p.add_argument_group("resuming and gating (exit codes below)")
     again = ci.add_mutually_exclusive_group()

@@ -87,6 +87,7 @@ def write_target_results(
         "kind": "target",
         "target": run.settings.target,
         "settings": run.settings.fingerprint(),
+        **({"provenance": run.settings.provenance} if run.settings.provenance is not None else {}),
         **({"partial": partial} if partial is not None else {}),
         "summary": summary,
         "calls": [call_to_json(m, labels) for m, labels in made],

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from voice.benchmarks.faults.base import MAX_PEAK_MB, Fault, FaultOutcome
 from voice.core.clock import MonotonicClock
+from voice.run.provenance import bench_provenance
 
 _CLOCK = MonotonicClock()
 
@@ -120,6 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for f in faults:
             print(f"{f.name:32} {f.area:8} {'fast' if f.fast else 'slow':5} {f.description}")
         return 0
+    provenance = bench_provenance("scripts/bench_faults", argv, json_out=False)
     rows: list[tuple[Fault, FaultOutcome]] = []
     for f in faults:
         print(f"bench_faults: {f.name} ...", file=sys.stderr, flush=True)
@@ -131,9 +133,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"peak ≤ {MAX_PEAK_MB:.0f} MB, no orphan)" + (f"; failing: {', '.join(failed)}" if failed else "")
     )
     if args.json:
-        payload = [
-            {"fault": f.name, "area": f.area, **dataclasses.asdict(o), "passed": o.passed} for f, o in rows
-        ]
+        payload = {
+            "provenance": provenance,
+            "rows": [
+                {"fault": f.name, "area": f.area, **dataclasses.asdict(o), "passed": o.passed}
+                for f, o in rows
+            ],
+        }
         args.json.write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
     return 1 if args.check and failed else 0
 

@@ -41,6 +41,7 @@ from voice.lines.pcm import PcmWebsocketLine
 from voice.run.driver import record_call
 from voice.run.gcpause import freeze_long_lived
 from voice.run.launch import reference_assistant
+from voice.run.provenance import bench_provenance
 from voice.run.recording import load_recording, save_recording
 from voice.speech.tts import make_tts
 from voice.speech.tts.base import TTSEngine
@@ -196,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--save", type=Path, default=None, help="keep every recording in this folder")
     ap.add_argument("--remeasure", type=Path, default=None, help="compare the calls saved there again")
     a = ap.parse_args(argv)
+    provenance = bench_provenance("scripts/bench_fidelity", argv, json_out=a.json)
     if a.remeasure is not None:
         summary = summarize(load_results(a.remeasure))
     else:
@@ -204,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(cases)} calls, {len(skipped)} behaviours infeasible", file=sys.stderr)
         run = fidelity(cases, make_tts(a.tts), concurrency=a.concurrency, skipped=skipped, save=a.save)
         summary = asyncio.run(run)
-    print(json.dumps(summary.to_json(), ensure_ascii=False, indent=2) if a.json else format_summary(summary))
+    doc = {**summary.to_json(), "provenance": provenance}
+    print(json.dumps(doc, ensure_ascii=False, indent=2) if a.json else format_summary(summary))
     return 0
 
 

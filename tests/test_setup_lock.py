@@ -1,0 +1,87 @@
+"""``requirements.lock``: every machine installs the same packages at the same versions.
+
+``scripts/setup`` installs the lock, then CallSim without dependencies; these checks keep the lock whole
+(every dependency and extra of ``pyproject.toml`` pinned exactly, within its range), keep setup on it, and
+check that this environment is the lock's: a package at another version than its pin means setup did not
+install from it (or someone installed over it), and the tests are then passing on something else.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from importlib import metadata
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCK = ROOT / "requirements.lock"
+SETUP = ROOT / "scripts" / "setup"
+PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;#]+)\s*$")
+UPDATE = (
+    "uv pip compile pyproject.toml --extra dev --extra ray --python-version 3.11 --python-platform linux "
+    "-o requirements.lock"
+)
+
+
+def pins() -> dict[str, str]:
+    """Package (canonical name) → its pinned version; every line of the lock is a pin or a comment."""
+    found: dict[str, str] = {}
+    for number, line in enumerate(LOCK.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = PIN.match(line)
+        assert match, f"requirements.lock:{number}: {line!r} is not an exact pin (name==version)"
+        found[canonicalize_name(match[1])] = match[2]
+    return found
+
+
+def declared() -> list[Requirement]:
+    """The dependencies of ``pyproject.toml`` and of every extra."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extras = project["optional-dependencies"].values()
+    lines = [*project["dependencies"], *(d for extra in extras for d in extra)]
+    return [Requirement(line) for line in lines]
+
+
+def test_every_declared_dependency_is_pinned_within_its_range():
+    locked = pins()
+    for req in declared():
+        name = canonicalize_name(req.name)
+        assert name in locked, f"{req.name} (pyproject.toml) is not in requirements.lock: {UPDATE}"
+        assert req.specifier.contains(Version(locked[name]), prereleases=True), (
+            f"requirements.lock pins {req.name}=={locked[name]}, outside pyproject's {req.specifier}: "
+            + UPDATE
+        )
+
+
+def test_the_lock_says_how_it_is_made_and_keeps_torch_out():
+    text = LOCK.read_text(encoding="utf-8")
+    assert UPDATE in text, "requirements.lock was made by another command than the README's"
+    assert "torch" not in pins(), "the lock pulls in torch (CallSim runs without it)"
+    assert "callsim" not in pins(), "CallSim itself is installed editable, not from the lock"
+
+
+def test_setup_installs_the_lock_then_callsim_without_dependencies():
+    script = SETUP.read_text(encoding="utf-8")
+    lock_at = script.index("pip install -q -r requirements.lock")
+    assert script.index("pip install -q --no-deps -e .") > lock_at
+    # the stamp that skips a second install changes with the lock (a hash of it, not its mtime)
+    assert re.search(r"cat requirements\.lock pyproject\.toml \| sha256sum", script)
+    assert UPDATE in (ROOT / "README.md").read_text(encoding="utf-8"), "README: the lock's update command"
+
+
+def test_this_environment_is_the_locked_one():
+    wrong = []
+    for name, version in pins().items():
+        try:
+            installed = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            wrong.append(f"{name}: not installed (lock {version})")
+            continue
+        if Version(installed) != Version(version):
+            wrong.append(f"{name}: {installed} installed, lock {version}")
+    assert not wrong, "the environment is not requirements.lock's (run scripts/setup):\n" + "\n".join(wrong)
