@@ -5,7 +5,7 @@ import json
 import pytest
 
 from voice.core.audio import ms_to_samples
-from voice.core.caller import CallerTiming, plan_call, speak
+from voice.core.caller import CallerTiming, plan_call, speak, spoken_texts
 from voice.dialogues import load_dialogues
 from voice.errors import CallerSpeechFailed, StorageError
 from voice.speech.tts.memory import MemoryTTS
@@ -52,6 +52,14 @@ def test_plan_follows_the_script_cues_exactly(tmp_path):
     assert t2.barge_in == ms_to_samples(900)
     assert 0 <= t0.speech_start < t0.speech_end <= len(t0.audio)
     assert "你好，外卖到了。" in tts.requests
+
+
+def test_spoken_texts_are_exactly_what_the_plan_asks_the_voice_for(tmp_path):
+    tts = MemoryTTS()
+    dialogue = load(tmp_path)
+    plan_call(dialogue, tts)
+    expected = ["你好，外卖到了。", "我想问一下，", "放哪个门口？", "嗯", "好的，那我走了。"]
+    assert spoken_texts(dialogue) == tts.requests == expected
 
 
 def test_random_think_times_are_seeded_and_in_range(tmp_path):

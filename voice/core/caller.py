@@ -155,6 +155,20 @@ def plan_call(dialogue: Dialogue, tts: TTSEngine, timing: CallerTiming | None = 
     )
 
 
+def spoken_texts(dialogue: Dialogue) -> list[str]:
+    """Every text :func:`plan_call` asks the voice to speak for ``dialogue``, in order (a turn with a pause
+    inside is spoken as its two parts, as :func:`plan_turn` does; a backchannel on its own)."""
+    out: list[str] = []
+    for turn in dialogue.caller_turns:
+        if turn.pause_inside is not None:
+            out += [turn.pause_inside.after, turn.text[len(turn.pause_inside.after) :]]
+        else:
+            out.append(turn.text)
+        if turn.backchannel is not None:
+            out.append(turn.backchannel.text)
+    return out
+
+
 def caller_rng(dialogue_id: str, seed: int) -> random.Random:
     """The seeded generator of one call's timing decisions (think times)."""
     return _rng(dialogue_id, seed)

