@@ -299,3 +299,65 @@ def test_a_caller_line_callsim_cannot_voice_is_its_failure_with_a_banner_and_a_r
     assert "making 1: 1 its caller's speech failed (CallSim's failure) (k-1)" in err and "CALLSIM" not in out
     summary = json.loads((tmp_path / "run" / "results.json").read_text())["targets"][0]["summary"]
     assert summary["calls_served"] == summary["calls"] == 3 and summary["simulator_failures"]["count"] == 0
+
+
+# --- options checked before anything runs; usage errors that point the way ------------------------------
+
+
+def test_a_bad_option_is_refused_before_the_start_up_line_and_creates_nothing(tmp_path, capsys):
+    out = tmp_path / "run"
+    refusals = {
+        "--judge": ["--judge", "gpt4"],
+        "--limit": ["--limit", "-2"],
+        "--persona": ["--persona", "angry"],
+        "--target": ["--concurrency", "2", "--target", "x"],
+    }
+    for option, bad in refusals.items():
+        assert (
+            main(["bench", "--tts", "memory", "--no-transcribe", "--out", str(out), *bad]) == EXIT_ERROR == 2
+        )
+        stdout, err = capsys.readouterr()
+        assert err.startswith(f"callsim: error: {option}") and err.count("\n") == 1, err
+        assert "provenance" not in stdout + err and not out.exists()
+    (tmp_path / "file").write_text("")
+    assert main(["run", "--out", str(tmp_path / "file")]) == EXIT_ERROR
+    assert "is a file, not a folder" in capsys.readouterr().err
+
+
+def test_the_built_in_assistants_settings_are_refused_before_pipecats_banner(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "voice.cli", "bench", "--assistant-set", "frobs=3", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == EXIT_ERROR, done.stderr
+    assert done.stderr.startswith("callsim: error: --assistant-set 'frobs=3': unknown setting 'frobs'")
+    assert "Pipecat" not in done.stderr + done.stdout
+
+
+def test_an_unknown_option_or_command_names_the_nearest_under_its_own_usage(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["bench", "--concurency", "2"])
+    assert exit_.value.code == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith("usage: callsim bench ") and err.rstrip().endswith("(did you mean --concurrency?)")
+    with pytest.raises(SystemExit):
+        main(["benh"])
+    assert capsys.readouterr().err.rstrip().endswith("did you mean 'bench'?")
+
+
+def test_measure_says_which_file_is_damaged_and_how_with_no_traceback(tmp_path, capsys):
+    import numpy as np
+
+    from voice.run.recording import Recording, save_recording
+
+    rec = Recording("c", np.zeros(16000, np.int16), np.zeros(16000, np.int16), [], {"dialogue_id": "d"})
+    wav, _ = save_recording(tmp_path, rec)
+    wav.write_bytes(wav.read_bytes()[:20000])
+    assert main(["measure", str(wav)]) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert f"callsim: error: {wav}: truncated WAV" in err and "Traceback" not in err
+    assert main(["measure", str(tmp_path)]) == EXIT_ERROR
+    assert f"{tmp_path}: a folder; name its recordings" in capsys.readouterr().err

@@ -58,21 +58,25 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from voice.dialogues import bundled_dialogues_path, load_dialogues
     from voice.errors import AssistantCrashed
     from voice.lines.effects import LineEffects
-    from voice.lines.headers import parse_headers
-    from voice.lines.targets import parse_target, split_targets
-    from voice.metrics.gates import check_options, judge_run
+    from voice.metrics.gates import judge_run
     from voice.metrics.results import format_table
     from voice.react.options import caller_from_args
+    from voice.run.checks import check_call_options
     from voice.run.console import print_banner, print_nodes
     from voice.run.dataset import BenchConfig, default_concurrency, run_bench, select_dialogues, split_values
     from voice.run.options import redo_command
     from voice.run.progress import Progress
     from voice.speech.tts import make_tts, voice_check
 
-    check_options(args.max_failed, args.fail_if or [])
-    headers = parse_headers(args.header)
-    if args.wait_for_target is not None and args.wait_for_target <= 0:
-        raise ConfigError("--wait-for-target takes a number of seconds above 0")
+    checked = check_call_options(args)  # every option, before anything is loaded, printed or called
+    if args.policy != "rules":  # the built-in's settings, which only this module may import, likewise
+        from server.policy.plugins import load_policy_factory
+
+        load_policy_factory(args.policy)
+    if args.assistant_set:
+        from server.config import parse_overrides
+
+        parse_overrides(args.assistant_set, option="--assistant-set")
     path = Path(args.dialogues) if args.dialogues else bundled_dialogues_path()
     dialogues = select_dialogues(
         load_dialogues(path, voice_check(args.tts)),  # a line the caller's voice cannot say: refused now
@@ -82,26 +86,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         relations=split_values(args.relation),
         limit=None if args.all else args.limit,
     )
-    targets = tuple(split_targets(args.target) or ["builtin"])
-    concurrency = args.concurrency
-    if concurrency is None:
-        concurrency = default_concurrency([parse_target(t) for t in targets])
-    if concurrency < 1 or args.repeats < 1:
-        raise ConfigError("--concurrency and --repeats must be at least 1")
+    targets = checked.targets
+    concurrency = checked.concurrency or default_concurrency(checked.parsed)
     tts = make_tts(args.tts)
     caller = caller_from_args(args)
-    if args.policy != "rules":  # a policy that cannot load is said now, not as a failed start-up
-        from server.policy.plugins import load_policy_factory
-
-        load_policy_factory(args.policy)
-    if args.assistant_set:  # a bad setting is said now, not as a failed start-up
-        from server.config import parse_overrides
-
-        parse_overrides(args.assistant_set)
     asr = None
     ray = getattr(args, "ray", None)
-    if getattr(args, "ray_workers", 1) < 1:
-        raise ConfigError("--ray-workers must be at least 1")
     if ray is not None:  # the workers make their engines; say now if Ray is missing
         from voice.run.ray_runner import import_ray
 
@@ -137,7 +127,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         ray=ray,
         ray_workers=getattr(args, "ray_workers", 1),
         recordings=getattr(args, "recordings", None),
-        headers=headers,
+        headers=checked.headers,
         redo=redo_command(getattr(args, "argv", [])),
         speed_index=not args.no_speed_index,
     )
@@ -279,10 +269,16 @@ class RedactingParser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
+        """The error under the subcommand's usage (its options, not the top level's), with the nearest
+        option or choice (:mod:`voice.run.usage`)."""
         from voice.lines.redact import redact_arguments
+        from voice.run.usage import UNRECOGNIZED, subcommand, with_hint
 
         argv = sys.argv[1:] if self._argv is None else self._argv
-        super().error(redact_arguments(message, argv))
+        sub = subcommand(self, argv)
+        if sub is not None and message.startswith(UNRECOGNIZED):
+            sub.error(message)
+        super().error(redact_arguments(with_hint(message, self), argv))
 
 
 def build_parser() -> argparse.ArgumentParser:
