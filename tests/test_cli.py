@@ -160,6 +160,7 @@ def test_bench_against_a_dead_port_exits_with_the_failed_calls_code(tmp_path, ca
     assert main(bench_args(tmp_path / "d.jsonl", tmp_path / "run", target)) == EXIT_FAILED_CALLS == 3
     err = capsys.readouterr().err
     assert f"FAILED CALLS: {target}: 2 of 2 call(s) failed (100%), more than --max-failed 0" in err
+    assert f"callsim: hint: no call reached {target}: is it listening yet?  --wait-for-target 60" in err
     run = json.loads((tmp_path / "run" / "results.json").read_text())
     assert run["targets"][0]["summary"]["calls_failed"] == 2
 
@@ -361,3 +362,32 @@ def test_measure_says_which_file_is_damaged_and_how_with_no_traceback(tmp_path, 
     assert f"callsim: error: {wav}: truncated WAV" in err and "Traceback" not in err
     assert main(["measure", str(tmp_path)]) == EXIT_ERROR
     assert f"{tmp_path}: a folder; name its recordings" in capsys.readouterr().err
+
+
+# --- CI plumbing --------------------------------------------------------------------------------------------
+
+
+def test_version_names_the_version_and_the_commit(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("callsim ") and ("(git " in out or "unknown" not in out)
+
+
+def test_junit_has_a_test_case_per_call_and_per_gate_read_back_by_xml_etree(rerun, tmp_path, bot):
+    import xml.etree.ElementTree as ET
+
+    path = tmp_path / "junit.xml"
+    code, _ = rerun(
+        "--junit", str(path), "--fail-if", "latency_ms.p99>1e6", "--fail-if", "latency_p50_ms>100"
+    )
+    assert code == EXIT_FAILED_CALLS
+    [suite] = ET.parse(path).getroot().findall("testsuite")
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    gates = ["--max-failed 0", "--fail-if latency_ms.p99>1e+06", "--fail-if latency_p50_ms>100"]
+    assert list(cases) == ["k-0", "k-1", "k-2", *gates]
+    assert [n for n, c in cases.items() if c.find("failure") is not None] == [
+        "k-1", "--max-failed 0", "--fail-if latency_p50_ms>100",
+    ]  # fmt: skip
+    assert suite.get("name") == bot.target and suite.get("tests") == "6" and suite.get("failures") == "3"

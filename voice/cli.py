@@ -8,7 +8,7 @@ import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from voice.errors import CallSimError, ConfigError, StorageError
 
@@ -169,7 +169,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(f"report: {html} and {md}")
     if len(results) == 2:
         print(f"compare the two targets: callsim compare {out}")
-    return finish(judge_run({r.target: r.summary for r in results}, args.max_failed, args.fail_if or []))
+    code = finish(judge_run({r.target: r.summary for r in results}, args.max_failed, args.fail_if or []))
+    from voice.run.junit import ci_outputs
+
+    ci_outputs(results, args)  # --junit, and the hint for a target that never accepted a call
+    return code
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -253,36 +257,13 @@ def _call_options(
     p.set_defaults(func=cmd_bench)
 
 
-class RedactingParser(argparse.ArgumentParser):
-    """argparse, whose usage errors never print a ``--header`` value or a URL's credentials.
-
-    argparse quotes the command line in its errors (``unrecognized arguments: --targt wss://u:p@bot``); the
-    subcommands' parsers are of this class too (``add_subparsers`` makes them of the parent's class).
-    """
-
-    _argv: Sequence[str] | None = None
-
-    def parse_known_args(  # type: ignore[override]
-        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> tuple[argparse.Namespace, list[str]]:
-        self._argv = list(sys.argv[1:] if args is None else args)
-        return super().parse_known_args(args, namespace)
-
-    def error(self, message: str) -> NoReturn:
-        """The error under the subcommand's usage (its options, not the top level's), with the nearest
-        option or choice (:mod:`voice.run.usage`)."""
-        from voice.lines.redact import redact_arguments
-        from voice.run.usage import UNRECOGNIZED, subcommand, with_hint
-
-        argv = sys.argv[1:] if self._argv is None else self._argv
-        sub = subcommand(self, argv)
-        if sub is not None and message.startswith(UNRECOGNIZED):
-            sub.error(message)
-        super().error(redact_arguments(with_hint(message, self), argv))
-
-
 def build_parser() -> argparse.ArgumentParser:
+    from voice.run.usage import RedactingParser
+
     p = RedactingParser(prog="callsim", description="Real-time voice call simulator for CallBench.")
+    from voice.run.options import add_version_option
+
+    add_version_option(p)
     sub = p.add_subparsers(dest="command", required=True)
 
     b = sub.add_parser(

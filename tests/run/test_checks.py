@@ -83,6 +83,10 @@ def test_an_out_that_is_a_file_or_inside_one_is_refused_clearly(tmp_path):
     with pytest.raises(ConfigError, match=r"--out .*f/x/y: is inside .*f, which is a file, not a folder"):
         check_call_options(parse("--out", str(tmp_path / "f" / "x" / "y")))
     check_call_options(parse("--out", str(tmp_path / "new" / "run")))  # a missing folder is fine
+    with pytest.raises(ConfigError, match=r"--junit .*f/j\.xml: is inside .*f, which is a file"):
+        check_call_options(parse("--out", str(tmp_path / "o"), "--junit", str(tmp_path / "f" / "j.xml")))
+    with pytest.raises(ConfigError, match=r"--junit .*: is a folder; name the XML file to write"):
+        check_call_options(parse("--out", str(tmp_path / "o"), "--junit", str(tmp_path)))
 
 
 def test_the_checks_import_neither_the_built_in_assistant_nor_pipecat():

@@ -43,6 +43,12 @@ def check_call_options(args: argparse.Namespace) -> CheckedOptions:
     check_counts(args)
     check_options(args.max_failed, args.fail_if or [])
     check_out(Path(args.out))
+    if getattr(args, "junit", None):  # written after the last call: a wrong path must be said now
+        junit = Path(args.junit)
+        if junit.is_dir():
+            raise ConfigError(f"--junit {junit}: is a folder; name the XML file to write")
+        if (blocker := _file_above(junit.parent)) is not None:
+            raise ConfigError(f"--junit {junit}: is inside {blocker}, which is a file, not a folder")
     check_engines(args)
     check_caller(args)
     targets = tuple(split_targets(args.target) or [BUILTIN])
@@ -80,12 +86,17 @@ def check_counts(args: argparse.Namespace) -> None:
 
 def check_out(out: Path) -> None:
     """The output folder, or the first of its parents that exists, is a folder (not a file)."""
-    for place in (out, *out.parents):
-        if place.exists():
-            if not place.is_dir():
-                what = "is a file" if place == out else f"is inside {place}, which is a file"
-                raise ConfigError(f"--out {out}: {what}, not a folder (a missing folder is created)")
-            return
+    blocker = _file_above(out)
+    if blocker is not None:
+        what = "is a file" if blocker == out else f"is inside {blocker}, which is a file"
+        raise ConfigError(f"--out {out}: {what}, not a folder (a missing folder is created)")
+
+
+def _file_above(folder: Path) -> Path | None:
+    """The first of ``folder`` and its parents that exists, if it is not a folder (mkdir would fail on it
+    with ``[Errno 17] File exists``, which names neither the option nor the file)."""
+    place = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    return None if place is None or place.is_dir() else place
 
 
 def check_engines(args: argparse.Namespace) -> None:

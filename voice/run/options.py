@@ -144,6 +144,12 @@ def add_call_options(
         help="wait up to this long for each remote target to accept a connection before the first call",
     )
     ci.add_argument(
+        "--junit",
+        metavar="FILE",
+        help="also write the verdict as JUnit XML for a CI's test report: a test case per call (a failed call"
+        " a failure, with its outcome) and per gate (--max-failed, each --fail-if)",
+    )
+    ci.add_argument(
         "--max-failed",
         default="0",
         metavar="N|P%",
@@ -158,6 +164,23 @@ def add_call_options(
         " barge_in_success_rate<0.9, latency_ms.p99>2000 (OP: > >= < <= == !=; FIGURE: a key of the"
         " summary's figures or a dotted path into it); repeatable",
     )
+
+
+def add_version_option(p: argparse.ArgumentParser) -> None:
+    """``callsim --version``: the version and, from a git checkout, the commit (what a CI log should record);
+    git is asked only when the option is given, not on every command."""
+
+    class Version(argparse.Action):
+        def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+            from voice.run.provenance import callsim_state
+
+            state = callsim_state()
+            commit, dirty = state["commit"], ", uncommitted changes" if state["dirty"] else ""
+            where = f" (git {commit[:12]}{dirty})" if commit else ""
+            print(f"callsim {state['version'] or 'unknown'}{where}")
+            parser.exit()
+
+    p.add_argument("--version", action=Version, nargs=0, help="print the version and git commit, and exit")
 
 
 def redo_command(argv: Sequence[str]) -> str:

@@ -4,6 +4,7 @@ argparse (Python 3.11) says ``unrecognized arguments: --targt x`` under the *top
 even list the subcommand's options, and ``invalid choice: 'benh'`` without a guess.  A newcomer then reads
 the whole ``--help``; one close name (:mod:`difflib`, as Python 3.12+ does for choices) is usually all it
 takes.  Only option names and choices are added to a message, never a value typed after them.
+:class:`RedactingParser`, the parser of every ``callsim`` command, hides credentials in those messages.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from __future__ import annotations
 import argparse
 import difflib
 import re
+import sys
 from collections.abc import Iterable, Sequence
+from typing import NoReturn
 
 UNRECOGNIZED = "unrecognized arguments: "
 _CHOICE = re.compile(r"invalid choice: '(?P<given>[^']*)' \(choose from (?P<choices>.*)\)")
@@ -53,3 +56,30 @@ def with_hint(message: str, parser: argparse.ArgumentParser) -> str:
         if guess is not None:
             return f"{message}; did you mean {guess!r}?"
     return message
+
+
+class RedactingParser(argparse.ArgumentParser):
+    """argparse, whose usage errors never print a ``--header`` value or a URL's credentials.
+
+    argparse quotes the command line in its errors (``unrecognized arguments: --targt wss://u:p@bot``); the
+    subcommands' parsers are of this class too (``add_subparsers`` makes them of the parent's class).
+    """
+
+    _argv: Sequence[str] | None = None
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self._argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str) -> NoReturn:
+        """The error under the subcommand's usage (its options, not the top level's), with the nearest
+        option or choice (:func:`with_hint`)."""
+        from voice.lines.redact import redact_arguments
+
+        argv = sys.argv[1:] if self._argv is None else self._argv
+        sub = subcommand(self, argv)
+        if sub is not None and message.startswith(UNRECOGNIZED):
+            sub.error(message)
+        super().error(redact_arguments(with_hint(message, self), argv))
