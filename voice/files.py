@@ -101,10 +101,16 @@ def read_wav(path: Path) -> tuple[list[Pcm], int]:
                 raise RecordingError(
                     f"{path}: only 16-bit PCM WAV is supported (got {8 * w.getsampwidth()}-bit)"
                 )
-            n_channels, rate = w.getnchannels(), w.getframerate()
-            raw = w.readframes(w.getnframes())
+            n_channels, rate, frames = w.getnchannels(), w.getframerate(), w.getnframes()
+            raw = w.readframes(frames)
     except (OSError, EOFError, wave.Error) as exc:
         raise RecordingError(f"{path}: cannot read WAV: {exc}") from exc
+    if len(raw) < frames * n_channels * 2:  # a cut file reads short, silently: measured, it would mislead
+        held = len(raw) // (n_channels * 2)
+        raise RecordingError(
+            f"{path}: truncated WAV: its header says {frames} frames ({frames / rate:.2f} s), the file holds"
+            f" {held} ({held / rate:.2f} s); was it copied or written completely?"
+        )
     data = np.frombuffer(raw, dtype="<i2").reshape(-1, n_channels)
     return [data[:, i].astype(np.int16) for i in range(n_channels)], rate
 

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from server.config import default_policy_factory
-from server.policy.processor import PolicyFactory
 from voice.errors import ConfigError
 from voice.llm.settings import parse_model_spec
+
+if TYPE_CHECKING:  # pipecat (and its banner) only when the assistant runs: `callsim bench` checks first
+    from server.policy.processor import PolicyFactory
 
 POLICIES = ("rules", "openai:MODEL", "module:callable")
 

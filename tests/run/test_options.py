@@ -44,3 +44,26 @@ def test_the_redo_command_is_the_runs_own_without_fresh_and_without_secrets():
     assert redo_command(["bench", "--header", "Authorization: Bearer t"]).startswith(
         "callsim bench --header 'Authorization: ***'"
     )
+
+
+def test_version_says_the_version_and_commit_and_asks_git_only_when_given(monkeypatch, capsys):
+    import pytest
+
+    import voice.run.provenance as provenance
+    from voice.run.options import add_version_option
+
+    asked = []
+    state = {"version": "1.2.3", "commit": "0123456789abcdef", "dirty": True}
+    monkeypatch.setattr(provenance, "callsim_state", lambda: asked.append(1) or state)
+    p = argparse.ArgumentParser()
+    add_version_option(p)
+    p.parse_args([])
+    assert not asked
+    with pytest.raises(SystemExit) as exit_:
+        p.parse_args(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == "callsim 1.2.3 (git 0123456789ab, uncommitted changes)\n"
+    state.update(commit=None, version=None)
+    with pytest.raises(SystemExit):
+        p.parse_args(["--version"])
+    assert capsys.readouterr().out == "callsim unknown\n"

@@ -151,3 +151,25 @@ def test_a_stream_of_a_call_that_never_connected_leaves_nothing(tmp_path):
     stream.write(ev.CallStarted(0, "d", 1, True))
     stream.discard()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_damaged_event_log_or_a_folder_is_refused_saying_which_file_and_why(tmp_path):
+    rec = Recording("x", np.zeros(10, np.int16), np.zeros(10, np.int16), [], {"dialogue_id": "d"})
+    wav, log = save_recording(tmp_path, rec)
+    whole = '{"t": 0, "kind": "line_closed", "reason": "挂断"}\n{"kind": "meta"}\n'.encode()
+    log.write_bytes(whole[: whole.index("断".encode()) + 1])  # a copy stopped inside a character
+    with pytest.raises(RecordingError, match=r"x\.events\.jsonl:1: not UTF-8 text at byte \d+ \(cut inside"):
+        load_recording(wav)
+    log.write_bytes(whole[:-5])  # inside the last line
+    with pytest.raises(RecordingError, match=r"x\.events\.jsonl:2: malformed event \(the last line: was the"):
+        load_recording(wav)
+    log.write_text('{"kind": "meta"}\n{"t": "soon", "kind": "line_closed"}\n', encoding="utf-8")
+    with pytest.raises(RecordingError, match=r"x\.events\.jsonl:2: malformed event"):  # not a TypeError
+        load_recording(wav)
+    with pytest.raises(
+        RecordingError, match=r"a folder; name its recordings, e\.g\. .*\*\.events\.jsonl \(1 there\)"
+    ):
+        load_recording(tmp_path)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RecordingError, match="it holds none"):
+        load_recording(tmp_path / "empty")

@@ -12,6 +12,7 @@ from voice.speech.transcribers import (
     REPLY_PROMPT,
     REPLY_WHISPER,
     WhisperSettings,
+    check_transcriber,
     make_transcriber,
 )
 
@@ -75,3 +76,5 @@ def test_without_a_server_openai_means_openai_itself():
 def test_unknown_names_are_config_errors(spec):
     with pytest.raises(ConfigError, match="choose one of: whisper, openai:MODEL"):
         make_transcriber(spec)
+    with pytest.raises(ConfigError, match=r"^--transcriber: unknown transcriber"):  # the check, nothing made
+        check_transcriber(spec, option="--transcriber")

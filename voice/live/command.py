@@ -39,7 +39,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         " (headphones recommended: without them the assistant hears itself). Afterwards the call is a"
         " normal run folder with recording, event log, metrics and report.",
     )
-    t.add_argument("--role", choices=["caller", "assistant"], default="caller", help="what you play")
+    t.add_argument(
+        "--role",
+        choices=["caller", "assistant"],
+        default="caller",
+        help="what you play (default %(default)s)",
+    )
     t.add_argument("--dialogues", help="JSONL dialogue file (default: the bundled CallBench sample set)")
     t.add_argument(
         "--id",

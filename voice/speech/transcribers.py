@@ -46,6 +46,16 @@ REPLY_WHISPER = WhisperSettings(beam_size=1, initial_prompt=REPLY_PROMPT, hotwor
 for ~1 % more time; beam 5 gained nothing measurable on top for ~17 % more (README: benchmarks)."""
 
 
+def check_transcriber(spec: str, *, option: str | None = None) -> None:
+    """Refuse a name :func:`make_transcriber` would refuse, without making (or loading) the transcriber: a
+    run checks ``--transcriber`` before its first call, also when only a later ``score`` would use it."""
+    name, _, model = spec.partition(":")
+    if spec in ("memory", "whisper") or (name == "openai" and model.strip()):
+        return
+    said = f"unknown transcriber {spec!r}; choose one of: {', '.join(TRANSCRIBERS)}"
+    raise ConfigError(f"{option}: {said}" if option else said)
+
+
 def make_transcriber(
     spec: str = "whisper",
     *,
@@ -67,6 +77,7 @@ def make_transcriber(
     backoff on 429, 5xx, timeouts and lost connections) and ``prompt``.  Unknown names raise
     :class:`~voice.errors.ConfigError`.
     """
+    check_transcriber(spec)
     name, _, model = spec.partition(":")
     if spec == "memory":  # the test double: hears nothing (like ``--tts memory``)
         return MemoryASR([], default="")
@@ -91,7 +102,7 @@ def make_transcriber(
             prompt=prompt,
             language=language,
         )
-    raise ConfigError(f"unknown transcriber {spec!r}; choose one of: {', '.join(TRANSCRIBERS)}")
+    raise AssertionError(f"check_transcriber let {spec!r} through")  # pragma: no cover
 
 
 def _env(*names: str) -> str | None:

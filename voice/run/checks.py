@@ -1,0 +1,135 @@
+"""Every option of ``callsim bench`` and ``callsim run`` checked before anything runs or is printed.
+
+A run can take hours: an option refused after the last call (``--judge gpt4``), silently reinterpreted
+(``--limit -2``), silently ignored (``--persona`` with the scripted caller) or refused only after the start-up
+line wastes them or, worse, measures something else than asked.  So every value that can be judged without
+loading a model, opening a socket or importing the built-in assistant (pipecat) is judged here, first; the
+built-in assistant's own settings (``--policy``, ``--assistant-set``) are checked by :mod:`voice.cli`,
+which alone may import ``server``, right after.  Each refusal is a :class:`~voice.errors.ConfigError`
+naming the option (exit 2, as argparse's own usage errors).
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+from voice.errors import ConfigError
+from voice.lines.headers import Headers, parse_headers
+from voice.lines.targets import BUILTIN, Target, parse_target, split_targets
+
+# The reactive caller's own settings: given with the scripted caller they would change nothing.
+REACTIVE_ONLY = ("--persona", "--caller-max-turns", "--caller-base-url")
+
+
+@dataclass(frozen=True)
+class CheckedOptions:
+    """What the checks parsed on the way, so the run does not parse it again."""
+
+    headers: Headers
+    targets: tuple[str, ...]  # as given (``builtin`` when none)
+    parsed: tuple[Target, ...]
+    concurrency: int | None  # as given (None: the default for these targets)
+
+
+def check_call_options(args: argparse.Namespace) -> CheckedOptions:
+    """Check the options of :func:`voice.run.options.add_call_options`; the parsed headers and targets.
+
+    Raises :class:`ConfigError` for the first option that is wrong, naming it.
+    """
+    from voice.metrics.gates import check_options
+
+    check_counts(args)
+    check_options(args.max_failed, args.fail_if or [])
+    check_out(Path(args.out))
+    if getattr(args, "junit", None):  # written after the last call: a wrong path must be said now
+        junit = Path(args.junit)
+        if junit.is_dir():
+            raise ConfigError(f"--junit {junit}: is a folder; name the XML file to write")
+        if (blocker := _file_above(junit.parent)) is not None:
+            raise ConfigError(f"--junit {junit}: is inside {blocker}, which is a file, not a folder")
+    check_engines(args)
+    check_caller(args)
+    targets = tuple(split_targets(args.target) or [BUILTIN])
+    try:  # every one, not only when the concurrency is guessed from them
+        parsed = tuple(parse_target(t) for t in targets)
+    except ConfigError as exc:
+        raise ConfigError(f"--target: {exc}") from exc
+    asked = {"--policy": args.policy != "rules", "--assistant-set": bool(args.assistant_set)}
+    builtin_only = [option for option, given in asked.items() if given]
+    if builtin_only and not any(t.protocol == BUILTIN for t in parsed):
+        raise ConfigError(
+            f"{' and '.join(builtin_only)}: for the built-in assistant only, and no --target is builtin"
+            " (a remote assistant's policy and settings are its own)"
+        )
+    return CheckedOptions(parse_headers(args.header), targets, parsed, args.concurrency)
+
+
+def check_counts(args: argparse.Namespace) -> None:
+    """Counts are whole and positive: ``--limit -2`` would otherwise mean "all but two" (Python's slice)."""
+    at_least = [
+        ("--limit", args.limit, 1, "--all for every dialogue"),
+        ("--repeats", args.repeats, 1, ""),
+        ("--concurrency", args.concurrency, 1, ""),
+        ("--ray-workers", getattr(args, "ray_workers", 1), 1, ""),
+        ("--caller-max-turns", args.caller_max_turns, 0, "0: twice the script's"),
+    ]
+    for option, value, low, hint in at_least:
+        if value is not None and value < low:
+            raise ConfigError(
+                f"{option} {value}: takes a whole number from {low}" + (f" ({hint})" if hint else "")
+            )
+    if args.wait_for_target is not None and not args.wait_for_target > 0:
+        raise ConfigError(f"--wait-for-target {args.wait_for_target}: takes a number of seconds above 0")
+
+
+def check_out(out: Path) -> None:
+    """The output folder, or the first of its parents that exists, is a folder (not a file)."""
+    blocker = _file_above(out)
+    if blocker is not None:
+        what = "is a file" if blocker == out else f"is inside {blocker}, which is a file"
+        raise ConfigError(f"--out {out}: {what}, not a folder (a missing folder is created)")
+
+
+def _file_above(folder: Path) -> Path | None:
+    """The first of ``folder`` and its parents that exists, if it is not a folder (mkdir would fail on it
+    with ``[Errno 17] File exists``, which names neither the option nor the file)."""
+    place = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    return None if place is None or place.is_dir() else place
+
+
+def check_engines(args: argparse.Namespace) -> None:
+    """``--tts``, ``--transcriber`` and ``--judge`` name engines that exist (nothing is loaded or called)."""
+    from voice.metrics.scoring.judges import check_judge
+    from voice.speech.transcribers import check_transcriber
+    from voice.speech.tts.base import TTS_ENGINES
+
+    if args.tts not in TTS_ENGINES:
+        raise ConfigError(f"--tts {args.tts!r}: choose one of {', '.join(TTS_ENGINES)}")
+    check_transcriber(args.transcriber, option="--transcriber")
+    if args.judge is not None:
+        check_judge(args.judge, option="--judge")
+
+
+def check_caller(args: argparse.Namespace) -> None:
+    """The reactive caller's settings go with a reactive caller, and its persona exists."""
+    from voice.react.persona import PERSONAS
+
+    if args.caller == "scripted":
+        values = (args.persona != "random", args.caller_max_turns, args.caller_base_url)
+        given = [option for option, value in zip(REACTIVE_ONLY, values, strict=True) if value]
+        if given:
+            raise ConfigError(
+                f"{', '.join(given)}: for the reactive caller only (--caller openai:MODEL); the scripted"
+                " caller (the default) says each dialogue as written"
+            )
+        return
+    from voice.llm.settings import parse_model_spec
+
+    try:
+        parse_model_spec(args.caller)
+    except ConfigError as exc:
+        raise ConfigError(f"--caller: scripted (the default) or openai:MODEL; {exc}") from exc
+    if args.persona != "random" and args.persona not in PERSONAS:
+        raise ConfigError(f"--persona {args.persona!r}: choose random or one of {', '.join(PERSONAS)}")
