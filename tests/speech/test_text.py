@@ -48,6 +48,13 @@ def test_an_asr_writing_digits_for_spoken_numbers_is_not_charged():
     assert cer("八点四十五到，电话幺三八", "8:45到，电话138") == 0.0
 
 
+def test_digits_heard_right_are_not_charged_again_when_the_words_before_them_are_misheard():
+    # 取件码 makes 3021 a code (三零二一); 曲劫马士 would make it a number: only the four words are wrong
+    assert cer_counts("取件码是3021", "曲劫马士3021") == (4, 8)
+    assert cer_counts("验证码382916", "验证马382916") == (1, 9)
+    assert cer_counts("等了120分钟", "等了120分钟") == (0, 8)  # 等了一百二十分钟
+
+
 @pytest.mark.parametrize(
     ("ref", "hyp", "expected"),
     [

@@ -12,6 +12,7 @@ import threading
 import unicodedata
 from typing import Any
 
+from voice.speech.numerals import cardinal, spell
 from voice.speech.readings import spoken
 
 NORMALISATION = "zh-3"  # names what normalize_zh does; bump it when that changes (cached CERs key on it)
@@ -78,8 +79,24 @@ def cer_counts(reference: str, hypothesis: str) -> tuple[int, int]:
     Corpus CER is ``sum(errors) / sum(reference_length)``, which weights long utterances by their length
     rather than averaging per-utterance ratios.
     """
-    ref, hyp = normalize_zh(reference), normalize_zh(hypothesis)
+    ref = normalize_zh(reference)
+    hyp = normalize_zh(_LONE_DIGITS.sub(lambda m: _as_the_reference_says(m[0], ref), hypothesis))
     return _edit_distance(ref, hyp), len(ref)
+
+
+_LONE_DIGITS = re.compile(r"(?<![\d.:,/])\d+(?![\d.:%/,])")
+
+
+def _as_the_reference_says(digits: str, ref: str) -> str:
+    """A number the ASR wrote in digits, read digit by digit or as a number, whichever the reference says.
+
+    The reading of ``3021`` depends on the words before it (取件码 3021 is 三零二一); when the ASR mishears
+    those words (曲劫马士3021) it should be charged for them, not again for the digits it heard right.
+    """
+    for said in (spell(digits), cardinal(digits).replace("两", "二")):
+        if said in ref:
+            return said
+    return digits
 
 
 def cer(reference: str, hypothesis: str) -> float:
