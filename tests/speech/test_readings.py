@@ -3,8 +3,8 @@
 Every expected reading is written from how a Mandarin speaker says the line on the phone, not from the
 implementation's output.  Where speakers vary (幺 or 一, 两百 or 二百), the choice is the README's
 ("The caller's voice"): 幺 in a number one dials or writes down (phones, hotlines, emergency numbers,
-rooms, plates), 一 in codes, order numbers and years; 两 before a measure word and a leading 2 before 百,
-千, 万.
+rooms, plates, trains, flights), 一 in codes, order numbers and years; 两 before a measure word and a
+leading 2 before 百, 千, 万.
 """
 
 from __future__ import annotations
@@ -69,7 +69,9 @@ CASES: dict[str, list[tuple[str, str]]] = {
         ("卡号后四位是6688", "卡号后四位是六六八八"),
         ("编号是0012", "编号是零零一二"),
         ("密码是000000", "密码是零零零零零零"),
-        ("车次是1461", "车次是一四六一"),
+        ("车次是1461", "车次是幺四六幺"),
+        ("G123次列车", "吉幺二三次列车"),
+        ("CA1234航班", "西诶幺二三四航班"),
         ("我的订单12345678", "我的订单一二三四五六七八"),
         ("编号07", "编号零七"),
     ],

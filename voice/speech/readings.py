@@ -6,8 +6,8 @@ was said.  :func:`spoken` is that one reading, by the rules a caller follows tha
 reads numbers in a sentence but not by context, README "The caller's voice"):
 
 - **digit strings by context**, one digit at a time: phone numbers, hotlines, emergency and service
-  numbers (110, 120, 12345, 10086), room numbers and plates with 幺 for 1, as one says a number to be
-  dialled or written down; codes (验证码, 取件码), order numbers and years with 一;
+  numbers (110, 120, 12345, 10086), room numbers, plates, trains and flights with 幺 for 1, as one says
+  a number to be dialled or written down; codes (验证码, 取件码), order numbers and years with 一;
 - **两** for 2 before a measure word (两杯, 两天, 两点) and a leading 2 before 百/千/万 (两千五百); never
   in an ordinal (第二, 二楼, 二号, 二月);
 - clock times (8:45 → 八点四十五, 6:00 → 六点, 6:30 → 六点半), ranges (3-5天 → 三到五天), currency signs
@@ -50,25 +50,11 @@ MEASURES = (
 _NOT_MEASURES = ("年级", "年代", "分之", "单元")  # 2年级 is 二年级, 2单元 二单元
 _DIAL = (
     "电话", "手机", "手机号", "号码", "尾号", "热线", "座机", "分机", "分机号", "电话号", "座机号", "拨打",
-    "致电", "客服", "联系",
+    "致电", "客服", "联系", "车次", "航班",
 )  # fmt: skip
 _DIAL_SHORT = ("打", "拨", "打给", "拨了", "打了")  # only before three or more digits (打2折 is a discount)
 _ROOM = ("房间", "房间号", "房号", "门牌", "门牌号", "单元", "号楼", "栋", "幢")
-_CODE = (
-    "码",
-    "单号",
-    "编号",
-    "账号",
-    "卡号",
-    "工号",
-    "学号",
-    "密码",
-    "车次",
-    "航班",
-    "后四位",
-    "后六位",
-    "末四位",
-)
+_CODE = ("码", "单号", "编号", "账号", "卡号", "工号", "学号", "密码", "后四位", "后六位", "末四位")
 _SERVICE = frozenset(
     {"110", "119", "120", "122", "114", "12345", "12315", "12306", "12110", "10086", "10010"}
 )
@@ -108,6 +94,11 @@ def _plate(m: re.Match[str]) -> str:
 def _phone(m: re.Match[str]) -> str:
     prefix = ("加" if m[1].startswith("+") else "") + "八六" if m[1] else ""
     return prefix + spell(m[2], yao=True)
+
+
+@_rule(r"(?<![A-Za-z])([A-Z]{1,2})(\d{1,4})(?=\s*(?:次|航班))")
+def _train_or_flight(m: re.Match[str]) -> str:
+    return "".join(LETTER_NAMES[c] for c in m[1]) + spell(m[2], yao=True)  # G123次: 吉幺二三次
 
 
 @_rule(r"(码|号)([是为:：\s]*)(\d+(?:-\d+)+)")
