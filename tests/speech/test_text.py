@@ -23,7 +23,12 @@ def test_normalize_strips_punctuation_whitespace_and_folds_width_and_case():
         ("10点", "十点"),
         ("第20个", "第二十个"),
         ("105", "一百零五"),
-        ("110", "一百一十"),
+        ("110元", "一百一十元"),
+        ("打110", "打一一零"),  # a number one dials: digit by digit (幺 counts as 一)
+        ("8:45", "八点四十五"),
+        ("2,500", "二千五百"),
+        ("¥18", "十八块"),
+        ("50%", "百分之五十"),
         ("1500元", "一千五百元"),
         ("1005", "一千零五"),
         ("0", "零"),
@@ -40,6 +45,14 @@ def test_numbers_are_normalised_to_how_they_are_said(written, said):
 def test_an_asr_writing_digits_for_spoken_numbers_is_not_charged():
     assert cer("晚上九点后回家，下午两点开会", "晚上9点后回家，下午2点开会") == 0.0
     assert cer("上午十点复诊", "上午10点复诊") == 0.0
+    assert cer("八点四十五到，电话幺三八", "8:45到，电话138") == 0.0
+
+
+def test_digits_heard_right_are_not_charged_again_when_the_words_before_them_are_misheard():
+    # 取件码 makes 3021 a code (三零二一); 曲劫马士 would make it a number: only the four words are wrong
+    assert cer_counts("取件码是3021", "曲劫马士3021") == (4, 8)
+    assert cer_counts("验证码382916", "验证马382916") == (1, 9)
+    assert cer_counts("等了120分钟", "等了120分钟") == (0, 8)  # 等了一百二十分钟
 
 
 @pytest.mark.parametrize(

