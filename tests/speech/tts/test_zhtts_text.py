@@ -18,9 +18,9 @@ def test_at_least_forty_interjections_and_backchannels_each_have_a_baker_syllabl
 
 
 def test_interjections_are_read_as_a_caller_says_them_by_their_place_in_the_clause():
-    assert T.phones_for(T.Clause("嗯", 0)) == ["sil", "^", "en4", "sil"]  # agreeing (pypinyin: n2)
+    assert T.phones_for(T.Clause("嗯", 0)) == ["sil", "^", "en3", "sil"]  # agreeing, low (pypinyin: n2)
     assert T.phones_for(T.Clause("嗯", 300, question=True)) == ["sil", "^", "en2", "sil"]  # asking
-    assert T.phones_for(T.Clause("呣", 0)) == ["sil", "^", "en4", "sil"]  # pypinyin m2: no Baker phone
+    assert T.phones_for(T.Clause("呣", 0)) == ["sil", "^", "en3", "sil"]  # pypinyin m2: no Baker phone
     assert T.phones_for(T.Clause("喂", 0)) == ["sil", "^", "uei2", "sil"]  # answering the phone
     assert T.phones_for(T.Clause("好嘞", 0))[-2] == "ei5"  # a closing particle is neutral
     assert T.phones_for(T.Clause("哎呀", 0)) == ["sil", "^", "ai1", "#0", "^", "ia1", "sil"]

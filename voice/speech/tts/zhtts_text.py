@@ -61,11 +61,13 @@ def _i(lead: str, question: str | None = None, tail: str | None = None) -> Inter
     return Interjection(lead, question or lead, tail)
 
 
-# Readings (pinyin + tone) as a caller says them on the phone: 嗯 agreeing is falling (en4), asking rising
-# (en2); 哦/噢 understanding is falling; 喂 answering the phone is rising; particles at a clause's end are
-# neutral (tone 5).  呣 and 唔 are closed-mouth hums: Baker's voice has no syllabic m, 嗯 is the nearest.
+# Readings (pinyin + tone) as a caller says them on the phone.  嗯 agreeing is low and short
+# (en3: 0.22 s, as a backchannel is; the dictionary's falling en4 lasts 0.44 s, and 嗯嗯 0.63 s,
+# long enough to take the turn); asking, it rises (en2).  哦/噢 understanding is falling; 喂
+# answering the phone is rising; particles at a clause's end are neutral (tone 5).  呣 and 唔 are
+# closed-mouth hums: Baker's voice has no syllabic m, 嗯 is the nearest.
 INTERJECTIONS: dict[str, Interjection] = {
-    "嗯": _i("en4", "en2", "en5"), "呣": _i("en4", "en2", "en5"), "唔": _i("en4", "en2", "en5"),
+    "嗯": _i("en3", "en2", "en5"), "呣": _i("en3", "en2", "en5"), "唔": _i("en3", "en2", "en5"),
     "哦": _i("o4", "o2", "o5"), "噢": _i("o4", "o2", "o5"), "喔": _i("o1", "o2", "o5"),
     "诶": _i("ei4", "ei2", "ei5"), "欸": _i("ei4", "ei2", "ei5"), "啊": _i("a4", "a2", "a5"),
     "呃": _i("e4", tail="e5"), "唉": _i("ai4", tail="ai5"), "嗳": _i("ai4", tail="ai5"),
