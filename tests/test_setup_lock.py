@@ -60,7 +60,7 @@ def test_every_declared_dependency_is_pinned_within_its_range():
 
 def test_the_lock_says_how_it_is_made_and_keeps_torch_out():
     text = LOCK.read_text(encoding="utf-8")
-    assert UPDATE in text, "requirements.lock was made by another command than the README's"
+    assert UPDATE in text, "requirements.lock was made by another command than docs/install.md's"
     assert "torch" not in pins(), "the lock pulls in torch (CallSim runs without it)"
     assert "callsim" not in pins(), "CallSim itself is installed editable, not from the lock"
 
@@ -71,7 +71,8 @@ def test_setup_installs_the_lock_then_callsim_without_dependencies():
     assert script.index("pip install -q --no-deps -e .") > lock_at
     # the stamp that skips a second install changes with the lock (a hash of it, not its mtime)
     assert re.search(r"cat requirements\.lock pyproject\.toml \| sha256sum", script)
-    assert UPDATE in (ROOT / "README.md").read_text(encoding="utf-8"), "README: the lock's update command"
+    install = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    assert UPDATE in install, "docs/install.md: the lock's update command"
 
 
 def test_this_environment_is_the_locked_one():

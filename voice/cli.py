@@ -19,7 +19,7 @@ DEFAULT_OUT = Path("recordings/latest")
 DEFAULT_BENCH_OUT = Path("recordings/bench")
 DEFAULT_LIMIT = 6
 
-# Exit codes, one per reason (README, "The command line"; ``callsim bench --help``).
+# Exit codes, one per reason (docs/cli.md, "Exit codes"; ``callsim bench --help``).
 EXIT_OK = 0
 EXIT_PROBLEMS = 1  # ``data validate`` found problems
 EXIT_ERROR = 2  # usage or settings, unreadable files, a refused resume, a target that never came up, a crash

@@ -21,9 +21,9 @@ from voice.run.launch import reference_assistant
 from voice.speech.tts.memory import MemoryTTS
 
 REPLY_AFTER_MS = 600.0
-# how far a measured latency may be from the truth: the fidelity bench's bound for reply onsets (README,
-# Benchmarks: max 3.5 ms on a quiet machine, 8.6 ms with the caller loop waking up to 45 ms late on a busy
-# one); a file's frames arrive when the event loop wakes, so a loaded CI machine needs the busy bound
+# how far a measured latency may be from the truth: the fidelity bench's bound for reply onsets
+# (docs/benchmarks.md: max 3.5 ms on a quiet machine, 8.6 ms with the caller loop waking up to 45 ms late
+# on a busy one); a file's frames arrive when the event loop wakes: a loaded CI machine needs the busy bound
 FIDELITY_MS = 10.0
 
 

@@ -180,7 +180,7 @@ def test_measure_counts_stop_latency_from_the_callers_speech_onset():
     assert barge.barge_in.stop_latency_ms == pytest.approx(200, abs=1)
 
 
-# --- edge cases found in the field, each a whole call on virtual time (README "Edge cases") -------------
+# --- edge cases found in the field, each a whole call on virtual time (docs/metrics.md "Edge cases") ----
 
 
 class TapeBot:

@@ -1,8 +1,8 @@
 """How a caller says a written line (voice.speech.readings): a table of cases by category.
 
 Every expected reading is written from how a Mandarin speaker says the line on the phone, not from the
-implementation's output.  Where speakers vary (幺 or 一, 两百 or 二百), the choice is the README's
-("The caller's voice"): 幺 in a number one dials or writes down (phones, hotlines, emergency numbers,
+implementation's output.  Where speakers vary (幺 or 一, 两百 or 二百), the choice is docs/voice.md's
+(its table of readings): 幺 in a number one dials or writes down (phones, hotlines, emergency numbers,
 rooms, plates, trains, flights), 一 in codes, order numbers and years; 两 before a measure word and a
 leading 2 before 百, 千, 万.
 """

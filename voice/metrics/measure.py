@@ -3,7 +3,7 @@
 Input is a :class:`~voice.run.recording.Recording` only (WAV + event log), so every figure can be recomputed
 later without re-running the call.  The caller's speech intervals come from the event log (the caller is
 CallSim: its speech boundaries are exact); the assistant's speech comes from voice activity detection on
-the assistant channel as heard, refined to the sample.  Definitions are in the README ("Metrics").
+the assistant channel as heard, refined to the sample.  Definitions are in docs/metrics.md.
 """
 
 from __future__ import annotations

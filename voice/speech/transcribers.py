@@ -1,8 +1,8 @@
 """Transcribers by name: offline Whisper (the default) or any OpenAI-compatible transcription server.
 
 ``make_transcriber("whisper")`` is Whisper base with the settings that hear the built-in assistant's replies
-best (:data:`REPLY_WHISPER`: a phone-assistant prompt and hotwords; figures in the README's benchmark
-section); ``make_transcriber("openai:MODEL")`` posts each reply to ``/v1/audio/transcriptions`` of a server
+best (:data:`REPLY_WHISPER`: a phone-assistant prompt and hotwords; figures in docs/benchmarks.md);
+``make_transcriber("openai:MODEL")`` posts each reply to ``/v1/audio/transcriptions`` of a server
 (faster-whisper servers, FunASR, vLLM, OpenAI) with the same prompt.  Every transcriber can
 :meth:`~voice.speech.asr.ASREngine.describe` itself, so a scored run records what made its transcripts.
 """
@@ -43,7 +43,7 @@ ASSISTANT_WHISPER = WhisperSettings()
 
 REPLY_WHISPER = WhisperSettings(beam_size=1, initial_prompt=REPLY_PROMPT, hotwords=REPLY_HOTWORDS)
 """For transcribing replies: the domain prompt and hotwords halve the CER on the built-in assistant's voice
-for ~1 % more time; beam 5 gained nothing measurable on top for ~17 % more (README: benchmarks)."""
+for ~1 % more time; beam 5 gained nothing measurable on top for ~17 % more (docs/benchmarks.md)."""
 
 
 def check_transcriber(spec: str, *, option: str | None = None) -> None:

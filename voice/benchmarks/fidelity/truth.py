@@ -69,7 +69,7 @@ def truth_spans(b: ReferenceBehaviour, events: Sequence[CallEvent], audible: int
 def truth(b: ReferenceBehaviour, events: Sequence[CallEvent], audible: int, length: int) -> dict[str, Any]:
     """Every figure ``measure`` should report for a call recorded for ``length`` samples, in ms.
 
-    By the README's definitions, except that a barge-in's onset is the caller's first audible sample (what
+    By docs/metrics.md, except that a barge-in's onset is the caller's first audible sample (what
     the assistant hears), and a backchannel was carried on unless the reply stopped *for it* (False) or
     simply ended within 500 ms of it (None).  What would come after the caller hung up is never heard."""
     ms = ms_to_samples

