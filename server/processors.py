@@ -7,7 +7,8 @@ Engine failures are reported as pipecat errors (``push_error``) and never escape
 Neither service times itself: :class:`server.stage_observer.StageObserver` measures the stages from the
 frames' pipeline-clock stamps.  They only label what the stamps cannot tell: the first audio chunk of each
 TTS piece carries the piece's text (:data:`TTS_PIECE` in its metadata), and a transcript's ``result`` says
-when its segment's transcription began (``segment_end``, on the pipeline's clock).
+when its segment's transcription began (``segment_end``, on the pipeline's clock) and, from Whisper, how sure
+it was of the words (:data:`ASR_CONFIDENCE`).
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ class SpeechRecognizer(Protocol):
 
     def transcribe(self, pcm: npt.NDArray[np.int16]) -> str: ...
 
+
+ASR_CONFIDENCE = "confidence"
+"""Key of a transcript's ``result``: Whisper's confidence in it (:meth:`voice.speech.asr.Confidence.to_json`),
+when the engine gives one (``transcribe_timed`` returning a ``confidence``)."""
 
 TTS_PIECE = "callsim.tts_piece"
 """Metadata key of the first audio chunk of each piece the TTS speaks: the piece's text."""
@@ -184,8 +189,9 @@ class CallSimSTTService(SegmentedSTTService):
     """A segmented pipecat STT service transcribing each VAD speech segment with a CallSim ``ASREngine``.
 
     The ``TranscriptionFrame`` it pushes is finalized; its ``result`` holds the segment's length and when
-    its transcription began, on the pipeline's clock: ``{"audio_secs": ..., "segment_end": ns}``.  A segment
-    without words ends in a :class:`SegmentWithoutWordsFrame` instead.
+    its transcription began, on the pipeline's clock: ``{"audio_secs": ..., "segment_end": ns}``, plus
+    Whisper's confidence (:data:`ASR_CONFIDENCE`) when the engine gives it.  A segment without words ends in
+    a :class:`SegmentWithoutWordsFrame` instead.
 
     ``ttfs_p99_latency`` is pipecat's safety net for a transcript that never comes; as every segment
     answers, it only matters if the ASR hangs, so it is long enough for Whisper on a loaded machine.
@@ -236,7 +242,7 @@ class CallSimSTTService(SegmentedSTTService):
         await self.start_processing_metrics()
         try:
             loop = asyncio.get_running_loop()
-            text = await loop.run_in_executor(self._executor, self._engine.transcribe, pcm)
+            text, confidence = await loop.run_in_executor(self._executor, self._transcribe, pcm)
         except Exception as exc:  # the engine's failure must not take the call down
             await self.push_error(
                 f"ASR failed on a {audio_secs:.1f}s segment: {exc}",
@@ -256,5 +262,14 @@ class CallSimSTTService(SegmentedSTTService):
                 text,
                 self._user_id,
                 time_now_iso8601(),
-                result={"audio_secs": round(audio_secs, 3), "segment_end": segment_end},
+                result={"audio_secs": round(audio_secs, 3), "segment_end": segment_end, **confidence},
             )
+
+    def _transcribe(self, pcm: npt.NDArray[np.int16]) -> tuple[str, dict[str, Any]]:
+        """The text, and the engine's confidence in it if it tells (Whisper's ``transcribe_timed`` does)."""
+        timed = getattr(self._engine, "transcribe_timed", None)
+        if not callable(timed):
+            return self._engine.transcribe(pcm), {}
+        result = timed(pcm)
+        confidence = getattr(result, "confidence", None)
+        return str(result.text), ({ASR_CONFIDENCE: confidence.to_json()} if confidence is not None else {})

@@ -382,7 +382,6 @@ UNMIRRORED = {
     # the server's entry point and settings, its turn and policy processors (tests/server is being
     # reorganised elsewhere: mirror them there)
     "server/__main__.py": "tests/test_cli.py (callsim serve), voice/run/launch.py's tests",
-    "server/policy/processor.py": "tests/server/test_processors.py, tests/server/test_stage_logs.py",
 }
 
 

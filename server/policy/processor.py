@@ -4,8 +4,13 @@ It sits between the ``UserTurnProcessor`` and the TTS.  It configures its policy
 message (an ``InputTransportMessageFrame`` from the serializer) or, if none comes within
 ``start_timeout_secs``, from a default assistant view; then it greets.  During the call it gathers the
 transcripts of the current user turn and, when the turn ends, asks the policy for a reply and pushes it as
-a ``TTSSpeakFrame``.  When the policy ends the call it pushes an ``EndWorkerFrame`` behind the goodbye, so
-the pipeline ends (and ``hangup`` goes out) only once the goodbye audio has been sent.
+a ``TTSSpeakFrame``.  A reply with no text is no reply: nothing is spoken and the caller keeps the floor (the
+rules policy's answer to a lone backchannel).  When the policy ends the call it pushes an ``EndWorkerFrame``
+behind the goodbye, so the pipeline ends (and ``hangup`` goes out) only once the goodbye audio has been sent.
+
+A policy whose ``respond`` takes a ``heard`` keyword also gets the ASR's confidence in the turn: the worst of
+Whisper's figures over the turn's transcripts (:func:`server.policy.hearing.worst`; None when the transcriber
+gives none), so that it need not read back words that were likely misheard.
 
 Frame ordering note: ``UserStartedSpeakingFrame`` / ``UserStoppedSpeakingFrame`` are system frames and may
 overtake the ``TranscriptionFrame`` (a data frame) they belong to, so the end of a turn is answered by
@@ -22,6 +27,7 @@ the pipeline's clock (``segment_end`` in the transcript's ``result``), with the 
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -40,6 +46,9 @@ from pipecat.frames.frames import (
     UserStoppedSpeakingFrame,
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+
+from server.policy.hearing import worst
+from server.processors import ASR_CONFIDENCE
 
 DEFAULT_VIEW: dict[str, Any] = {
     "id": "default",
@@ -68,7 +77,9 @@ class AssistantPolicy(Protocol):
 
     def greeting(self) -> str: ...
 
-    def respond(self, caller_text: str) -> PolicyReplyLike: ...
+    def respond(self, caller_text: str) -> PolicyReplyLike:
+        """The reply to a turn; a policy may also take ``heard``, the ASR's confidence (module docstring)."""
+        ...
 
 
 PolicyFactory = Callable[[Mapping[str, Any]], AssistantPolicy]
@@ -225,14 +236,20 @@ class PolicyProcessor(FrameProcessor):
             await self._configure(self._default_view, source="default")
         assert self._policy is not None
         self.caller_turns.append(caller_text)
+        heard = worst(t.result.get(ASR_CONFIDENCE) for t in transcripts if isinstance(t.result, dict))
         try:
-            reply = self._policy.respond(caller_text)
+            if _takes_heard(self._policy):
+                reply = self._policy.respond(caller_text, heard=heard)  # type: ignore[call-arg]
+            else:
+                reply = self._policy.respond(caller_text)
         except Exception as exc:
             logger.exception(f"call {self.call_id}: policy failed on [{caller_text}]")
             await self._log({"kind": "error", "message": f"policy failed: {exc}"})
             return
-        await self._log({"kind": "caller", "text": caller_text}, {TURN_TRANSCRIPTS: transcripts})
-        logger.info(f"call {self.call_id}: caller [{caller_text}] -> [{reply.text}] end={reply.end_call}")
+        caller_log = {"kind": "caller", "text": caller_text, **({"confidence": heard} if heard else {})}
+        await self._log(caller_log, {TURN_TRANSCRIPTS: transcripts})
+        said = f"[{reply.text}]" if reply.text.strip() else "nothing (keeps listening)"
+        logger.info(f"call {self.call_id}: caller [{caller_text}] ({heard}) -> {said} end={reply.end_call}")
         await self._say(reply.text, end_call=reply.end_call, kind="reply")
 
     async def _say(self, text: str, *, end_call: bool, kind: str) -> None:
@@ -252,3 +269,12 @@ class PolicyProcessor(FrameProcessor):
             frame = OutputTransportMessageUrgentFrame(message={"event": "log", **payload})
             frame.metadata.update(metadata or {})
             await self.push_frame(frame)
+
+
+def _takes_heard(policy: AssistantPolicy) -> bool:
+    """Whether the policy's ``respond`` takes the ``heard`` keyword (the rules policy does)."""
+    try:
+        parameters = inspect.signature(policy.respond).parameters
+    except (TypeError, ValueError):  # a callable without a signature: the plain protocol
+        return False
+    return "heard" in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())

@@ -12,6 +12,10 @@ Replies stay short (phone-style, mostly ≤ 40 characters: the TTS speaks ~4.5 c
 policy keeps per-call state (scenario, which preset clauses were relayed, repeated replies) so it neither
 repeats itself nor forgets what it already said.  The words it listens for (scenario and harassment
 keywords, what a caller's turn asks, what a preset clause is about) are in ``server.policy.keywords``.
+
+It answers only what it heard (``server.policy.hearing``): a turn that is only a backchannel ("嗯，") gets no
+reply (an empty ``text``) unless it answers a yes/no question, and a turn Whisper was unsure of is never read
+back: if its words match nothing the policy listens for, the caller is asked to say it again.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from server.policy import answers
+from server.policy import answers, hearing
 from server.policy import keywords as kw
 
 POLICY_NAME: Final = "rule-v2"
@@ -63,7 +67,8 @@ _WHERE_DEFAULTS: Final[Mapping[str, str]] = {
 
 @dataclass(frozen=True)
 class PolicyReply:
-    """One reply; ``end_call`` asks the line to hang up once ``text`` has been spoken."""
+    """One reply; ``end_call`` asks the line to hang up once ``text`` has been spoken.  An empty ``text``
+    is no reply: the assistant says nothing and keeps listening."""
 
     text: str
     end_call: bool = False
@@ -151,6 +156,7 @@ class RulePolicy:
         self._last = ""
         self._wrong: str | None = None  # whom the caller asked for, when it is not the owner
         self._said = ""  # the caller's last turn, normalised but with its punctuation
+        self._doubt: str | None = None  # why the ASR may have misheard the current turn (hearing.doubt)
 
     # --- state, for the server log and tests ---------------------------------------------------------
     @property
@@ -177,8 +183,9 @@ class RulePolicy:
         """The opening line; it says nothing about the owner because the caller is still unknown."""
         return GREETING
 
-    def respond(self, caller_text: str) -> PolicyReply:
-        """The reply to one finished caller turn."""
+    def respond(self, caller_text: str, heard: Mapping[str, Any] | None = None) -> PolicyReply:
+        """The reply to one finished caller turn; ``heard`` is the ASR's confidence in it, the worst of its
+        segments' figures (``hearing.worst``), when the transcriber gives one."""
         if self._ended:
             return PolicyReply("好的，再见。", end_call=True)
         p = kw.plain(caller_text)
@@ -189,8 +196,11 @@ class RulePolicy:
             if self._unclear >= MAX_UNCLEAR:
                 return self._end("信号不太好，我会转告机主您来过电话，再见。")
             return self._say(UNCLEAR)
+        if hearing.is_backchannel(p) and not hearing.awaits_answer(self._last):
+            return PolicyReply("")  # "嗯，": the caller is listening, not asking; let them go on
         self._unclear = 0
         self._turns += 1
+        self._doubt = hearing.doubt(heard)
         if decline := kw.harassment_reply(p):
             self._scenario = "harassment"
             return self._end(decline)
@@ -199,7 +209,7 @@ class RulePolicy:
         if self._wrong is not None:
             return self._wrong_number_again(p)
         known = self.preset_text + self.owner_goal
-        if not self._handled and (who := answers.wrong_number(self._said, known)):
+        if not self._handled and not self._doubt and (who := answers.wrong_number(self._said, known)):
             self._wrong, self._handled = who, True
             return self._say(f"您好，您可能打错了，这里不是{who}的电话，您核对一下号码好吗？")
         if kw.FILLER.fullmatch(p):
@@ -217,6 +227,8 @@ class RulePolicy:
             return self._say(_ANYTHING_ELSE if self._last != _ANYTHING_ELSE else "嗯，我在听，您请说。")
         if self._turns > MAX_TURNS:
             return self._end("我都记下了，会转告机主，先这样，再见。")
+        if self._doubt and not hearing.understood(p) and self._last != UNCLEAR:
+            return self._say(UNCLEAR)  # once: a caller asked twice gets an answer that repeats nothing
         self._handled = True
         return self._say(self._answer(p))
 
@@ -337,7 +349,8 @@ class RulePolicy:
             told = self._told("dropoff")
             if told and m.group(1) not in told:
                 return f"机主交代的是{told}，方便的话还是按这个来，谢谢。", "insist"
-            return f"可以，那就麻烦放{m.group(1)}，我会转告机主。", "other"
+            where = "那儿" if self._doubt else m.group(1)  # a place it may have misheard is not said back
+            return f"可以，那就麻烦放{where}，我会转告机主。", "other"
         if drop and kw.ACTION.search(p):
             return "好的，谢谢您，我会提醒机主去取。", "action"
         if kw.ADDRESS.search(p) and self.scenario in _ORDER_SCENARIOS:
@@ -356,7 +369,8 @@ class RulePolicy:
             ), "other"
         if kw.LOST.search(p):
             return "谢谢您！我转告机主，他会联系您。", "thanks"
-        request = answers.request_for_owner(self._said)  # "让他今天给我回个话"
+        # "让他今天给我回个话"; a doubtful turn's words are not said back
+        request = None if self._doubt else answers.request_for_owner(self._said)
         if kw.CALLBACK.search(p):
             when = self._told("callback")
             if when or not request:
@@ -372,8 +386,6 @@ class RulePolicy:
             return "我是机主的电话助理，机主现在不方便接听。", "other"
         if kw.WHEN.search(p) or kw.STATUS.search(p):
             return "具体我不清楚，我记下来，让机主回复您。", "when"
-        if said := answers.facts(
-            self._said
-        ):  # a message: say its facts back, so the caller knows they were taken
+        if not self._doubt and (said := answers.facts(self._said)):  # a message: its facts, said back
             return f"好的，{said}，我会转告机主。", "ack"
         return self._ack(), "ack"

@@ -57,8 +57,9 @@ async def test_greets_answers_each_turn_and_hangs_up_after_the_goodbye(engines: 
         )  # goodbye sent before hangup
         assert await sim.wait_closed(5.0), "the assistant did not close the socket after hanging up"
         assert sim.audio_between(hangup.at, 1e9) == b""
-    texts = [e["text"] for e in sim.events("log") if e.get("kind") == "caller"]
-    assert "外卖" in texts[0]
+    heard = [e for e in sim.events("log") if e.get("kind") == "caller"]
+    assert "外卖" in heard[0]["text"]
+    assert all(e["confidence"]["avg_logprob"] < 0 for e in heard)  # Whisper's figures reached the policy
     turns = [e for e in sim.events("log") if e.get("kind") == "turn"]  # from the stage observer
     assert len(turns) == len(caller_turns) and all(t["turn_end_at_ms"] and t["asr"] for t in turns)
     assert {"tts", "speaking"} <= {e.get("kind") for e in sim.events("log")}

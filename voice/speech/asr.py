@@ -17,7 +17,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
@@ -59,12 +59,31 @@ class ASREngine(Protocol):
 
 
 @dataclass(frozen=True)
+class Confidence:
+    """How sure Whisper was of a transcript: its own per-segment figures, the worst segment's each.
+
+    Whisper's decoder judges its output with these (faster-whisper retries at a higher temperature below
+    ``log_prob_threshold`` -1.0 or above ``compression_ratio_threshold`` 2.4); a reader of the transcript
+    uses them to tell words it may repeat from words it may have misheard (``server.policy.hearing``).
+    """
+
+    avg_logprob: float  # the lowest segment's mean token log-probability (0 is certain)
+    no_speech_prob: float  # the highest segment's probability that it held no speech
+    compression_ratio: float  # the highest segment's text compression ratio (a repetition loop is high)
+
+    def to_json(self) -> dict[str, float]:
+        return {k: round(v, 3) for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True)
 class Transcription:
-    """A transcript with the audio length and the engine's own processing time (diagnostics only)."""
+    """A transcript with the audio length and the engine's own processing time (diagnostics only), and
+    Whisper's confidence in it (None for silence, or from a transcriber that gives none)."""
 
     text: str
     audio_s: float
     elapsed_s: float
+    confidence: Confidence | None = None
 
 
 def pcm_key(pcm: Pcm) -> str:
@@ -300,12 +319,13 @@ class WhisperASR:
                     # a short window loops more: a bound on the tokens speech this long can hold
                     max_new_tokens=round(audio_s * _TOKENS_PER_S) + 8 if fitted else None,
                 )
-                text = "".join(segment.text for segment in segments)  # segments decode lazily
+                decoded = list(segments)  # segments decode lazily
+                text = "".join(segment.text for segment in decoded)
                 text = collapse_repeats(text) if fitted else text
             except (RuntimeError, ValueError) as exc:
                 raise EngineError(f"Whisper failed on {audio_s:.2f} s of audio: {exc}") from exc
             elapsed = (_CLOCK.now_ns() - started) / 1e9
-        return Transcription(to_simplified(text.strip()), audio_s, elapsed)
+        return Transcription(to_simplified(text.strip()), audio_s, elapsed, _confidence(decoded))
 
     def _encoder_frames(self, samples: int) -> int | None:
         """How many feature frames (100 per second) the encoder sees: all 3000, or the speech and a margin."""
@@ -337,6 +357,17 @@ def _fitted_model_class() -> type:
             return super().encode(features)
 
     return FittedWhisperModel
+
+
+def _confidence(segments: Sequence[Any]) -> Confidence | None:
+    """The worst of faster-whisper's per-segment figures, or None without segments."""
+    if not segments:
+        return None
+    return Confidence(
+        avg_logprob=min(float(s.avg_logprob) for s in segments),
+        no_speech_prob=max(float(s.no_speech_prob) for s in segments),
+        compression_ratio=max(float(s.compression_ratio) for s in segments),
+    )
 
 
 def _fingerprint(text: str | None) -> str:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from server.policy import answers
+from server.policy import answers, hearing
 from server.policy import keywords as kw
 from server.policy import rules as pol
 from server.policy.rules import GREETING, MAX_TURNS, POLICY_NAME, UNCLEAR, PolicyReply, RulePolicy
@@ -61,9 +61,11 @@ def test_name_and_module_purity():
     stdlib = {"__future__", "re", "unicodedata", "collections", "dataclasses", "typing"}
     # pure Python: no I/O libraries, no pipecat, nothing from the rest of CallSim but the policy's own keyword
     # tables, which are held to the same rule
-    assert imported(pol.__file__) <= stdlib | {"server.policy.keywords", "server.policy.answers"}
+    own = {"server.policy.keywords", "server.policy.answers", "server.policy.hearing"}
+    assert imported(pol.__file__) <= stdlib | own
     assert imported(kw.__file__) <= stdlib
     assert imported(answers.__file__) <= stdlib
+    assert imported(hearing.__file__) <= stdlib | {"server.policy.keywords"}
 
 
 def test_reply_is_a_frozen_value():
@@ -350,3 +352,54 @@ def test_a_caller_who_only_reports_gets_no_account_of_the_owner():
     policy = RulePolicy(view("我在医院做检查，今天都别打扰，有急事找我爱人。", "emergent"))
     reply = policy.respond("你好，你的快递放丰巢了，取件码发你手机上了。").text
     assert "医院" not in reply and ("转告" in reply or "提醒" in reply)
+
+
+# --- what it heard (issue 23: the demo read back a misheard turn, and answered a lone 嗯) -----------------
+
+MISHEARD = "怎么没看到人，您车排尾号386别生得着"  # the demo's transcript of "我车牌尾号三八六，白色的车，…"
+UNSURE = {"avg_logprob": -1.03, "no_speech_prob": 0.01, "compression_ratio": 0.69}  # Whisper's figures
+SURE = {"avg_logprob": -0.26, "no_speech_prob": 0.01, "compression_ratio": 0.82}
+
+
+def test_a_misheard_turn_is_never_read_back_the_caller_is_asked_to_repeat():
+    policy = RulePolicy(view())
+    policy.respond("喂，你好，我是滴滴司机，到上车点了，")
+    assert policy.respond(MISHEARD, heard=UNSURE) == PolicyReply(UNCLEAR)
+    again = policy.respond("您车排尾号386别生得着", heard=UNSURE).text  # misheard again: no second request
+    assert again != UNCLEAR and "转告" in again and not any(w in again for w in ("别生", "车排", "386"))
+    assert "386" in policy.respond("我车牌尾号386，白色的车就停在路边。", heard=SURE).text  # heard: said back
+
+
+def test_a_doubtful_turn_the_policy_understands_is_answered_without_its_words():
+    policy = RulePolicy(view("外卖放门口就行。"))
+    assert "门口" in policy.respond("喂，外卖到了，放哪儿？", heard=UNSURE).text  # a question it knows
+    wrong = RulePolicy(view())
+    assert "王老师" not in wrong.respond("喂，是王老师吗？", heard=UNSURE).text  # a name it may have misheard
+    proposal = RulePolicy(view())
+    proposal.respond("你好，美团外卖。")
+    assert "柜子" not in proposal.respond("放柜子里行不行？", heard=UNSURE).text
+
+
+def test_a_confident_transcript_is_taken_as_before():
+    sure, plain = RulePolicy(view()), RulePolicy(view())
+    for line in ("喂，你好，我是滴滴司机，到上车点了，", MISHEARD):
+        assert sure.respond(line, heard=SURE) == plain.respond(line)
+
+
+@pytest.mark.parametrize("backchannel", ["嗯，", "嗯嗯。", "好。", "对对", "哦", "是", "行"])
+def test_a_lone_backchannel_gets_no_reply(backchannel):
+    policy = RulePolicy(view("外卖放门口就行，我在开会。"))
+    assert policy.respond(backchannel) == PolicyReply("")  # after the greeting ("请问有什么事？")
+    assert "门口" in policy.respond("你好，美团外卖，你的餐到了。").text
+    assert policy.respond(backchannel) == PolicyReply("")  # after a reply it is listening to
+    assert "谢谢" in policy.respond("那我放门口了。").text  # the call goes on where it was
+
+
+def test_a_lone_yes_to_a_yes_no_question_is_an_answer():
+    policy = RulePolicy(view())
+    policy.respond("你好，我是他同事，项目的事。")
+    assert policy.respond("好的").text == "好的，请问还有别的事吗？"
+    assert policy.respond("嗯，").text == "嗯，您请说。"  # "嗯" to "anything else?": yes, go on
+    wrong = RulePolicy(view())
+    wrong.respond("喂，是王老师吗？")
+    assert wrong.respond("嗯。").end_call  # "嗯" to "check the number, ok?"
