@@ -67,35 +67,36 @@ def cmd_bench(args: argparse.Namespace) -> int:
     """``bench`` and ``run``: the same code path (``run`` is one call at a time on a short subset)."""
     from voice.dialogues import bundled_dialogues_path, load_dialogues
     from voice.errors import AssistantCrashed
-    from voice.lines.effects import LineEffects
     from voice.metrics.gates import judge_run
     from voice.metrics.results import format_table
     from voice.react.options import caller_from_args
     from voice.run.checks import check_call_options
+    from voice.run.config_file import located
     from voice.run.console import print_banner, print_nodes
     from voice.run.dataset import BenchConfig, default_concurrency, run_bench, select_dialogues, split_values
-    from voice.run.options import redo_command
+    from voice.run.options import effects_from_args, redo_command
     from voice.run.progress import Progress
     from voice.speech.tts import make_tts, voice_check
 
-    checked = check_call_options(args)  # every option, before anything is loaded, printed or called
-    if args.policy != "rules":  # the built-in's settings, which only this module may import, likewise
-        from server.policy.plugins import load_policy_factory
+    with located(args):  # a value from --config that is refused names its line in the file
+        checked = check_call_options(args)  # every option, before anything is loaded, printed or called
+        if args.policy != "rules":  # the built-in's settings, which only this module may import, likewise
+            from server.policy.plugins import load_policy_factory
 
-        load_policy_factory(args.policy)
-    if args.assistant_set:
-        from server.config import parse_overrides
+            load_policy_factory(args.policy)
+        if args.assistant_set:
+            from server.config import parse_overrides
 
-        parse_overrides(args.assistant_set, option="--assistant-set")
-    path = Path(args.dialogues) if args.dialogues else bundled_dialogues_path()
-    dialogues = select_dialogues(
-        load_dialogues(path, voice_check(args.tts)),  # a line the caller's voice cannot say: refused now
-        ids=split_values(args.ids),
-        scenarios=split_values(args.scenario),
-        presets=split_values(args.preset),
-        relations=split_values(args.relation),
-        limit=None if args.all else args.limit,
-    )
+            parse_overrides(args.assistant_set, option="--assistant-set")
+        path = Path(args.dialogues) if args.dialogues else bundled_dialogues_path()
+        dialogues = select_dialogues(
+            load_dialogues(path, voice_check(args.tts)),  # a line the caller's voice cannot say: refused now
+            ids=split_values(args.ids),
+            scenarios=split_values(args.scenario),
+            presets=split_values(args.preset),
+            relations=split_values(args.relation),
+            limit=None if args.all else args.limit,
+        )
     targets = checked.targets
     concurrency = checked.concurrency or default_concurrency(checked.parsed)
     tts = make_tts(args.tts)
@@ -121,13 +122,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         concurrency=concurrency,
         transcribe=not args.no_transcribe,
         source=str(path),
-        effects=LineEffects(
-            mulaw_band_limit=None if args.band_limit is None else args.band_limit == "on",
-            jitter_ms=args.jitter_ms,
-            loss_rate=args.loss,
-            noise_snr_db=args.noise_snr_db,
-            caller_gain_db=args.caller_gain_db,
-        ),
+        effects=effects_from_args(args),
         retry_failed=args.retry_failed,
         fresh=args.fresh,
         wait_for_target=args.wait_for_target,
@@ -161,6 +156,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise
     finally:
         progress.close()
+    from voice.run.settings_file import write_settings
+
+    write_settings(args)  # the options it was made with, a file --config reads back
     print_banner(out / "results.json")
     for r in results:
         print(f"\n{r.target}  ({out / r.slug})")
@@ -360,18 +358,24 @@ def build_parser() -> argparse.ArgumentParser:
     m.set_defaults(func=cmd_measure)
 
     from voice.live.command import register as register_talk
+    from voice.run.init_cli import register as register_init
     from voice.run.score_cli import register as register_score
     from voice.speech.say_cli import register as register_say
 
-    for register in (register_score, register_talk, register_say):
+    for register in (register_init, register_score, register_talk, register_say):
         register(sub)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # the command a redo repeats
     try:
+        if getattr(args, "config", None):  # bench/run --config FILE: its options under the typed ones
+            from voice.run.config_file import apply_config
+
+            args = apply_config(parser, args)
         code: int = args.func(args)
         return code
     except StorageError as exc:

@@ -11,8 +11,12 @@ import os
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from voice.errors import ConfigError
+
+if TYPE_CHECKING:
+    from voice.lines.effects import LineEffects
 
 AUDIO_HELP = "recordings in the report: embed (Ogg Opus, default), link (to the WAVs) or none"
 
@@ -27,6 +31,12 @@ def add_call_options(
     exit_gate: int,
 ) -> None:
     """The options shared by ``bench`` and ``run`` (they differ only in defaults and exit codes' names)."""
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="read the options from this TOML file (docs/config.md; `callsim init` writes one); an option"
+        " given on the command line wins over the file's",
+    )
     p.add_argument("--dialogues", help="JSONL dialogue file (default: the bundled CallBench sample set)")
     p.add_argument(
         "--target",
@@ -169,6 +179,19 @@ def add_call_options(
         " for redirections), e.g. --fail-if 'latency_p90_ms>1500', 'barge_in_success_rate<0.9',"
         " 'latency_ms.p99>2000' (OP: > >= < <= == !=; FIGURE: a key of the summary's figures or a dotted"
         " path into it); repeatable",
+    )
+
+
+def effects_from_args(args: argparse.Namespace) -> LineEffects:
+    """The phone network of the ``--band-limit``, ``--jitter-ms``, ``--loss``... options."""
+    from voice.lines.effects import LineEffects
+
+    return LineEffects(
+        mulaw_band_limit=None if args.band_limit is None else args.band_limit == "on",
+        jitter_ms=args.jitter_ms,
+        loss_rate=args.loss,
+        noise_snr_db=args.noise_snr_db,
+        caller_gain_db=args.caller_gain_db,
     )
 
 

@@ -1,0 +1,89 @@
+"""settings.toml: a run's options written into its folder, without secrets, as a file --config reads back."""
+
+import argparse
+import json
+import math
+import tomllib
+
+import pytest
+
+from tests.records import short_delivery
+from tests.ws_fake import FakeServer
+from voice.cli import build_parser, main
+from voice.run.config_file import TABLES, dest, load_config
+from voice.run.settings_file import SETTINGS_FILE, settings_toml, shown_header, toml_value
+
+
+def bench_parser():
+    return build_parser()._subparsers._group_actions[0].choices["bench"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [True, 0, -3, 0.1, 1e-300, math.inf, -math.inf, "", 'say "hi"\\ \n\t\x01', "喂，你好", ["a", "b"], []],
+)
+def test_every_value_reads_back_as_written(value):
+    [(_, back)] = tomllib.loads(f"x = {toml_value(value)}").items()
+    assert back == value and type(back) is type(value)
+    assert math.isnan(tomllib.loads(f"x = {toml_value(math.nan)}")["x"])
+
+
+def test_a_header_value_is_kept_only_when_it_is_only_environment_references():
+    assert shown_header("Authorization: Bearer ${CALLSIM_TARGET_TOKEN}") == (
+        "Authorization: Bearer ${CALLSIM_TARGET_TOKEN}"
+    )
+    assert shown_header("X-Key:${A}${B}") == "X-Key: ${A}${B}"
+    assert shown_header("X-Key: hunter2") == "X-Key: ***"
+    assert shown_header("Authorization: Bearer abc${X}") == "Authorization: ***"
+    assert shown_header("no colon") == "***"
+
+
+def test_the_resolved_options_read_back_as_the_same_options_but_the_secrets(tmp_path):
+    argv = [
+        "bench", "--target", "pcm+ws://me:pw@bot:1/x?token=abc", "--header", "X-Key: hunter2",
+        "--header", "Authorization: Bearer ${T}", "--limit", "2", "--fresh", "--fail-if", "served_rate<1",
+        "--jitter-ms", "20", "--out", str(tmp_path / "o"),
+    ]  # fmt: skip
+    args = build_parser().parse_args(argv)
+    text = settings_toml(args)
+    assert not any(secret in text for secret in ("hunter2", "me:pw", "abc"))
+    assert "bench --config" in text and "fresh" not in text.split("\n", 2)[2]  # only in the header lines
+    path = tmp_path / SETTINGS_FILE
+    path.write_text(text, encoding="utf-8")
+    values = load_config(path, bench_parser()).values
+    options = [o for keys in TABLES.values() for o in keys.values()]
+    written = {o: getattr(args, dest(o)) for o in options if getattr(args, dest(o)) not in (None, [])}
+    del written["--fresh"]
+    assert values.keys() == written.keys() - {"--retry-failed"}
+    assert values["--target"] == ["pcm+ws://***@bot:1/x?token=***"]
+    assert values["--header"] == ["X-Key: ***", "Authorization: Bearer ${T}"]
+    same = {o for o in values if o not in ("--target", "--header")}
+    assert {o: values[o] for o in same} == {o: written[o] for o in same}
+
+
+def test_a_run_writes_its_settings_and_a_rerun_from_them_resumes(tmp_path, capsys):
+    data, out = tmp_path / "d.jsonl", tmp_path / "run"
+    data.write_text(json.dumps(short_delivery("k-0"), ensure_ascii=False) + "\n", encoding="utf-8")
+    config = tmp_path / "callsim.toml"
+    with FakeServer().running() as bot:
+        config.write_text(
+            f'[assistant]\ntarget = "{bot.target}"\n[dialogues]\nfile = "{data}"\n[caller]\ntts = "memory"\n'
+            f'[scoring]\nno-transcribe = true\n[output]\nno-report = true\nout = "{out}"\n',
+            encoding="utf-8",
+        )
+        assert main(["bench", "--config", str(config), "--seed", "3"]) == 0
+        settings = out / SETTINGS_FILE
+        written = tomllib.loads(settings.read_text(encoding="utf-8"))
+        assert written["caller"]["seed"] == 3 and written["assistant"]["target"] == [bot.target]
+        assert written["dialogues"]["file"] == str(data) and not list(out.glob(".settings.toml.*"))
+        capsys.readouterr()
+        assert main(["bench", "--config", str(settings)]) == 0
+    assert "resuming: kept 1 finished call(s)" in capsys.readouterr().err
+    assert tomllib.loads(settings.read_text(encoding="utf-8")) == written
+
+
+def test_options_not_set_are_left_out():
+    args = argparse.Namespace(out="o", command="run", judge=None, limit=6, target=None)
+    text = settings_toml(args)
+    assert "callsim run --config o/settings.toml" in text
+    assert tomllib.loads(text) == {"dialogues": {"limit": 6}, "output": {"out": "o"}}
