@@ -164,8 +164,11 @@ def test_bench_against_a_dead_port_exits_with_the_failed_calls_code(tmp_path, ca
     target = f"pcm+ws://127.0.0.1:{free_port()}/pcm"
     write_dialogues(tmp_path / "d.jsonl", 2)
     assert main(bench_args(tmp_path / "d.jsonl", tmp_path / "run", target)) == EXIT_FAILED_CALLS == 3
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert f"FAILED CALLS: {target}: 2 of 2 call(s) failed (100%), more than --max-failed 0" in err
+    # above the tables: what failed and what to do about it
+    assert "  connect_failed: 2 call(s), the assistant was not listening" in out
+    assert "    what to do: start it and check the --target URL, or pass --wait-for-target 60" in out
     assert f"callsim: hint: no call reached {target}: is it listening yet?  --wait-for-target 60" in err
     run = json.loads((tmp_path / "run" / "results.json").read_text())
     assert run["targets"][0]["summary"]["calls_failed"] == 2

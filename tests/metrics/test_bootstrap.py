@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from voice.metrics.bootstrap import bootstrap_difference
+from voice.metrics.bootstrap import bootstrap_difference, interval_text
 
 
 def calls(rng, n_calls, mean, spread=200.0, call_sd=150.0):
@@ -58,3 +58,17 @@ def test_same_seed_same_interval_and_paired_needs_the_same_calls():
     assert bootstrap_difference(a, b, "p90", seed=9) == bootstrap_difference(a, b, "p90", seed=9)
     with pytest.raises(ValueError):
         bootstrap_difference(a, b[:5], "mean", paired=True)
+
+
+def test_one_call_a_side_gives_the_difference_but_no_interval():
+    one, many = [[-2.0]], [[1.0], [2.0], [3.0]]
+    d = bootstrap_difference(one, [[0.0]], "mean", paired=True)  # a resampled single call is itself
+    assert d.diff == 2.0 and d.lo is None and d.hi is None and not d.significant
+    assert bootstrap_difference(one, many, "mean").lo is None  # too few on one side is enough
+    assert bootstrap_difference(many, [[4.0], [5.0]], "mean").lo is not None  # two calls: an interval
+
+
+def test_an_interval_is_shown_only_where_there_is_one():
+    assert interval_text(-1.0, 2.5, 5, lambda x: f"{x:+.2f}") == "[-1.00, +2.50]"
+    assert interval_text(None, None, 1, str) == "n=1"  # one call: the difference alone
+    assert interval_text(None, None, 0, str) == interval_text(None, None, 4, str) == "-"

@@ -1,6 +1,7 @@
 """Edge cases of the metrics, on hand-built recordings: every boundary is placed exactly."""
 
 import asyncio
+import dataclasses
 
 import numpy as np
 import pytest
@@ -191,9 +192,10 @@ class TapeBot:
     due goes out with the next caller frame, so it is heard up to 20 ms (plus a tone's soft onset) late.
     """
 
-    def __init__(self, *tape: tuple[float, str, float]) -> None:
+    def __init__(self, *tape: tuple[float, str, float], reason: str = "goodbye") -> None:
         self.tape = sorted(tape)  # (at_ms, "speak" | "hangup", length_ms)
         self.frames = 0
+        self.reason = reason  # a hangup's
 
     def on_start(self, start: CallStart) -> list[LineInput]:
         return self._due(0.0)
@@ -209,13 +211,15 @@ class TapeBot:
             if what == "speak":
                 out.append(AssistantAudio(tone(length, f0=300.0)))
             else:
-                out.append(AssistantControl(what, {"reason": "goodbye"}))
+                out.append(AssistantControl(what, {"reason": self.reason}))
         return out
 
 
-def call(core_plan, *tape: tuple[float, str, float]) -> Recording:
+def call(core_plan, *tape: tuple[float, str, float], reason: str = "goodbye") -> Recording:
     trace = asyncio.run(
-        run_call(CallCore(core_plan), MemoryLine(TapeBot(*tape)), VirtualClock(), CallStart("c"))
+        run_call(
+            CallCore(core_plan), MemoryLine(TapeBot(*tape, reason=reason)), VirtualClock(), CallStart("c")
+        )
     )
     return trace.recording("c", {})
 
@@ -260,6 +264,25 @@ def test_turns_after_a_proper_hang_up_are_not_turns_of_the_call():
     assert m.caller_turns_cut == 2 and m.turns_of_call == 1 and m.served
     assert m.hangup_ms == pytest.approx(5200, abs=40)
     assert m.detail == "the assistant hung up: goodbye"  # why the call ended, in the reports
+
+
+def test_a_hang_up_reason_that_only_says_it_hung_up_is_not_said_twice():
+    def detail(reason: str) -> str:
+        return measure(call(plan(turn(0)), (0, "speak", 500), (1000, "hangup", 0), reason=reason)).detail
+
+    for said in ("assistant hung up", "The assistant hung up.", "hangup"):
+        assert detail(said) == "the assistant hung up"
+    assert detail("the owner is busy") == "the assistant hung up: the owner is busy"
+    assert detail("") == ""  # no reason: the outcome says it all
+
+
+def test_callsims_own_frame_pacing_is_read_from_the_recordings_meta():
+    rec = call(plan(turn(0)), (0, "speak", 500), (3000, "speak", 500))
+    pacing = rec.meta["pacing_late_ms"]  # the driver's: how late its 20 ms wake-ups were
+    assert measure(rec).pacing_late_ms == {k: float(pacing[k]) for k in ("p50", "p99", "max")}
+    assert measure(dataclasses.replace(rec, meta={})).pacing_late_ms is None  # a recording from before
+    half = dataclasses.replace(rec, meta={"pacing_late_ms": {"p50": 1.0, "p99": "x"}})
+    assert measure(half).pacing_late_ms is None  # a damaged meta is no figure, not a crash
 
 
 def test_an_assistant_that_hangs_up_at_once_ran_a_call_but_did_not_serve_the_caller():

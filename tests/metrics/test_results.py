@@ -18,9 +18,11 @@ from voice.metrics.results import (
     call_to_json,
     figures,
     format_table,
+    pacing_text,
     read_results,
     summarize,
     summarize_run,
+    turns_reached,
 )
 from voice.run.ray_runner import NodeStats
 
@@ -93,6 +95,34 @@ def test_table_has_a_row_per_call_and_an_overall_row_aligned_for_cjk():
     assert "(FAILED)" in text and "1/2" in lines[-1]
     # CJK takes two columns: the outcome column starts at the same display column in every row
     assert len({x.index("completed") + x.count("外") + x.count("卖") for x in lines if "completed" in x}) == 1
+
+
+def test_the_table_says_how_many_caller_turns_were_reached_of_those_planned():
+    a, b = calls()
+    hung_up = dataclasses.replace(b, call_id="h", caller_turns_planned=3)  # one turn said of three
+    lines = format_table([a, hung_up], summarize([a, hung_up])).splitlines()
+    assert lines[0].split()[:5] == ["call", "outcome", "answered", "caller", "turns"]
+    assert "1 reached of 3 planned" in next(x for x in lines if x.startswith("h "))
+    assert "  3  " in next(x for x in lines if x.startswith("外卖-1"))  # every planned turn said: the count
+    assert "4 reached of 6 planned" in lines[-1]
+    assert turns_reached(2, 2) == "2" and turns_reached(0, 2) == "0 reached of 2 planned"
+
+
+def test_callsims_own_pacing_is_pooled_over_the_calls_that_measured_it_and_flagged_over_5_ms():
+    a, b = calls()
+    assert summarize([a, b])["pacing_late_ms"] == {"p99_worst": None, "max": None, "calls_over_bound": 0}
+    assert "caller pacing" not in format_table([a, b], summarize([a, b]))  # nothing measured: no line
+    a = dataclasses.replace(a, pacing_late_ms={"p50": 0.1, "p99": 0.4, "max": 2.0})
+    b = dataclasses.replace(b, pacing_late_ms={"p50": 0.2, "p99": 7.5, "max": 93.0})
+    p = summarize([a, b])["pacing_late_ms"]
+    assert p == {"p99_worst": 7.5, "max": 93.0, "calls_over_bound": 1}
+    assert pacing_text(p) == "p99 7.5 ms, max 93 ms (FLAGGED: p99 over 5 ms in 1 call(s))"
+    line = format_table([a, b], summarize([a, b])).splitlines()[-1]
+    assert (
+        line.startswith("caller pacing (how late CallSim itself sent the caller's audio")
+        and "max 93 ms" in line
+    )
+    assert call_to_json(b)["pacing_late_ms"]["max"] == 93.0
 
 
 def test_call_json_carries_derived_figures():

@@ -40,8 +40,18 @@ async def test_a_failed_call_says_why_and_is_neither_ran_nor_served(tmp_path):
     assert "not served" in call.split("</summary>")[0]
     index = html.split("<h2>Calls</h2>")[1].split('<p class="legend">')[0]
     cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", index)]
-    assert cells[5:9] == ["assistant_silent (FAILED)", "0/2", "no", "0"]
+    # one caller turn said of the two planned: the call failed before the second
+    assert cells[5:10] == ["assistant_silent (FAILED)", "1 reached of 2 planned", "0/2", "no", "0"]
     assert cells[-1] == "2 replies in a row never came"
+    # on top of the page: the failed calls by kind, with what the kind means and what to do
+    top = html.split("<h2>Settings</h2>")[0]
+    assert (
+        "FAILED CALLS: 1 of 1 call(s) failed" in top and "<li>e.g. 2 replies in a row never came</li>" in top
+    )
+    assert (
+        "assistant_silent: 1 call(s), the assistant stopped answering" in top
+        and "what to do:</b> check" in top
+    )
 
 
 async def test_false_starts_and_what_the_assistant_heard_are_shown_per_turn(run_dir):

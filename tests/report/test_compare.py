@@ -94,7 +94,13 @@ async def test_groups_under_the_minimum_n_are_shown_with_a_warning_and_never_sta
     assert main(["compare", str(tmp_path), "--by", "scenario", "--resamples", "300"]) == 0
     out, err = capsys.readouterr()
     assert "callsim: warning: scenario=taxi: 1 vs 1 calls, under --min-n 5: not starred" in err
-    assert "(small n)" in out and "small n: scenario=taxi" in out
+    assert "small n: scenario=taxi" in out
+    # one call a side: no interval at all (a resampled single call is a point), "n=1" instead
+    taxi = [line for line in out.splitlines() if line.startswith("scenario=taxi: ")]
+    assert taxi and all(line.rstrip().endswith("n=1") or line.rstrip().endswith("-") for line in taxi)
+    assert rows["latency_p50_ms"]["ci"] == [None, None] and "n=1" in next(x for x in taxi if "p50" in x)
+    assert main(["compare", str(tmp_path), "--by", "scenario", "--min-n", "6"]) == 0
+    assert "(small n)" in capsys.readouterr().out  # 5 calls a side: an interval, marked
     assert main(["compare", str(tmp_path), "--by", "scenario", "--min-n", "1"]) == 0
     assert "warning" not in capsys.readouterr().err
 

@@ -3,8 +3,14 @@
 import html as html_lib
 import json
 import re
+from collections import Counter
+from html.parser import HTMLParser
 
+from tests.runs import mini
+from voice.metrics.scoring.checklist import ChecklistJudge
 from voice.report.build import build_report
+from voice.run.score import score_target
+from voice.speech.asr import MemoryASR
 
 
 async def test_the_html_report_is_self_contained_and_shows_the_results_figures(run_dir):
@@ -62,7 +68,8 @@ async def test_the_page_shows_the_settings_p95_and_the_barge_in_stop_latency_dis
     lat = a["latency_ms"]
     shown = [f"{lat[k]:.0f} ms" for k in ("p50", "p90", "p95", "p99")]
     assert any(row[i : i + 4] == shown for i in range(len(row)))
-    assert row[4] == f"{a['false_starts']} (17% of turns)"  # 1 of 6 turns had a false start
+    assert row[3] == "6" and row[4] == "6/6"  # every caller turn planned was said, and answered
+    assert row[5] == f"{a['false_starts']} (17% of turns)"  # 1 of 6 turns had a false start
     # the stop-latency chart and its p50 / p90 / p95
     b = a["barge_in"]
     assert "Barge-in stop latency" in html and "share of barge-ins" in html
@@ -83,3 +90,51 @@ async def test_a_reactive_run_shows_caller_goals_and_each_calls_decisions(reacti
     assert row[2:4] == ["hang_up", "llm"] and row[6].startswith("yes · ")
     scripted = build_report(run_dir, audio="none")[0].read_text()
     assert "Caller goals" not in scripted and "The caller</h3>" not in scripted
+
+
+class _Page(HTMLParser):
+    """What the validity test looks at: every id, every ``title`` attribute and ``<title>`` text, every
+    in-page reference (``href="#…"``, ``url(#…)``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: list[str] = []
+        self.title_attrs: list[str] = []
+        self.title_texts: list[str] = []
+        self.refs: list[str] = []
+        self._in_title = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name == "id":
+                self.ids.append(value or "")
+            elif name == "title":
+                self.title_attrs.append(value or "")
+            elif name == "href" and (value or "").startswith("#"):
+                self.refs.append((value or "")[1:])
+            self.refs += re.findall(r"url\(#([^)]+)\)", value or "")
+        if tag == "title":
+            self._in_title = True
+            self.title_texts.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self._in_title = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.title_texts[-1] += data
+
+
+async def test_the_page_is_valid_html_with_unique_ids_filled_tooltips_and_resolvable_links(run_dir):
+    dialogues = {d.id: d for d in (mini(1, pause=True), mini(2, barge=True), mini(3, backchannel=True))}
+    for sub in ("pcm-ws-a.test-pcm", "pcm-ws-b.test-pcm"):  # scored: each turn's score has a tooltip
+        score_target(run_dir / sub, dialogues, ChecklistJudge(), MemoryASR([], default="好的"))
+    page = _Page()
+    page.feed(build_report(run_dir, audio="none")[0].read_text())
+    page.close()
+    assert len(page.ids) > 6 and not [i for i, n in Counter(page.ids).items() if n > 1]  # calls, markers
+    assert sum(i.startswith("arr-") for i in page.ids) == 6  # an arrow marker per timeline, each its own
+    assert page.title_attrs and all(t.strip() for t in page.title_attrs)  # no empty tooltip
+    assert len(page.title_texts) > 50 and all(t.strip() for t in page.title_texts)
+    assert page.refs and set(page.refs) <= set(page.ids)  # every link and marker reference resolves

@@ -2,6 +2,9 @@
 
 import json
 
+from tests.fakes import reference
+from tests.report.test_calls import one_target_run
+from tests.runs import mini
 from voice.report.build import build_report
 
 
@@ -14,9 +17,12 @@ async def test_the_markdown_summary_has_settings_summary_breakdowns_and_calls(ru
         assert heading in md
     assert "| seed | 0 (the caller's timing and the network) |" in md
     assert "| line to pcm+ws://b.test/pcm | pcm; network effects: none |" in md
-    # calls: ran or not, answered of the turns of the call, served, false starts, how it ended
-    assert "| pcm+ws://a.test/pcm | m-2 | takeout | regular | conflict | completed | 2/2 | yes | 0 |" in md
-    assert "| pcm+ws://a.test/pcm | m-1 | delivery | none | alignment | completed | 2/2 | yes | 1 |" in md
+    # calls: ran or not, caller turns said (all planned: their number), answered of the turns of the call,
+    # served, false starts, how it ended
+    assert (
+        "| pcm+ws://a.test/pcm | m-2 | takeout | regular | conflict | completed | 2 | 2/2 | yes | 0 |" in md
+    )
+    assert "| pcm+ws://a.test/pcm | m-1 | delivery | none | alignment | completed | 2 | 2/2 | yes | 1 |" in md
     sections = {s.split("\n", 1)[0]: s for s in md.split("\n## ")}
     assert sections["By scenario"].count("\n| ") == 1 + 3 * 2  # header, then value × target
     assert sections["Calls"].count("\n| pcm+ws://") == 6
@@ -61,3 +67,24 @@ async def test_a_reactive_run_has_caller_goals_and_each_calls_decisions(reactive
     assert "| hang_up | llm | - |" in decisions and "yes · " in decisions
     scripted = build_report(run_dir, audio="none")[1].read_text()
     assert "## Caller goals" not in scripted and "## Caller decisions" not in scripted
+
+
+async def test_failed_calls_come_first_with_what_to_do_and_turns_reached_are_explained(tmp_path):
+    await one_target_run(tmp_path / "silent", reference(greeting_ms=None, reply_ms=10**9), mini(1))
+    md = build_report(tmp_path / "silent", audio="none")[1].read_text()
+    head = md.split("\n- **targets**")[0]
+    assert "> **FAILED CALLS: 1 of 1 call(s) failed on the assistant's side" in head
+    assert "> - assistant_silent: 1 call(s), the assistant stopped answering" in head
+    assert (
+        ">   - e.g. 2 replies in a row never came" in head and ">   - what to do: check that it hears" in head
+    )
+    # a bot that hangs up after the first caller turn: one turn reached of the two planned, said so
+    await one_target_run(tmp_path / "hangup", reference(hangup_after_turns=0), mini(1))
+    md = build_report(tmp_path / "hangup", audio="none")[1].read_text()
+    assert "FAILED CALLS" not in md  # hanging up is no failure
+    assert "| assistant_hangup | 1 reached of 2 planned | 0/1 | no |" in md
+    assert "| the assistant hung up: done |" in md and "Caller turns: planned in the dialogues" in md
+    summary = json.loads((tmp_path / "hangup" / "results.json").read_text())["targets"][0]["summary"]
+    pacing = summary["pacing_late_ms"]  # CallSim's own lateness, in the summary table with its note
+    assert f"| p99 {pacing['p99_worst']:.1f} ms, max {pacing['max']:.0f} ms |" in md
+    assert "Caller pacing: how late CallSim itself sent the caller's 20 ms frames" in md

@@ -1,6 +1,8 @@
 """The report's inline SVG charts."""
 
-from voice.report.svg import cdf, histogram, nice_step
+import re
+
+from voice.report.svg import cdf, grouped_bars, histogram, nice_step
 
 
 def test_charts_handle_empty_and_single_values():
@@ -11,8 +13,6 @@ def test_charts_handle_empty_and_single_values():
 
 
 def test_one_value_still_gets_a_readable_axis():
-    import re
-
     for chart in (
         histogram([("a", [220.0])], title="t", xlabel="ms"),
         cdf([("a", [220.0])], title="t", xlabel="ms"),
@@ -20,3 +20,13 @@ def test_one_value_still_gets_a_readable_axis():
         labels = re.findall(r'text-anchor="middle">(\d+)</text>', chart)
         assert len(labels) >= 3 and len(set(labels)) == len(labels), labels  # 220, 225, 230...
     assert ">barge-ins<" in histogram([("a", [1.0])], title="t", xlabel="ms", ylabel="barge-ins")
+
+
+def test_each_bars_tooltip_says_what_it_counts_and_where():
+    bars = histogram([("bot", [310.0, 310.0])], title="t", xlabel="ms", ylabel="turns", bins=4)
+    assert re.search(r"<title>bot: 2 turns in \[\d+, \d+\) ms</title>", bars)
+    rhythm = grouped_bars(["1", "2"], [("bot", [0.0, 3.0])], title="t", xlabel="score", ylabel="turns")
+    assert (
+        "<title>bot: 3 turns at score 2</title>" in rhythm
+        and "<title>bot: 0 turns at score 1</title>" in rhythm
+    )

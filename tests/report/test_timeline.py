@@ -28,6 +28,16 @@ def test_the_svg_marks_each_false_start_on_the_assistant_lane():
     assert 'class="falsestart"' not in timeline_svg(tl, [{**turn, "false_starts": 0}])
 
 
+def test_each_timelines_arrow_marker_has_an_id_of_its_own():
+    tl = Timeline(5000.0, [(1000.0, 3000.0, 0)], [], [], [(3100.0, 3900.0)])
+    turn = {"turn": 0, "caller_start_ms": 1000.0, "caller_end_ms": 3000.0, "latency_ms": 100.0}
+    svgs = [
+        timeline_svg(tl, [{**turn, "reply_onset_ms": 3100.0}], uid=u) for u in ("call-0-m-1", "call-1-m-1")
+    ]
+    for svg, uid in zip(svgs, ("call-0-m-1", "call-1-m-1"), strict=True):  # one page holds every timeline
+        assert f'<marker id="arr-{uid}"' in svg and f'marker-end="url(#arr-{uid})"' in svg
+
+
 async def test_lanes_come_from_the_recording_and_the_measured_speech(run_dir):
     folder = run_dir / "pcm-ws-a.test-pcm"
     call = json.loads((folder / "m-1.metrics.json").read_text())

@@ -2,9 +2,9 @@
 
 import json
 
-from voice.metrics.results import summarize_run
+from voice.metrics.results import call_to_json, summarize_run
 from voice.run.console import print_banner, print_nodes
-from voice.run.failures import failed_call
+from voice.run.failures import CONNECT_FAILED, failed_call
 
 
 def run_doc(partial=None):
@@ -45,3 +45,27 @@ def test_a_ray_runs_nodes_are_printed_with_a_flag_on_bad_pacing(tmp_path, capsys
     out = capsys.readouterr().out.splitlines()
     assert out[-2] == "  a:1: 4 calls, 8.0 calls/min, worst frame-pacing p99 1.50 ms"
     assert out[-1] == "  b:2: 2 calls, -, worst frame-pacing p99 7.25 ms (FLAGGED: over 5 ms)"
+
+
+def test_the_assistants_failed_calls_are_printed_on_top_with_what_to_do(tmp_path, capsys):
+    refused = "cannot connect to ws://127.0.0.1:8765/pcm: [Errno 111] Connection refused"
+    calls = [failed_call(f"k-{i}", "k", 2, CONNECT_FAILED, refused) for i in (1, 2)]
+    summary = summarize_run(calls, [{}, {}])
+    target = {
+        "kind": "target",
+        "target": "ws://bot",
+        "summary": summary,
+        "calls": [call_to_json(c) for c in calls],
+    }
+    (tmp_path / "bot").mkdir()
+    (tmp_path / "bot" / "results.json").write_text(json.dumps(target))
+    run = {"kind": "run", "targets": [{"target": "ws://bot", "folder": "bot", "summary": summary}]}
+    (tmp_path / "results.json").write_text(json.dumps(run))
+    print_banner(tmp_path / "results.json")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("FAILED CALLS: 2 of 2 call(s) failed on the assistant's side")
+    assert (
+        out[1].startswith("  connect_failed: 2 call(s), the assistant was not listening")
+        and "k-1, k-2" in out[1]
+    )
+    assert out[2] == f"    e.g. {refused}" and "--wait-for-target 60" in out[3]

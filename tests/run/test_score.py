@@ -2,17 +2,27 @@
 
 import dataclasses
 import json
+import re
 
 import pytest
 
 from tests.runs import bench
 from voice.core import events as ev
 from voice.dialogues import bundled_dialogues_path, load_dialogues
-from voice.metrics.scoring.base import DIMENSIONS, JUDGED
+from voice.metrics.scoring.base import DIMENSIONS, JUDGED, DimensionScore, TurnScore
 from voice.metrics.scoring.checklist import ChecklistJudge
 from voice.metrics.scoring.llm import LLMJudge
 from voice.run.recording import load_recording, save_recording
-from voice.run.score import broken_floors, format_scores, load_scores, parse_fail_under, score_target
+from voice.run.score import (
+    CallScores,
+    broken_floors,
+    format_scores,
+    heard_minus_text,
+    load_scores,
+    parse_fail_under,
+    score_target,
+    summarize_scores,
+)
 from voice.speech.asr import MemoryASR
 
 DIALOGUES = {d.id: d for d in load_dialogues(bundled_dialogues_path())}
@@ -184,3 +194,29 @@ async def test_a_call_callsim_failed_on_is_not_scored(tmp_path):
         "harassment-regular-01",
         "skipped: caller_speech_failed, CallSim's failure, not the assistant's",
     )
+
+
+def scored(call_id: str, heard: int, text: int) -> CallScores:
+    """A call of one turn whose every dimension was scored ``heard`` as heard and ``text`` as meant."""
+
+    def turn(score: int) -> list[TurnScore]:
+        return [TurnScore(0, "j", {d: DimensionScore(score, "r") for d in DIMENSIONS})]
+
+    return CallScores(call_id, {}, {"heard": turn(heard), "text": turn(text)})
+
+
+def test_heard_minus_text_has_no_rhythm_row_and_no_interval_from_one_call():
+    one = summarize_scores([scored("c1", 2, 4)], "j")
+    assert set(one["text_vs_heard"]) == set(JUDGED)  # rhythm is the same timing score both ways: always 0
+    assert one["text_vs_heard"]["safety"] == {"heard_minus_text": -2.0, "ci95": [None, None], "n_calls": 1}
+    assert heard_minus_text(one, "safety") == "-2.00 (n=1)"  # not "-2.00 [-2.00, -2.00]"
+    assert heard_minus_text(one, "dialogue_rhythm") == "-"
+    table = format_scores(one)
+    assert "-2.00 (n=1)" in table and "[" not in table.split("\n", 1)[1]
+    three = summarize_scores([scored("c1", 2, 4), scored("c2", 3, 4), scored("c3", 4, 4)], "j")
+    assert three["text_vs_heard"]["safety"]["n_calls"] == 3
+    assert re.fullmatch(
+        r"-1\.00 \[[+-]\d\.\d\d, [+-]\d\.\d\d\]", heard_minus_text(three, "safety")
+    )  # an interval
+    old = {"text_vs_heard": {"safety": {"heard_minus_text": -2.0, "ci95": [-2.0, -2.0], "n_calls": 1}}}
+    assert heard_minus_text(old, "safety") == "-2.00 (n=1)"  # a scores.json written before: the same

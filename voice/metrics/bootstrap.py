@@ -7,12 +7,15 @@ assistants on one dataset, or two runs of one assistant), the resample is *paire
 drawn on both sides, which removes the between-dialogue variance from the difference.
 
 Percentile intervals (2.5 % and 97.5 % of the resampled differences) from ``n_resamples`` draws of a
-seeded numpy generator: the same inputs always give the same interval.
+seeded numpy generator: the same inputs always give the same interval.  No interval at all when a side has
+fewer than :data:`MIN_CI_CALLS` calls with values: resampling one call always draws that call, so its
+"interval" is a point (``safety −2.00 [−2.00, −2.00]``) that says nothing of the spread; tables show
+``n=1`` there instead (:func:`interval_text`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +26,7 @@ from voice.metrics.reduce import reduce
 Units = Sequence[Sequence[float]]  # one list of values per call
 
 DEFAULT_RESAMPLES = 2000
+MIN_CI_CALLS = 2  # calls with values a side needs for an interval
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,8 @@ def bootstrap_difference(
     n_a, n_b = sum(1 for u in a if len(u)), sum(1 for u in b if len(u))
     if va is None or vb is None:
         return Difference(va, vb, None, None, None, n_a, n_b, paired)
+    if min(n_a, n_b) < MIN_CI_CALLS:  # one call resamples to itself: a point, not an interval
+        return Difference(va, vb, vb - va, None, None, n_a, n_b, paired)
     rng = np.random.default_rng(seed)
     idx_a = rng.integers(0, len(a), size=(n_resamples, len(a)))
     idx_b = idx_a if paired else rng.integers(0, len(b), size=(n_resamples, len(b)))
@@ -95,3 +101,11 @@ def bootstrap_difference(
     tail = (1 - level) / 2 * 100
     lo, hi = np.percentile(diffs, [tail, 100 - tail])
     return Difference(va, vb, vb - va, float(lo), float(hi), n_a, n_b, paired)
+
+
+def interval_text(lo: float | None, hi: float | None, n: int, fmt: Callable[[float], str]) -> str:
+    """An interval as tables show it: ``[lo, hi]``; ``n=1`` where a side had too few calls for one (``n``:
+    the smaller side's calls with values); ``-`` where there is nothing to compare."""
+    if lo is not None and hi is not None:
+        return f"[{fmt(lo)}, {fmt(hi)}]"
+    return f"n={n}" if 0 < n < MIN_CI_CALLS else "-"

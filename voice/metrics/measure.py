@@ -27,6 +27,7 @@ BARGE_IN_SUCCESS_MS = 1500.0  # the assistant must fall silent within this long 
 YIELD_SILENCE_MS = 300.0  # silence that counts as having stopped (longer than a sentence gap)
 TAKEOVER_MIN_MS = 300.0  # assistant speech shorter than this inside a pause is not a takeover
 BACKCHANNEL_CARRY_MS = 500.0  # the reply must keep going at least this long past a backchannel's end
+PACING_KEYS = ("p50", "p99", "max")  # the driver's frame lateness in a recording's meta (``pacing_late_ms``)
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,9 @@ class CallMetrics:
     goal: CallerGoal | None = None  # the reactive caller's verdict on its goal (None: a scripted caller)
     # records the bot sent more of than a call keeps: {kind: {"received": n, "kept": k}} (voice.core.eventlog)
     records_capped: dict[str, dict[str, int]] = field(default_factory=dict)
+    # CallSim's own lateness sending the caller's 20 ms frames, {"p50", "p99", "max"} ms (the recording's
+    # meta; None when it has none): the simulator's, never the assistant's; latencies are off by up to it
+    pacing_late_ms: dict[str, float] | None = None
 
     def __post_init__(self) -> None:
         # a call read back from JSON (resumed runs, reports, compare) hands its ``goal`` object over as is
@@ -271,7 +275,14 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
         detail=(end.detail if end else "") or _hangup_reason(events),
         goal=caller_goal(events, n, rate),
         records_capped=next((_counts(e.counts) for e in events if isinstance(e, ev.RecordsCapped)), {}),
+        pacing_late_ms=_pacing(rec.meta.get("pacing_late_ms")),
     )
+
+
+def _pacing(meta: Any) -> dict[str, float] | None:
+    """The driver's frame-pacing figures from a recording's meta, if it has them (all three, as numbers)."""
+    ok = isinstance(meta, Mapping) and all(isinstance(meta.get(k), int | float) for k in PACING_KEYS)
+    return {k: float(meta[k]) for k in PACING_KEYS} if ok else None
 
 
 def _counts(counts: Mapping[str, Any]) -> dict[str, dict[str, int]]:
@@ -326,8 +337,12 @@ def _assistant_hangup(events: Sequence[ev.CallEvent]) -> int | None:
 
 
 def _hangup_reason(events: Sequence[ev.CallEvent]) -> str:
-    """The reason the assistant gave when it hung up, if it did (the call's detail says nothing else)."""
-    reason = next((e.reason for e in events if isinstance(e, ev.HungUp) and e.by == "assistant"), "")
+    """The reason the assistant gave when it hung up, if it did (the call's detail says nothing else); a
+    reason that only says it hung up (``assistant hung up``) is not repeated after "the assistant hung up"."""
+    reason = next((e.reason for e in events if isinstance(e, ev.HungUp) and e.by == "assistant"), "").strip()
+    said = reason.lower().rstrip(".").removeprefix("the ").removeprefix("assistant ")
+    if said in ("hung up", "hangup", "hang up"):
+        return "the assistant hung up"
     return f"the assistant hung up: {reason}" if reason else ""
 
 

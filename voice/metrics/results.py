@@ -36,6 +36,8 @@ BREAKDOWNS: tuple[tuple[str, str], ...] = (
 )
 # Labels only some runs have (a reactive caller's persona): broken down by only when a call carries one.
 OPTIONAL_BREAKDOWNS: tuple[tuple[str, str], ...] = (("persona", "by_persona"),)
+# CallSim's frame pacing: a call whose frames went out later than this (p99) has suspect timings.
+PACING_BOUND_MS = 5.0
 
 
 @dataclass(frozen=True)
@@ -168,9 +170,38 @@ def summarize(calls: Sequence[CallMetrics]) -> dict[str, Any]:
         "rhythm_histogram": {str(k): rhythm.count(k) for k in range(1, 6)},
         "overlap_ms_total": sum(c.overlap_ms for c in calls),
         "longest_silence_ms_max": max(silences) if silences else None,
+        "pacing_late_ms": pacing_summary(calls),
         # the reactive caller's goal: only when a call had one (a scripted run's summary is unchanged)
         **({"goal": goal_summary([c.goal for c in calls])} if any(c.goal for c in calls) else {}),
     }
+
+
+def pacing_summary(calls: Sequence[CallMetrics]) -> dict[str, Any]:
+    """CallSim's own lateness sending the caller's frames, over the calls that measured it: the worst
+    call's p99, the latest frame of all, and how many calls were over :data:`PACING_BOUND_MS` (p99)."""
+    p99s = [c.pacing_late_ms["p99"] for c in calls if c.pacing_late_ms]
+    late = [c.pacing_late_ms["max"] for c in calls if c.pacing_late_ms]
+    over = sum(1 for x in p99s if x > PACING_BOUND_MS)
+    return {"p99_worst": max(p99s, default=None), "max": max(late, default=None), "calls_over_bound": over}
+
+
+def pacing_text(p: Mapping[str, Any] | None) -> str:
+    """``p99 0.3 ms, max 93 ms`` (flagged over the bound), or ``-`` for calls that did not measure it."""
+    if not p or p.get("p99_worst") is None:
+        return "-"
+    flag = f" (FLAGGED: p99 over {PACING_BOUND_MS:g} ms in {p['calls_over_bound']} call(s))"
+    return f"p99 {p['p99_worst']:.1f} ms, max {p['max']:.0f} ms" + (flag if p.get("calls_over_bound") else "")
+
+
+PACING_NOTE = (
+    "caller pacing (how late CallSim itself sent the caller's audio: the simulator's, not the assistant's)"
+)
+
+
+def turns_reached(reached: int, planned: int) -> str:
+    """The caller turns of a call (or calls): ``3`` when every planned one was said, else ``1 reached of 3
+    planned`` (the assistant hung up, or the call failed, before the others)."""
+    return str(planned) if reached >= planned else f"{reached} reached of {planned} planned"
 
 
 def breakdown(
@@ -284,8 +315,8 @@ def fmt_figure(value: float | None, unit: str) -> str:
 def format_table(calls: Sequence[CallMetrics], summary: dict[str, Any]) -> str:
     """A plain-text table: one row per call, then the overall row; with a reactive caller, each call's goal
     verdict and a line on the goals under the table."""
-    header: tuple[str, ...] = ("call", "outcome", "turns", "p50 ms", "p90 ms", "barge-in", "1st word ms")
-    header += ("rhythm", "served")
+    header: tuple[str, ...] = ("call", "outcome", "answered", "caller turns", "p50 ms", "p90 ms", "barge-in")
+    header += ("1st word ms", "rhythm", "served")
     goals = "goal" in summary
     header += ("goal",) * goals
     rows: list[tuple[str, ...]] = []
@@ -296,6 +327,7 @@ def format_table(calls: Sequence[CallMetrics], summary: dict[str, Any]) -> str:
                 c.call_id,
                 outcome_words(c),
                 f"{c.turns_completed}/{c.turns_of_call}",
+                turns_reached(len(c.turns), c.caller_turns_planned),
                 fmt_ms(percentile(c.latencies_ms, 50)),
                 fmt_ms(percentile(c.latencies_ms, 90)),
                 fmt_count(sum(1 for x in b if x.success), len(b)),
@@ -311,6 +343,7 @@ def format_table(calls: Sequence[CallMetrics], summary: dict[str, Any]) -> str:
             "ALL",
             f"{summary['calls'] - summary['calls_failed']}/{summary['calls']} ran",
             f"{summary['turns_completed']}/{summary['caller_turns_of_call']}",
+            turns_reached(summary["caller_turns_spoken"], summary["caller_turns"]),
             fmt_ms(lat["p50"]),
             fmt_ms(lat["p90"]),
             fmt_count(bi["successes"], bi["n"]),
@@ -321,6 +354,8 @@ def format_table(calls: Sequence[CallMetrics], summary: dict[str, Any]) -> str:
         )
     )
     table = text_table(header, rows[:-1], footer=rows[-1])
+    if (pacing := pacing_text(summary.get("pacing_late_ms"))) != "-":
+        table += f"\n{PACING_NOTE}: {pacing}"
     return table + ("\n" + goal_line(summary["goal"]) if goals else "")
 
 

@@ -79,7 +79,8 @@ def simulator_block(calls: Sequence[CallMetrics], redo: str = "") -> dict[str, A
     }
 
 
-def _ids(ids: Sequence[str], most: int = 12) -> str:
+def ids_text(ids: Sequence[str], most: int = 12) -> str:
+    """Call ids, comma-separated, the first ``most`` of them and how many more."""
     return ", ".join(ids[:most]) + (f" and {len(ids) - most} more" if len(ids) > most else "")
 
 
@@ -114,7 +115,7 @@ def banner_lines(
         count = sum(int(r["count"]) for _, r in parts)
         calls = [f"{c} ({t})" if many else str(c) for t, r in parts for c in r["calls"]]
         meaning = SIMULATOR_OUTCOMES.get(outcome, str(parts[0][1].get("meaning", "")))
-        lines.append(f"  {outcome}: {count} call(s), {meaning}: {_ids(calls)}")
+        lines.append(f"  {outcome}: {count} call(s), {meaning}: {ids_text(calls)}")
         if detail := parts[0][1].get("detail"):
             lines.append(f"    e.g. {detail}")
     if stopped is not None and stopped.get("calls_not_made"):

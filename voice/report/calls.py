@@ -200,6 +200,7 @@ def call_section(
                 timeline_from_recording(rec, c.get("assistant_speech_ms")),
                 c["turns"],
                 first_word_ms=c.get("first_word_ms"),
+                uid=anchor(ti, call_id),
             )
         )
     except RecordingError:

@@ -12,13 +12,14 @@ The two machines' speed indices are held against each other (``speed_index``, :m
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from voice.errors import ConfigError
-from voice.metrics.bootstrap import DEFAULT_RESAMPLES, bootstrap_difference
+from voice.metrics.bootstrap import DEFAULT_RESAMPLES, bootstrap_difference, interval_text
 from voice.metrics.measure import CallMetrics
 from voice.metrics.results import FIGURES, fmt_figure, read_results, target_folders, text_table, unit_values
 from voice.metrics.scoring.base import DIMENSIONS, GoalVerdict, TurnScore
@@ -29,6 +30,7 @@ from voice.run.resume import metrics_from_json, settings_diff
 from voice.run.score import load_scores, scored_by
 
 DEFAULT_MIN_N = 5  # calls a side below which a difference is not starred
+DIFF_KEYS = ("a", "b", "diff", "lo", "hi", "significant", "n_a", "n_b")  # of a dimension's or a verdict's row
 LABELS = ("scenario", "preset_type", "relation", "dialogue_sha", "seed", "caller", "persona")
 
 
@@ -267,7 +269,7 @@ def compare_dimensions(
         d = bootstrap_difference(
             ua, ub, "mean", paired=paired, n_resamples=n_resamples, seed=seed, level=level
         )
-        out[dim] = {"a": d.a, "b": d.b, "diff": d.diff, "lo": d.lo, "hi": d.hi, "significant": d.significant}
+        out[dim] = {k: getattr(d, k) for k in DIFF_KEYS}
     return out
 
 
@@ -289,7 +291,7 @@ def compare_judge_goals(
             ua, ub, "mean", paired=paired, n_resamples=n_resamples, seed=seed, level=level
         )
         if d.a is not None or d.b is not None:
-            out[rate] = {k: getattr(d, k) for k in ("a", "b", "diff", "lo", "hi", "significant")}
+            out[rate] = {k: getattr(d, k) for k in DIFF_KEYS}
     return out or None
 
 
@@ -314,7 +316,7 @@ def judge_goal_rows(doc: Mapping[str, Any]) -> list[list[str]]:
     """The text rows of :func:`compare_judge_goals` (the judge's verdicts, not the caller's own)."""
     rows = []
     for rate, d in doc.get("judge_goals", {}).items():
-        ci = "-" if d["lo"] is None else f"[{_signed(d['lo'], 'rate')}, {_signed(d['hi'], 'rate')}]"
+        ci = interval_text(d["lo"], d["hi"], _n(d), lambda x: _signed(x, "rate"))
         cells = [fmt_figure(d["a"], "rate"), fmt_figure(d["b"], "rate")]
         delta = _signed(d["diff"], "rate") + (" *" if d["significant"] else "")
         rows.append([JUDGE_GOAL_LABELS.get(rate, rate), *cells, delta, ci])
@@ -332,6 +334,11 @@ def small_n_warnings(doc: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _n(d: Mapping[str, Any]) -> int:
+    """The smaller side's calls with values (``n=1``: no interval); 2 for a file written without them."""
+    return min(d.get("n_a", 2), d.get("n_b", 2))
+
+
 def _signed(value: float | None, unit: str) -> str:
     if value is None:
         return "-"
@@ -343,7 +350,7 @@ def _rows(block: Mapping[str, Any], prefix: str = "") -> list[list[str]]:
     rows = []
     for r in block["figures"]:
         lo, hi = r["ci"]
-        ci = "-" if lo is None else f"[{_signed(lo, r['unit'])}, {_signed(hi, r['unit'])}]"
+        ci = interval_text(lo, hi, min(r["n_calls_with_values"]), functools.partial(_signed, unit=r["unit"]))
         ci += " (small n)" if block.get("small_n") and lo is not None else ""
         rows.append(
             [
@@ -372,7 +379,7 @@ def format_comparison(doc: Mapping[str, Any]) -> str:
     for value, block in doc.get("groups", {}).items():
         rows += _rows(block, f"{doc['by']}={value}: ")
     for dim, d in doc.get("dimensions", {}).items():
-        ci = "-" if d["lo"] is None else f"[{d['lo']:+.2f}, {d['hi']:+.2f}]"
+        ci = interval_text(d["lo"], d["hi"], _n(d), lambda x: f"{x:+.2f}")
         cells = ["-" if x is None else f"{x:.2f}" for x in (d["a"], d["b"])]
         delta = "-" if d["diff"] is None else f"{d['diff']:+.2f}" + (" *" if d["significant"] else "")
         rows.append([f"score: {dim.replace('_', ' ')}", *cells, delta, ci])

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from voice.metrics.failed_calls import FailedGroup, failed_groups, failed_head
 from voice.metrics.results import (
     BREAKDOWNS,
     FIGURES,
@@ -21,8 +22,10 @@ from voice.metrics.results import (
     fmt_ms,
     fmt_rate,
     fmt_score,
+    pacing_text,
     read_results,
     target_folders,
+    turns_reached,
 )
 from voice.metrics.simulator import SIMULATOR_OUTCOMES, results_banner
 from voice.report.machine import provenance_rows
@@ -87,9 +90,34 @@ def _false_starts(s: Row) -> str:
     return str(n) + (f" ({fmt_rate(rate)} of turns)" if n and rate is not None else "")
 
 
+def _summary_turns(s: Row) -> str:
+    """The caller turns of the target's calls: said (reached) of planned."""
+    return turns_reached(s.get("caller_turns_spoken", s["caller_turns"]), s["caller_turns"])
+
+
+def _pacing(row: Row) -> str:
+    """A summary's or a call's frame pacing: CallSim's own lateness (:func:`pacing_text`)."""
+    p = row.get("pacing_late_ms")
+    if p and "p99" in p:  # a call's own {p50, p99, max}
+        return f"{p['p99']:.1f} / {p['max']:.0f} ms"
+    return pacing_text(p)
+
+
+# What the summary's caller turns and caller pacing mean, under the summary table of both reports.
+TURNS_NOTE = (
+    "Caller turns: planned in the dialogues, and how many were reached (said) when fewer: the assistant hung "
+    "up, or the call failed, before the others; turns answered: of the turns the assistant owed a reply."
+)
+PACING_NOTE = (
+    "Caller pacing: how late CallSim itself sent the caller's 20 ms frames (the worst call's p99, the latest "
+    "frame): the simulator's lateness, not the assistant's; latencies can be off by up to it, and a call "
+    "whose p99 is over 5 ms is flagged."
+)
+
 SUMMARY_COLUMNS: tuple[Column, ...] = (
     ("calls ran", lambda s: f"{s['calls'] - s['calls_failed']}/{s['calls']}"),
     ("calls served", lambda s: fmt_count(s.get("calls_served", 0), s["calls"])),
+    ("caller turns", _summary_turns),
     (
         "turns answered",
         lambda s: fmt_count(s["turns_completed"], s.get("caller_turns_of_call", s["caller_turns"])),
@@ -103,6 +131,7 @@ SUMMARY_COLUMNS: tuple[Column, ...] = (
     ("rhythm (1-5)", lambda s: fmt_score(s["rhythm_mean"])),
     ("first word p50", lambda s: fmt_ms(s["first_word_p50_ms"], " ms")),
     ("longest silence", lambda s: fmt_ms(s["longest_silence_ms_max"], " ms")),
+    ("caller pacing (CallSim)", _pacing),
 )
 
 CUE_COLUMNS: tuple[Column, ...] = (
@@ -129,7 +158,7 @@ def _figure_column(key: str) -> Column:
 
 BREAKDOWN_COLUMNS: tuple[Column, ...] = (
     ("calls", lambda r: str(r["calls"])),
-    ("turns", lambda r: str(r["turns"])),
+    ("caller turns planned", lambda r: str(r["turns"])),
     *(_figure_column(f.key) for f in FIGURES if not f.goal),  # the caller's goal: its own section
 )
 
@@ -155,6 +184,7 @@ CALL_COLUMNS: tuple[Column, ...] = (
     ("preset", lambda c: str(c.get("preset_type", "-"))),
     ("relation", lambda c: str(c.get("relation", "-"))),
     ("outcome", _outcome),
+    ("caller turns", lambda c: turns_reached(len(c["turns"]), c["caller_turns_planned"])),
     ("answered", lambda c: f"{c['turns_completed']}/{c.get('turns_of_call', c['caller_turns_planned'])}"),
     ("served", _served),
     ("false starts", lambda c: str(c.get("false_starts", "-"))),
@@ -163,9 +193,10 @@ CALL_COLUMNS: tuple[Column, ...] = (
     ("barge-in", _call_barge),
     ("first word", lambda c: fmt_ms(c.get("first_word_ms"), " ms")),
     ("rhythm", lambda c: fmt_score(c.get("rhythm"))),
+    ("caller pacing p99 / max", _pacing),
     ("how it ended", lambda c: str(c.get("detail") or "-")),
 )
-CALL_TEXT_COLUMNS = ("scenario", "preset", "relation", "outcome", "how it ended")  # left-aligned
+CALL_TEXT_COLUMNS = ("scenario", "preset", "relation", "outcome", "caller turns", "how it ended")  # left
 
 BREAKDOWN_TITLES = {name: key.replace("_", " ") for key, name in (*BREAKDOWNS, *OPTIONAL_BREAKDOWNS)}
 
@@ -212,6 +243,14 @@ def banner(run: RunView) -> list[str]:
     if run.run is not None:
         return results_banner(run.run)
     return results_banner(run.targets[0].doc) if run.targets else []
+
+
+def failed(run: RunView) -> tuple[str, list[FailedGroup]]:
+    """The assistant's failed calls of the run by outcome, with what to do: the head line and the groups
+    (:mod:`voice.metrics.failed_calls`), or ``("", [])``."""
+    targets = [(t.target, t.calls) for t in run.targets]
+    groups = failed_groups(targets)
+    return (failed_head(targets, groups), groups) if groups else ("", [])
 
 
 def describe_run(run: RunView) -> list[tuple[str, str]]:

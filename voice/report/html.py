@@ -1,9 +1,10 @@
 """``report.html``: one self-contained page per run (inline CSS, SVG and a few lines of script).
 
-The run's settings, summary and cue tables, latency, barge-in stop-latency and rhythm charts, a reactive
-caller's goals (:mod:`voice.report.goals`), breakdowns, the call index, then per call a timeline, a player,
-the turns and a reactive caller's decisions (:mod:`voice.report.calls`).  Nothing is
-fetched from the network, so the file can be mailed, attached to CI, or opened years later.
+First CallSim's own failures, then the assistant's failed calls with what to do; the run's settings,
+summary and cue tables, latency, barge-in stop-latency and rhythm charts, a reactive caller's goals
+(:mod:`voice.report.goals`), breakdowns, the call index, then per call a timeline, a player, the turns and a
+reactive caller's decisions (:mod:`voice.report.calls`).  Nothing is fetched from the network, so the file
+can be mailed, attached to CI, or opened years later.
 """
 
 from __future__ import annotations
@@ -17,11 +18,14 @@ from voice.report.data import (
     CALL_COLUMNS,
     CALL_TEXT_COLUMNS,
     CUE_COLUMNS,
+    PACING_NOTE,
     SUMMARY_COLUMNS,
+    TURNS_NOTE,
     Column,
     RunView,
     banner,
     describe_run,
+    failed,
     latencies,
     rhythm_counts,
     run_settings,
@@ -214,6 +218,20 @@ def _banner(run: RunView) -> str:
     return f'<div class="banner fail" role="alert"><p><b>{escape(head)}</b></p><ul>{items}</ul></div>'
 
 
+def _failed(run: RunView) -> str:
+    """The assistant's failed calls, under CallSim's banner: per outcome its calls, an example, the fix."""
+    head, groups = failed(run)
+    if not groups:
+        return ""
+    items = "".join(
+        f"<li>{escape(g.line())}<ul>"
+        + (f"<li>e.g. {escape(g.example)}</li>" if g.example else "")
+        + f"<li><b>what to do:</b> {escape(g.fix)}</li></ul></li>"
+        for g in groups
+    )
+    return f'<div class="banner" role="alert"><p><b>{escape(head)}</b></p><ul>{items}</ul></div>'
+
+
 def _index(run: RunView) -> str:
     rows = [
         [
@@ -237,16 +255,17 @@ def render_html(run: RunView, *, audio: str = "embed") -> str:
         "<!doctype html><html lang=en><head><meta charset=utf-8>",
         '<meta name="viewport" content="width=device-width,initial-scale=1">',
         f"<title>CallSim report: {escape(run.title)}</title><style>{CSS}</style></head><body><main>",
-        f"<h1>CallSim report: {escape(run.title)}</h1>{_banner(run)}<p class=facts>{facts}</p>",
+        f"<h1>CallSim report: {escape(run.title)}</h1>{_banner(run)}{_failed(run)}<p class=facts>{facts}</p>",
         "<h2>Settings</h2>",
         _settings(run),
         "<h2>Summary</h2>",
         _per_target(run, SUMMARY_COLUMNS),
         '<p class="meta">Calls ran: did not fail (connected, no protocol error or timeout, the assistant '
         "did not go silent); served: ran and the assistant answered every caller turn of the call. "
+        f"{escape(TURNS_NOTE)} "
         "Latency: onset of the assistant's reply minus the end of the caller's speech, measured on the "
         "caller's side (negative: it started early). False starts: assistant speech begun and abandoned "
-        "while the caller was still talking. Rhythm: mean 1-5 score per turn.</p>",
+        f"while the caller was still talking. Rhythm: mean 1-5 score per turn. {escape(PACING_NOTE)}</p>",
         "<h3>Barge-ins, pauses and backchannels</h3>",
         _per_target(run, CUE_COLUMNS),
         '<p class="meta">Barge-in success: the assistant was speaking and stopped within 1.5 s. Stop '

@@ -1,7 +1,8 @@
 """``report.md``: the run's settings and summary as Markdown tables, for terminals, CI logs and pull requests.
 
 First, when CallSim itself failed on calls, one banner: what failed, on which calls, and the command that
-redoes them (:mod:`voice.metrics.simulator`).  Then settings, the summary and cue tables (latency
+redoes them (:mod:`voice.metrics.simulator`); when the assistant failed calls, they follow, by outcome, each
+kind with what to do (:mod:`voice.metrics.failed_calls`).  Then settings, the summary and cue tables (latency
 p50/p90/p95/p99, barge-in stop latency p50/p90/p95, false starts, calls ran and served), a reactive caller's
 goals, the breakdowns, one row per call (with why it ended), when an assistant logged what it heard, its
 own ASR next to what the caller said, and a reactive caller's verdict and decisions per call.
@@ -16,11 +17,14 @@ from voice.report.data import (
     BREAKDOWN_TITLES,
     CALL_COLUMNS,
     CUE_COLUMNS,
+    PACING_NOTE,
     SUMMARY_COLUMNS,
+    TURNS_NOTE,
     Column,
     RunView,
     banner,
     describe_run,
+    failed,
     heard_by_assistant,
     run_settings,
 )
@@ -98,6 +102,28 @@ def decisions_md(run: RunView) -> list[str]:
     return ["", "## Caller decisions", *out] if out else []
 
 
+def failed_md(run: RunView) -> list[str]:
+    """The assistant's failed calls as a quote block: per outcome its calls, one call's words, what to do."""
+    head, groups = failed(run)
+    if not groups:
+        return []
+    out = [f"> **{head}**", ">"]
+    for g in groups:
+        out.append(f"> - {g.line()}")
+        out += [f">   - e.g. {g.example}"] if g.example else []
+        out.append(f">   - what to do: {g.fix}")
+    return [*out, ""]
+
+
+SUMMARY_NOTE = (
+    "Calls ran: did not fail; served: ran and every caller turn of the call was answered.  "
+    + TURNS_NOTE
+    + "  Latency: onset of the assistant's reply minus the end of the caller's speech, on the caller's side "
+    "(negative: it started early).  False starts: assistant speech begun and abandoned while the caller was "
+    "still talking.  Rhythm: mean 1-5 score per turn.  " + PACING_NOTE
+)
+
+
 def render_markdown(run: RunView) -> str:
     out = [f"# CallSim report: {run.title}", ""]
     if lines := banner(run):  # CallSim's own failures first: a quote block, the redo command as code
@@ -107,16 +133,14 @@ def render_markdown(run: RunView) -> str:
         out += [f"> **{head}**", ">", *(f"> - {line.strip()}" for line in rest)]
         shown = f"`{command}`" if command.startswith("callsim ") else command  # else: what to rerun
         out += [f"> - {label}: {shown}", ""]
+    out += failed_md(run)
     out += [f"- **{k}**: {v}" for k, v in describe_run(run)]
     out += ["", "## Settings", ""]
     out.append(md_table(["setting", "value"], run_settings(run)))
     out += ["", "## Summary", "", _per_target(run, SUMMARY_COLUMNS)]
     out += [
         "",
-        "Calls ran: did not fail; served: ran and every caller turn of the call was answered.  Latency: "
-        "onset of the assistant's reply minus the end of the caller's speech, on the caller's side "
-        "(negative: it started early).  False starts: assistant speech begun and abandoned while the "
-        "caller was still talking.  Rhythm: mean 1-5 score per turn.",
+        SUMMARY_NOTE,
         "",
         "## Barge-ins, pauses and backchannels",
         "",

@@ -21,6 +21,7 @@ from typing import Any
 from voice.metrics.scoring.base import DIMENSIONS, GOAL_MET, PRESET_RESPECTED
 from voice.metrics.scoring.verdicts import NOT_JUDGED, goal_from_json, goal_lines, percent, verdict_text
 from voice.report.data import RunView, TargetView
+from voice.run.score import heard_minus_text
 
 VERSIONS = ("heard", "text", "reference")
 
@@ -44,15 +45,6 @@ def _cell(summary: dict[str, Any], version: str, dim: str) -> str:
     return f"{cell['mean']:.2f} (n={cell['scored']})"
 
 
-def _delta(summary: dict[str, Any], dim: str) -> str:
-    d = summary.get("text_vs_heard", {}).get(dim)
-    if not d or d.get("heard_minus_text") is None:
-        return "-"
-    lo, hi = d["ci95"]
-    ci = "" if lo is None or hi is None else f" [{lo:+.2f}, {hi:+.2f}]"
-    return f"{d['heard_minus_text']:+.2f}{ci}"
-
-
 def dimension_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Header and rows of one target's seven-dimension table."""
     versions = [v for v in VERSIONS if v in summary.get("dimensions", {})]
@@ -61,7 +53,7 @@ def dimension_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]
     for dim in DIMENSIONS:
         row = [dim.replace("_", " "), *(_cell(summary, v, dim) for v in versions)]
         if "text_vs_heard" in summary:
-            row.append(_delta(summary, dim))
+            row.append(heard_minus_text(summary, dim))
         rows.append(row)
     return header, rows
 
@@ -185,7 +177,8 @@ def call_scores_html(t: TargetView, call_id: str) -> str:
         for d in DIMENSIONS:
             s = turn["scores"].get(d, {})
             value = "–" if s.get("score") is None else str(s["score"])
-            cells.append(f'<td title="{escape(str(s.get("reason", "")))}">{value}</td>')
+            reason = str(s.get("reason") or "").strip()  # a tooltip only where there is one to show
+            cells.append(f'<td title="{escape(reason)}">{value}</td>' if reason else f"<td>{value}</td>")
         rows.append(f"<tr><td>T{turn['turn'] + 1}</td>{''.join(cells)}</tr>")
     judge = escape(str(doc.get("judge")))
     return (

@@ -152,8 +152,8 @@ def histogram(series: Series, *, title: str, xlabel: str, ylabel: str = "turns",
                 out.append(
                     f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(width - 0.6, 0.6):.1f}"'
                     f' height="{sc.y(0) - y:.1f}" fill="{color(s)}" opacity="0.85">'
-                    f"<title>{escape(name)}: {count} in [{fmt_tick(lo + b * step)}, "
-                    f"{fmt_tick(lo + (b + 1) * step)})</title></rect>"
+                    f"<title>{escape(name)}: {count} {escape(ylabel)} in [{fmt_tick(lo + b * step)}, "
+                    f"{fmt_tick(lo + (b + 1) * step)}) {escape(xlabel)}</title></rect>"
                 )
     out += _legend([n for n, _ in series])
     out.append("</svg>")
@@ -223,7 +223,8 @@ def grouped_bars(
             x, y = sc.x(c) + group * 0.1 + s * width, sc.y(v)
             out.append(
                 f'<rect x="{x:.1f}" y="{y:.1f}" width="{width - 1:.1f}" height="{sc.y(0) - y:.1f}"'
-                f' fill="{color(s)}" opacity="0.85"><title>{escape(name)}: {fmt_tick(v)}</title></rect>'
+                f' fill="{color(s)}" opacity="0.85"><title>{escape(name)}: {fmt_tick(v)} {escape(ylabel)}'
+                f" at {escape(xlabel)} {escape(cat)}</title></rect>"
             )
     out += _legend([n for n, _ in series])
     out.append("</svg>")

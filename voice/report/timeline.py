@@ -118,10 +118,14 @@ def _turn_title(t: Mapping[str, Any]) -> str:
 
 
 def timeline_svg(
-    tl: Timeline, turns: Sequence[Mapping[str, Any]], *, first_word_ms: float | None = None
+    tl: Timeline, turns: Sequence[Mapping[str, Any]], *, first_word_ms: float | None = None, uid: str = "0"
 ) -> str:
-    """The two-lane SVG; ``data-*`` attributes let the page's script move a playhead with the audio."""
+    """The two-lane SVG; ``data-*`` attributes let the page's script move a playhead with the audio.
+
+    ``uid`` makes the id of its arrow marker unique in the page (``arr-<uid>``): every timeline of a report
+    sits in one HTML document, where an id may appear once."""
     dur = max(tl.duration_ms, 1.0)
+    arrow = escape(f"arr-{uid}")
 
     def x(ms: float) -> float:
         return X0 + max(0.0, min(ms, dur)) / dur * (X1 - X0)
@@ -130,7 +134,7 @@ def timeline_svg(
     out = [
         f'<svg class="timeline" viewBox="0 0 {W} {H}" xmlns="http://www.w3.org/2000/svg"'
         f' data-x0="{X0}" data-x1="{X1}" data-dur="{dur:.1f}">',
-        '<defs><marker id="arr" viewBox="0 0 6 6" refX="5" refY="3" markerWidth="6" markerHeight="6"'
+        f'<defs><marker id="{arrow}" viewBox="0 0 6 6" refX="5" refY="3" markerWidth="6" markerHeight="6"'
         ' orient="auto-start-reverse"><path d="M0,0 L6,3 L0,6 z" fill="context-stroke"/></marker></defs>',
         f'<text x="8" y="{CALLER_Y + 16}" class="lane">caller</text>',
         f'<text x="8" y="{ASSISTANT_Y + 16}" class="lane">assistant</text>',
@@ -211,7 +215,7 @@ def timeline_svg(
         col = rhythm_color(t.get("rhythm"))
         out.append(
             f'<line x1="{x(end):.1f}" x2="{x(onset):.1f}" y1="{MARK_Y}" y2="{MARK_Y}" stroke="{col}"'
-            f' stroke-width="1.6" marker-end="url(#arr)"><title>{escape(_turn_title(t))}</title></line>'
+            f' stroke-width="1.6" marker-end="url(#{arrow})"><title>{escape(_turn_title(t))}</title></line>'
         )
         out.append(
             f'<text x="{(x(end) + x(onset)) / 2:.1f}" y="{MARK_Y - 4}" class="mark" text-anchor="middle"'

@@ -1,19 +1,33 @@
 """What ``callsim bench`` and ``run`` print at the end, besides the tables: the banner of the calls CallSim
-itself failed on (first, so it cannot be missed), and a ``--ray`` run's figures per node.
+itself failed on and the assistant's failed calls with what to do about each kind (first, so they cannot be
+missed), and a ``--ray`` run's figures per node.
 
-Both are read back from the run's ``results.json``: what is printed is what was written.
+All are read back from the run's ``results.json`` files: what is printed is what was written.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+from voice.errors import RecordingError
+from voice.metrics.failed_calls import failed_lines
+from voice.metrics.results import read_results, target_folders
 from voice.metrics.simulator import results_banner
 
 
+def target_calls(folder: Path) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Each target of a run folder (or a target folder) with its calls as written; [] if unreadable."""
+    try:
+        return [(name, list(read_results(sub).get("calls", []))) for name, sub in target_folders(folder)]
+    except RecordingError:
+        return []
+
+
 def print_banner(results_json: Path, *, stopped: bool = False) -> None:
-    """The banner of the calls CallSim failed on (on stdout, above the tables), if the run has any.
+    """The banner of the calls CallSim failed on, then the assistant's failed calls, each kind with what to
+    do (:mod:`voice.metrics.failed_calls`), on stdout above the tables, if the run has any.
 
     Read back from the run's ``results.json``, so a run that stopped early shows it too (``stopped``: only
     from a partial file, never an earlier run's)."""
@@ -23,7 +37,7 @@ def print_banner(results_json: Path, *, stopped: bool = False) -> None:
         return  # a stopped run that could not write it: its error says so
     if not isinstance(doc, dict) or (stopped and "partial" not in doc):
         return
-    if lines := results_banner(doc):
+    if lines := [*results_banner(doc), *failed_lines(target_calls(results_json.parent))]:
         print("\n".join(lines))
 
 

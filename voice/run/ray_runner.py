@@ -37,6 +37,7 @@ from voice.files import atomic_write_bytes
 from voice.lines.base import Line
 from voice.lines.targets import Target
 from voice.metrics.measure import CallMetrics
+from voice.metrics.results import PACING_BOUND_MS  # a node whose frame wake-ups are later (p99) is flagged
 from voice.run.assistants import target_settings
 from voice.run.bench_config import BenchConfig
 from voice.run.jobs import CallJob
@@ -48,7 +49,6 @@ RAY_INSTALL = 'pip install -e ".[ray]" (or scripts/setup --ray)'
 MAX_ATTEMPTS = 3  # per call, across workers
 ACTOR_RESTARTS = 4  # per worker: Ray starts a dead worker again this many times
 WORKER_NAME = "callsim-worker"  # actor i is callsim-worker-i (ray.get_actor finds it, e.g. to kill it)
-PACING_BOUND_MS = 5.0  # a node whose frame wake-ups are later than this (p99) is flagged
 RECOVER_S = 120.0  # how long a slot whose call failed waits for its worker to answer again
 READY_PROBE_S = 5.0  # one wait for that answer
 

@@ -13,7 +13,8 @@ is judged on what was heard, from the same look at the call as its turns, and st
 the summary's ``goal`` block counts the verdicts.  A call scored before verdicts existed is scored again.
 
 For the built-in assistant, which logs what it meant to say, the same judge also scores those texts on the
-same turns ("text"), so the report can show what the phone line cost per dimension; the dataset's own
+same turns ("text"), so the report can show what the phone line cost per judged dimension (not dialogue
+rhythm: measured from timing, it is the same in both, so its difference would always be 0); the dataset's own
 reference replies are scored as the ceiling, for a call whose turns have any (a reactive caller's own words
 have none, and a ceiling of ``[no reply]`` would be no ceiling).
 """
@@ -30,11 +31,12 @@ from voice.core import events as ev
 from voice.core.audio import ms_to_samples
 from voice.dialogues import Dialogue
 from voice.errors import RecordingError
-from voice.metrics.bootstrap import bootstrap_difference
+from voice.metrics.bootstrap import bootstrap_difference, interval_text
 from voice.metrics.measure import CallMetrics
 from voice.metrics.results import BREAKDOWNS, read_results, text_table, write_json
 from voice.metrics.scoring.base import (
     DIMENSIONS,
+    JUDGED,
     DimensionScore,
     GoalVerdict,
     Judge,
@@ -254,8 +256,8 @@ def dimension_row(calls: Sequence[CallScores], version: str = "heard") -> dict[s
 
 
 def summarize_scores(calls: Sequence[CallScores], judge: str) -> dict[str, Any]:
-    """The target's scores: per version and dimension; by breakdown label; text vs heard with a 95 % CI;
-    the judge's call verdicts (``goal``)."""
+    """The target's scores: per version and dimension; by breakdown label; text vs heard with a 95 % CI (the
+    judged dimensions: rhythm is the same timing score in both); the judge's call verdicts (``goal``)."""
     out: dict[str, Any] = {"schema_version": SCORES_SCHEMA, "judge": judge, "calls": len(calls)}
     out["dimensions"] = {v: dimension_row(calls, v) for v in VERSIONS if any(v in c.versions for c in calls)}
     for key, name in BREAKDOWNS:
@@ -266,11 +268,12 @@ def summarize_scores(calls: Sequence[CallScores], judge: str) -> dict[str, Any]:
     both = [c for c in calls if "text" in c.versions]
     if both:
         out["text_vs_heard"] = {}
-        for dim in DIMENSIONS:
+        for dim in JUDGED:
             text, heard = _values(both, "text", dim), _values(both, "heard", dim)
             d = bootstrap_difference(text, heard, "mean", paired=True)
             ci = [d.lo, d.hi]
-            out["text_vs_heard"][dim] = {"heard_minus_text": d.diff, "ci95": ci, "n_calls": len(both)}
+            n = min(d.n_a, d.n_b)  # calls scored both ways: an interval from 2 on (``n=1`` shown otherwise)
+            out["text_vs_heard"][dim] = {"heard_minus_text": d.diff, "ci95": ci, "n_calls": n}
     out["goal"] = summarize_goals([c.goal for c in calls])
     return out
 
@@ -290,18 +293,22 @@ def format_scores(summary: Mapping[str, Any], title: str = "") -> str:
             cell = dims[v][dim]
             row.append("not scored" if cell["mean"] is None else f"{cell['mean']:.2f} ({cell['scored']})")
         if "text_vs_heard" in summary:
-            d = summary["text_vs_heard"][dim]
-            lo, hi = d["ci95"]
-            delta = d["heard_minus_text"]
-            row.append("-" if delta is None else f"{delta:+.2f} [{_f(lo)}, {_f(hi)}]")
+            row.append(heard_minus_text(summary, dim))
         rows.append(tuple(row))
     head = f"{title}  judge {summary.get('judge')}, {summary.get('calls')} calls\n" if title else ""
     goal = "".join(f"\n{line}" for line in goal_lines(summary["goal"])) if "goal" in summary else ""
     return head + text_table(header, rows) + goal
 
 
-def _f(x: float | None) -> str:
-    return "-" if x is None else f"{x:+.2f}"
+def heard_minus_text(summary: Mapping[str, Any], dim: str) -> str:
+    """``+0.40 [-0.10, +0.90]`` for a judged dimension; ``-2.00 (n=1)`` from one call (no interval); ``-``
+    for dialogue rhythm (the same timing score both ways, so always 0) and where nothing was scored."""
+    d = summary.get("text_vs_heard", {}).get(dim)
+    if dim not in JUDGED or not d or d.get("heard_minus_text") is None:
+        return "-"
+    n, (lo, hi) = int(d.get("n_calls", 2)), d["ci95"]
+    ci = interval_text(lo, hi, n, lambda x: f"{x:+.2f}") if n > 1 else f"(n={n})"
+    return f"{d['heard_minus_text']:+.2f}" + ("" if ci == "-" else f" {ci}")
 
 
 def parse_fail_under(specs: Sequence[str]) -> dict[str, float]:

@@ -1,0 +1,110 @@
+"""The assistant's failed calls, first in the console summary and the report, each kind with what to do.
+
+A first run often fails every call for one reason: the bot is not listening yet, it does not answer audio,
+it closes the socket without a hangup message.  A table cell saying ``connect_failed (FAILED)`` says what
+happened but not what to do, so the failed calls are grouped by outcome, each group with what the outcome
+means, one call's own words (its ``detail``) and the fix (:data:`FIXES`).  CallSim's own failures have a
+banner of their own (:mod:`voice.metrics.simulator`): they are not the assistant's.
+
+Read from the calls of ``results.json`` (dicts, as written), so the console and the report say the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from voice.metrics.simulator import SIMULATOR_OUTCOMES, ids_text
+
+# Outcome → (what it means, what to do).  The outcomes are the call core's (docs/results.md, ``outcome``)
+# and those of a call that failed outside it (:mod:`voice.run.failures`).
+FIXES: dict[str, tuple[str, str]] = {
+    "connect_failed": (
+        "the assistant was not listening (the connection was refused or timed out)",
+        "start it and check the --target URL, or pass --wait-for-target 60 if it takes a while to start",
+    ),
+    "assistant_silent": (
+        "the assistant stopped answering: several replies in a row never came",
+        "check that it hears the caller's audio (16 kHz 16-bit mono PCM, docs/protocol.md) and starts each "
+        "reply within 8 s; its own log says more",
+    ),
+    "assistant_error": (
+        "the assistant sent an error message",
+        "read its message (below) and the assistant's own log",
+    ),
+    "protocol_error": (
+        "the assistant broke the line protocol",
+        "compare what it sends with docs/protocol.md; the message below names what was wrong",
+    ),
+    "line_closed": (
+        "the assistant closed the connection mid-call, without a hangup message",
+        "send a hangup message before closing (docs/protocol.md), or look in its log for a crash",
+    ),
+    "call_timeout": (
+        "the call ran past CallSim's time cap",
+        "make the assistant's replies end (and hang up when the call is done): one that never ends keeps "
+        "the call going",
+    ),
+    "call_error": (
+        "CallSim hit an error in one of the call's steps (named below)",
+        "rerun with --retry-failed; if it happens again, report it with the message below",
+    ),
+}
+Targets = Sequence[tuple[str, Sequence[Mapping[str, Any]]]]  # (target, its calls as in results.json)
+UNKNOWN = ("the call failed", "see how it ended in the report's call table, and the call's event log")
+
+
+@dataclass(frozen=True)
+class FailedGroup:
+    """The failed calls of one outcome: which (``call (target)`` with several targets), one call's own
+    words, what it means and what to do."""
+
+    outcome: str
+    calls: list[str]
+    example: str
+    meaning: str
+    fix: str
+
+    def line(self) -> str:
+        return f"{self.outcome}: {len(self.calls)} call(s), {self.meaning}: {ids_text(self.calls)}"
+
+
+def failed_groups(targets: Targets) -> list[FailedGroup]:
+    """The assistant's failed calls of every target (``(target, calls)``), grouped by outcome in the order
+    first seen; CallSim's own failures are left out (their banner says them)."""
+    many = len(targets) > 1
+    grouped: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
+    for target, calls in targets:
+        for c in calls:
+            if c.get("failed") and c.get("outcome") not in SIMULATOR_OUTCOMES:
+                grouped.setdefault(str(c.get("outcome")), []).append((target, c))
+    out = []
+    for outcome, found in grouped.items():
+        meaning, fix = FIXES.get(outcome, UNKNOWN)
+        ids = [f"{c.get('call_id')} ({t})" if many else str(c.get("call_id")) for t, c in found]
+        example = next((str(c["detail"]) for _, c in found if c.get("detail")), "")
+        out.append(FailedGroup(outcome, ids, example, meaning, fix))
+    return out
+
+
+def failed_head(targets: Targets, groups: Sequence[FailedGroup]) -> str:
+    """The head line: how many of the calls the assistant is judged on failed."""
+    judged = sum(1 for _, calls in targets for c in calls if c.get("outcome") not in SIMULATOR_OUTCOMES)
+    n = sum(len(g.calls) for g in groups)
+    return f"FAILED CALLS: {n} of {judged} call(s) failed on the assistant's side; what to do under each kind"
+
+
+def failed_lines(targets: Targets) -> list[str]:
+    """The section as text lines (the console's): the head, then per outcome its calls, one call's words
+    (``e.g.``) and the fix (``what to do``); [] when no call failed."""
+    groups = failed_groups(targets)
+    if not groups:
+        return []
+    lines = [failed_head(targets, groups)]
+    for g in groups:
+        lines.append(f"  {g.line()}")
+        if g.example:
+            lines.append(f"    e.g. {g.example}")
+        lines.append(f"    what to do: {g.fix}")
+    return lines
