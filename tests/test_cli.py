@@ -276,7 +276,7 @@ def test_compare_and_data_list_their_own_exit_codes():
 
 def test_data_validate_on_a_file_it_cannot_read_is_an_error_as_the_readme_says(tmp_path, capsys):
     assert main(["data", "validate", str(tmp_path / "nope.jsonl")]) == EXIT_ERROR
-    assert "nope.jsonl:0: <file>: cannot read: No such file" in capsys.readouterr().err
+    assert f"callsim: error: {tmp_path / 'nope.jsonl'}: cannot read: No such file" in capsys.readouterr().err
     (tmp_path / "empty.jsonl").write_text("")
     assert main(["data", "validate", str(tmp_path / "empty.jsonl")]) == 1  # read: its problem is its content
 

@@ -6,7 +6,14 @@ from typing import Any
 import pytest
 
 from tests.records import good
-from voice.dialogue_annotations import DialogueAnnotations, PrivateFact, TurnAnnotations
+from voice.dialogue_annotations import (
+    DialogueAnnotations,
+    PrivateFact,
+    TurnAnnotations,
+    json_kind,
+    shown,
+    unknown_key,
+)
 from voice.dialogues import (
     AssistantTurn,
     bundled_dialogues_path,
@@ -148,3 +155,23 @@ def test_every_bundled_reply_is_annotated_and_every_call_ends_where_it_should():
         if d.scenario == "harassment":
             assert d.annotations.private, d.id
         assert d.annotations.scam == (d.scenario == "harassment" and "骗" in d.caller_goal), d.id
+
+
+def test_values_are_named_as_json_names_them_and_a_misspelled_key_as_the_nearest():
+    assert [json_kind(v) for v in (None, True, 3, 2.5, "x", [], [1], {}, {"a": 1})] == [
+        "null", "true", "a number", "a number", "text",
+        "an empty list", "a list", "an empty object", "an object",
+    ]  # fmt: skip
+    assert [shown(v) for v in (None, False, 3, "好的", ["a"])] == ["null", "false", "3", "'好的'", "a list"]
+    assert unknown_key("phrase", ["fact", "phrases", "digits"]) == (
+        "unknown key, did you mean 'phrases'? (allowed: digits, fact, phrases)"
+    )
+    assert unknown_key("phrase", ["fact", "phrases"], present=["phrases"]).startswith("unknown key (allowed")
+    obj = annotated()
+    obj["private"] = [{"fact": "码", "digit": 4}, None]
+    found = dict(problems(obj))
+    assert found["private[0].digit"].startswith("unknown key, did you mean 'digits'?")
+    assert found["private[1]"] == "must be an object, got null"  # not NoneType
+    obj = annotated()
+    obj["turns"][2]["should_ask"] = None
+    assert dict(problems(obj))["turns[2].should_ask"] == "must be true or false, got null"

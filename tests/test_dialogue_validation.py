@@ -1,6 +1,7 @@
 """What would break a call later is a located problem now: ids, Unicode, sizes, speakable text, depth."""
 
 import json
+import re
 
 import pytest
 
@@ -101,3 +102,38 @@ def test_a_file_json_cannot_decode_is_located_never_raised(tmp_path):
         (2, "<json>", "invalid JSON: Exceeds the limit (4300 digits) for integer string conversion: "
                       "value has 5000 digits"),
     ]  # fmt: skip
+
+
+def test_problems_name_values_in_jsons_words_never_pythons_types():
+    obj = short_delivery("d-1")
+    i = caller_index(obj)
+    obj.update(scenario=None, owner_goal=5, preset=[1], caller_goal=True)
+    obj["turns"][i]["pause_before_ms"] = "500"
+    obj["turns"].append(None)
+    found = dict(problems(obj))
+    assert found["scenario"].endswith("got null") and found["owner_goal"].endswith("got 5")
+    assert found["preset"] == "must be an object, got a list" and found["caller_goal"].endswith("got true")
+    assert found[f"turns[{i}].pause_before_ms"] == "must be an integer number of ms, got '500'"
+    assert found[f"turns[{len(obj['turns']) - 1}]"] == "must be an object, got null"
+    python = re.compile(r"\b(NoneType|dict|list|int|float|str|bool|None|True|False)\b")
+    assert not [r for r in found.values() if python.search(r.replace("got a list", ""))]
+    [(_, reason)] = problems([obj])  # a JSON array where an object belongs: say what JSONL is
+    assert reason == (
+        "must be a JSON object, got a list (a dialogue file is JSONL: one dialogue object per line, "
+        "not an array)"
+    )
+
+
+def test_a_misspelled_key_names_the_nearest_allowed_one():
+    obj = short_delivery("d-1")
+    i = caller_index(obj)
+    obj["turns"][i]["barge_in"] = 300
+    obj["scenrio"] = obj.pop("scenario")
+    obj["frobs"] = 3
+    found = dict(problems(obj))
+    assert found[f"turns[{i}].barge_in"].startswith("unknown key, did you mean 'barge_in_ms'? (allowed: ")
+    assert (
+        found["scenrio"].startswith("unknown key, did you mean 'scenario'?")
+        and found["scenario"] == "missing"
+    )
+    assert found["frobs"].startswith("unknown key (allowed: caller_goal, id,")  # nothing near: the list alone

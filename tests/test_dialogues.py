@@ -375,3 +375,36 @@ def test_bundled_file_round_trips_through_json(bundled):
     for d, line in zip(bundled, lines, strict=True):
         assert parse_dialogue(json.loads(line), d.source, d.line) == d
         assert copy.deepcopy(d) == d
+
+
+def test_a_pretty_printed_file_is_one_problem_saying_a_dialogue_file_is_jsonl(tmp_path):
+    pretty = tmp_path / "pretty.json"
+    text = json.dumps(good("one"), ensure_ascii=False, indent=2)
+    pretty.write_text(text + "\n", encoding="utf-8")
+    [problem] = validate_file(pretty)  # not one "invalid JSON" a line
+    n = text.count("\n") + 1
+    assert str(problem) == (
+        f"{pretty}: JSON written over several lines (an object over lines 1-{n}): a dialogue file is JSONL,"
+        f" one dialogue object per line; `jq -c '.' {pretty} > fixed.jsonl` rewrites it so"
+    )
+    # good lines around one pretty-printed object: they load; the object is the one problem
+    mixed = write(tmp_path, [good("a"), text, good("b")], "mixed.jsonl")
+    [problem] = validate_file(mixed)
+    assert f"an object over lines 2-{n + 1}" in problem.reason and problem.line == 0
+    array = tmp_path / "array.json"
+    array.write_text(json.dumps([good("a"), good("b")], indent=1), encoding="utf-8")
+    [problem] = validate_file(array)
+    assert "an array over lines 1-" in problem.reason and "jq -c '.[]'" in problem.reason
+    broken = tmp_path / "broken.json"
+    broken.write_text(text[:-2] + "\n", encoding="utf-8")  # and not even valid as a whole: where it breaks
+    [problem] = validate_file(broken)
+    assert str(problem).startswith(f"{broken}: JSON written over several lines, and broken (Expecting")
+    assert f"at line {n}, col 1): a dialogue file is JSONL" in problem.reason
+
+
+def test_problems_of_a_whole_file_are_printed_without_a_line_number(tmp_path):
+    assert [str(p) for p in validate_file(write(tmp_path, [""], "empty.jsonl"))] == [
+        f"{tmp_path / 'empty.jsonl'}: no dialogues"
+    ]
+    [missing] = validate_file(tmp_path / "nope.jsonl")
+    assert str(missing).startswith(f"{tmp_path / 'nope.jsonl'}: cannot read: ")

@@ -40,6 +40,11 @@ def test_a_dialogue_error_lists_every_problem_located():
     assert str(errors.DialogueError([])) == "invalid dialogue data"
 
 
+def test_a_problem_of_a_whole_file_or_of_no_line_has_no_line_number():
+    assert str(errors.DialogueProblem("d.jsonl", 0, errors.FILE, "no dialogues")) == "d.jsonl: no dialogues"
+    assert str(errors.DialogueProblem("<memory>", 0, "id", "missing")) == "<memory>: id: missing"  # in code
+
+
 def test_an_explained_exception_is_never_empty():
     def caused(outer, cause):
         try:

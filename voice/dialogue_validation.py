@@ -1,8 +1,10 @@
 """Validation of CallBench dialogue objects: everything that would break a call later is caught here.
 
-Validation is strict (unknown keys are errors) because a typo such as ``barge_in`` silently dropping a cue
-would corrupt a benchmark run without anyone noticing.  All problems are collected, not just the first, so
-an author can fix a whole file in one pass.
+Validation is strict (unknown keys are errors, named with the nearest allowed key: ``barge_in``, did you mean
+``barge_in_ms``?) because a typo silently dropping a cue would corrupt a benchmark run without anyone
+noticing.  Problems name values in JSON's words (``got null``, ``got a list``), never Python's
+(``NoneType``).  All problems are collected, not just the first, so an author can fix a whole file in one
+pass.
 
 Beyond the schema, a dialogue must be safe to run: its id becomes file names on every OS (length, characters,
 reserved names), every string is valid Unicode (a lone surrogate cannot be written as UTF-8), sizes are sane
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, get_args
 
 from voice import dialogue_annotations as ann
+from voice.dialogue_annotations import json_kind, shown
 from voice.errors import DialogueProblem
 
 Scenario: TypeAlias = Literal["takeout", "delivery", "taxi", "work", "life", "harassment"]
@@ -89,8 +92,8 @@ class _Checker:
 
     def keys(self, obj: Mapping[str, Any], allowed: frozenset[str], required: Iterable[str], at: str) -> None:
         prefix = f"{at}." if at else ""
-        for key in sorted(set(obj) - allowed):
-            self.add(f"{prefix}{key}", f"unknown key (allowed: {', '.join(sorted(allowed))})")
+        for key in sorted(set(obj) - allowed):  # with the nearest allowed key: a typo is the likely cause
+            self.add(f"{prefix}{key}", ann.unknown_key(key, allowed, obj))
         for key in required:
             if key not in obj:
                 self.add(f"{prefix}{key}", "missing")
@@ -102,7 +105,7 @@ class _Checker:
             return
         value = obj[key]
         if not isinstance(value, str) or not value.strip():
-            self.add(field, f"must be a non-empty string, got {value!r}")
+            self.add(field, f"must be a non-empty string, got {shown(value)}")
         elif cjk and not _CJK.search(value):
             self.add(field, f"must contain Chinese characters, got {value!r}")
         elif max_len and len(value.strip()) > max_len:
@@ -110,14 +113,14 @@ class _Checker:
 
     def enum(self, obj: Mapping[str, Any], key: str, allowed: tuple[str, ...], field: str) -> None:
         if key in obj and obj[key] not in allowed:
-            self.add(field, f"must be one of {', '.join(allowed)}, got {obj[key]!r}")
+            self.add(field, f"must be one of {', '.join(allowed)}, got {shown(obj[key])}")
 
     def ms(self, obj: Mapping[str, Any], key: str, bounds: tuple[int, int], field: str) -> None:
         if key not in obj:
             return
         value, (lo, hi) = obj[key], bounds
         if isinstance(value, bool) or not isinstance(value, int):
-            self.add(field, f"must be an integer number of ms, got {value!r}")
+            self.add(field, f"must be an integer number of ms, got {shown(value)}")
         elif not lo <= value <= hi:
             self.add(field, f"must be in {lo}..{hi} ms, got {value}")
 
@@ -129,7 +132,7 @@ class _Checker:
             return None
         value, field = obj[key], f"{at}.{key}" if at else key
         if not isinstance(value, dict):
-            self.add(field, f"must be an object, got {type(value).__name__}")
+            self.add(field, f"must be an object, got {json_kind(value)}")
             return None
         self.keys(value, allowed, required or sorted(allowed), field)
         return value
@@ -195,7 +198,7 @@ def _check_turns(c: _Checker, turns: Any) -> None:
     for i, turn in enumerate(turns):
         at = f"turns[{i}]"
         if not isinstance(turn, dict):
-            c.add(at, f"must be an object, got {type(turn).__name__}")
+            c.add(at, f"must be an object, got {json_kind(turn)}")
             prev_role = None
             continue
         role = turn.get("role")
@@ -329,7 +332,8 @@ def check_dialogue_object(
     """Every problem of one decoded dialogue object (empty: it can be built and run, in ``voice`` if any)."""
     c = _Checker(path, line, voice)
     if not isinstance(obj, dict):
-        c.add("<root>", f"must be a JSON object, got {type(obj).__name__}")
+        jsonl = " (a dialogue file is JSONL: one dialogue object per line, not an array)"
+        c.add("<root>", f"must be a JSON object, got {json_kind(obj)}{jsonl * isinstance(obj, list)}")
         return c.problems
     _walk_strings(obj, "", 0, c.add)
     if c.problems:  # a dialogue that is not valid Unicode or absurdly deep is not checked further

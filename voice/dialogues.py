@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -45,7 +46,7 @@ from voice.dialogue_validation import (
     check_caller_turn,
     check_dialogue_object,
 )
-from voice.errors import DialogueError, DialogueProblem
+from voice.errors import FILE, DialogueError, DialogueProblem
 
 __all__ = [  # the validation's names a dialogue's user reaches for are here too
     "BACKCHANNEL_AT_RANGE", "BACKCHANNEL_MAX_CHARS", "BARGE_IN_RANGE", "ID_PATTERN", "MAX_ID_CHARS",
@@ -196,6 +197,7 @@ def parse_dialogue(obj: Any, path: str | Path = "<memory>", line: int = 0) -> Di
 
 
 _UNDECODABLE = object()
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")  # what JSON allows between values
 
 
 def _decode(text: str, bad: Callable[[str, str], None]) -> Any:
@@ -219,7 +221,7 @@ def _scan(path: str | Path, voice: VoiceCheck | None = None) -> tuple[list[Dialo
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
-        return [], [DialogueProblem(name, 0, "<file>", f"cannot read: {exc.strerror or exc}")]
+        return [], [DialogueProblem(name, 0, FILE, f"cannot read: {exc.strerror or exc}")]
     dialogues: list[Dialogue] = []
     problems: list[DialogueProblem] = []
     first_seen: dict[str, int] = {}
@@ -250,9 +252,79 @@ def _scan(path: str | Path, voice: VoiceCheck | None = None) -> tuple[list[Dialo
             first_seen[did] = number
         if dialogue is not None:
             dialogues.append(dialogue)
+    if any(p.field == "<json>" for p in problems):  # one pretty-printed object is not 79 broken lines
+        if spread := _spread_json(raw):
+            problems = [_spread_problem(name, spread)] + [p for p in problems if not _within(p.line, spread)]
+        elif not dialogues and (broken := _broken_spread(name, raw, problems)) is not None:
+            problems = [broken]
     if not dialogues and not problems:
-        problems.append(DialogueProblem(name, 0, "<file>", "no dialogues"))
+        problems.append(DialogueProblem(name, 0, FILE, "no dialogues"))
     return dialogues, problems
+
+
+def _spread_json(raw: bytes) -> list[tuple[int, int, Any]]:
+    """The JSON values of a file that holds nothing else, as ``(first line, last line, value)``, if any of
+    them is written over several lines (pretty-printed); [] otherwise (a JSONL file, or not JSON at all)."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return []
+    decoder, out, at, line = json.JSONDecoder(), [], 0, 1
+    while (start := _JSON_SPACE.match(text, at).end()) < len(text):  # type: ignore[union-attr]
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            return []
+        line += text.count("\n", at, start)
+        out.append((line, line + text.count("\n", start, end), value))
+        at, line = end, out[-1][1]
+    return out if any(first < last for first, last, _ in out) else []
+
+
+def _within(line: int, spread: list[tuple[int, int, Any]]) -> bool:
+    return any(first <= line <= last for first, last, _ in spread if first < last)
+
+
+def _spread_problem(name: str, spread: list[tuple[int, int, Any]]) -> DialogueProblem:
+    """The one problem of JSON written over several lines: where, and the command that makes it JSONL."""
+    multi = [(first, last, value) for first, last, value in spread if first < last]
+    what = ", ".join(
+        f"{'an array' if isinstance(value, list) else 'an object'} over lines {first}-{last}"
+        for first, last, value in multi[:3]
+    ) + (f" and {len(multi) - 3} more" if len(multi) > 3 else "")
+    array = any(isinstance(v, list) for _, _, v in multi)
+    fix = f"jq -c '{'.[]' if array else '.'}' {name} > fixed.jsonl"
+    return DialogueProblem(
+        name,
+        0,
+        FILE,
+        f"JSON written over several lines ({what}): a dialogue file is JSONL, one dialogue "
+        f"object per line; `{fix}` rewrites it so",
+    )
+
+
+def _broken_spread(name: str, raw: bytes, problems: list[DialogueProblem]) -> DialogueProblem | None:
+    """A file no line of which is an object, opened like pretty-printed JSON (a lone ``{`` or ``[``) that does
+    not parse as a whole either: one problem, where it breaks (None: not such a file)."""
+    text = raw.decode("utf-8-sig", errors="replace")
+    opening = text.lstrip().split("\n", 1)[0].strip()
+    pieces = all(p.field in ("<json>", "<root>") for p in problems)  # lines that are no object, or no JSON
+    if len(problems) < 2 or opening not in ("{", "[", "[{") or not pieces:
+        return None
+    try:
+        json.loads(text)
+        return None
+    except json.JSONDecodeError as exc:
+        where = f"{exc.msg} at line {exc.lineno}, col {exc.colno}"
+    except (ValueError, RecursionError):
+        where = "it does not parse"
+    return DialogueProblem(
+        name,
+        0,
+        FILE,
+        f"JSON written over several lines, and broken ({where}): a dialogue file is JSONL, one "
+        "dialogue object per line",
+    )
 
 
 def validate_file(path: str | Path, voice: VoiceCheck | None = None) -> list[DialogueProblem]:

@@ -27,9 +27,16 @@ class CallSimError(Exception):
     """Root of every error CallSim raises on purpose."""
 
 
+FILE = "<file>"  # the field of a problem of a dialogue file as a whole
+
+
 @dataclass(frozen=True)
 class DialogueProblem:
-    """One validation problem, located to a file line and a field path."""
+    """One validation problem, located to a file line and a field path.
+
+    Line 0 is no line: a problem of the whole file (field ``<file>``: it cannot be read, holds no dialogue,
+    is JSON written over many lines) reads ``file: reason``, one of an object that is not a file's line
+    ``source: field: reason``."""
 
     path: str
     line: int
@@ -37,7 +44,9 @@ class DialogueProblem:
     reason: str
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.field}: {self.reason}"
+        if self.line > 0:
+            return f"{self.path}:{self.line}: {self.field}: {self.reason}"
+        return f"{self.path}: " + ("" if self.field == FILE else f"{self.field}: ") + self.reason
 
 
 class DialogueError(CallSimError):
