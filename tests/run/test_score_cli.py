@@ -46,3 +46,20 @@ async def test_score_with_an_llm_judge_prints_its_verdicts_on_the_calls(tmp_path
         "goal"
     ]
     assert goal["caller_goal_met"] == "no" and goal["reason"] == "the caller's goal: no"
+
+
+def test_score_reads_annotations_kept_apart_from_the_dialogues(tmp_path, capsys):
+    from tests.records import good
+    from voice.run.score_cli import run_dialogues
+
+    dialogues = tmp_path / "d.jsonl"
+    dialogues.write_text(json.dumps(good(), ensure_ascii=False) + "\n", encoding="utf-8")
+    notes = tmp_path / "a.jsonl"
+    row = {"dialogue": "takeout-regular-01", "turns": [{"turn": 0, "key_points": [["门口"]]}]}
+    notes.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+    [d] = run_dialogues(tmp_path, str(dialogues), str(notes)).values()
+    assert d.turns[2].annotations.key_points == (("门口",),)
+    notes.write_text(json.dumps({**row, "dialogue": "nope"}) + "\n", encoding="utf-8")
+    args = ["score", str(tmp_path), "--dialogues", str(dialogues), "--annotations", str(notes)]
+    assert main([*args, "--transcriber", "memory"]) == 2
+    assert f"{notes}:1: dialogue: no dialogue 'nope'" in capsys.readouterr().err

@@ -29,6 +29,7 @@ def register(sub: Any) -> None:
     s.add_argument("folder", help="a bench/run output folder, or one target's folder")
     s.add_argument("--judge", default="checklist", help="checklist (offline, default) or openai:MODEL")
     s.add_argument("--dialogues", help="the run's dialogue file (default: the one the run recorded)")
+    s.add_argument("--annotations", help="the checklist's annotations, in a file apart from the dialogues")
     s.add_argument(
         "--transcriber",
         default="whisper",
@@ -45,8 +46,9 @@ def register(sub: Any) -> None:
     s.set_defaults(func=cmd_score)
 
 
-def run_dialogues(folder: Path, given: str | None) -> dict[str, Dialogue]:
-    """The dialogues a run was made from: ``--dialogues``, else the file its results.json names."""
+def run_dialogues(folder: Path, given: str | None, annotations: str | None = None) -> dict[str, Dialogue]:
+    """The dialogues a run was made from: ``--dialogues``, else the file its results.json names; with the
+    annotations of the file ``annotations`` merged in (``--annotations``)."""
     path = Path(given) if given else None
     if path is None:
         for doc_path in (folder / "results.json", folder.parent / "results.json"):
@@ -57,7 +59,7 @@ def run_dialogues(folder: Path, given: str | None) -> dict[str, Dialogue]:
             if source:
                 path = Path(str(source))
                 break
-    return {d.id: d for d in load_dialogues(path or bundled_dialogues_path())}
+    return {d.id: d for d in load_dialogues(path or bundled_dialogues_path(), annotations=annotations)}
 
 
 def score_run(
@@ -118,7 +120,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
     folder = Path(args.folder)
-    dialogues = run_dialogues(folder, args.dialogues) if args.dialogues else None
+    given = args.dialogues or args.annotations
+    dialogues = run_dialogues(folder, args.dialogues, args.annotations) if given else None
     transcriber = make_transcriber(args.transcriber)
     broken = score_run(
         folder, args.judge, transcriber, dialogues=dialogues, floors=floors, base_url=args.llm_base_url
