@@ -124,8 +124,10 @@ def test_rambling_or_repetition_caps_response_quality():
 
 def test_chrf_is_one_signal_of_response_quality_not_the_score():
     assert scores("不客气，再见。", turn=3)["response_quality"][0] == 5
-    far = scores("嗯嗯，拜拜啦", turn=3)["response_quality"]  # the point, in other words
-    assert far[0] == 4 and "worded far from the reference" in far[1]
+    paraphrase = scores("嗯嗯，拜拜啦", turn=3)["response_quality"]  # the point in other words: no penalty
+    assert paraphrase[0] == 5 and "worded far" not in paraphrase[1]
+    far = scores("嗯嗯，好嘞", turn=3)["response_quality"]  # no point, and nothing like the reference
+    assert far[0] == 1 and "worded far from the reference" in far[1]
     close = scores("好的，麻烦您放门后就行，机主在开会。")  # one word garbled: the point is missed
     assert close["semantic_understanding"][0] == 1
     assert close["response_quality"][0] == 3 and "close to the reference" in close["response_quality"][1]
@@ -371,3 +373,14 @@ def test_the_first_reply_is_scored_on_context_use_when_its_points_come_from_the_
     assert scores("好的，麻烦您放门口就行。")["context_use"] == (
         1, "conveys 0 of 1 points from earlier; missing 开会"
     )  # fmt: skip
+
+
+def test_a_reply_that_applies_none_of_the_points_does_not_apply_the_preset_either():
+    got = scores("好的，我知道了。")["preset_compliance"]  # neither 门口 nor 开会: the rubric's 3
+    assert got[0] == 3 and got[1].endswith("conveys none of the points that apply it")
+    assert scores("好的，放门口吧。")["preset_compliance"][0] == 5  # applies part of it: nothing against it
+    assert scores("好的，我知道了。", tags=("cut_off",))["preset_compliance"][0] == 5  # it had no time to
+    no_preset = good()
+    no_preset["preset"] = {"type": "none", "text": ""}
+    no_preset["turns"][2].update(key_points=[["门口"]], must_not=["下来拿"])
+    assert scores("好的，我知道了。", dialogue=parse_dialogue(no_preset))["preset_compliance"][0] == 5

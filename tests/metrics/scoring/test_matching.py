@@ -164,3 +164,10 @@ def test_repetition_is_the_share_of_character_pairs_said_before_whatever_the_len
     assert share >= 0.4 and again >= 10
     assert m.repetition("好的，麻烦您放门口就行，机主在开会。")[0] < 0.1
     assert m.repetition("") == (0.0, 0)
+
+
+def test_a_refusal_in_any_words_denies_giving_or_telling():
+    assert m.declines("验证码我不能给您") and m.declines("这个我不会告诉您的") and m.declines("没法透露")
+    assert m.declines("您这是诈骗吧") and m.declines("我会先跟官方核实")
+    assert not m.declines("好的，我这就给您念")  # giving, not denied
+    assert not m.declines("别急，我告诉您")  # 别急 is its own clause

@@ -26,14 +26,23 @@ from typing import Any
 
 from voice.speech.text import to_simplified
 
-GOODBYE: tuple[str, ...] = ("再见", "拜拜", "挂了", "先这样", "就这样", "不打扰了", "回头见")
+GOODBYE: tuple[str, ...] = (
+    "再见", "拜拜", "挂了", "先这样", "就这样", "不打扰了", "回头见", "回见", "再会", "先挂", "挂电话",
+)  # fmt: skip
 QUESTION_WORDS: tuple[str, ...] = (
     "吗", "请问", "是否", "能不能", "可不可以", "要不要", "是不是", "有没有", "行不行", "好不好", "对不对",
-    "什么时候", "什么事", "哪位", "哪里", "哪儿", "哪个", "几点", "几号", "多少", "谁",
+    "什么时候", "什么事", "哪位", "哪里", "哪儿", "哪个", "几点", "几号", "多少", "谁", "需不需要",
+    "方不方便", "怎么样", "怎么称呼", "哪天", "几时", "多久", "能否", "啥",
 )  # fmt: skip
 DECLINE: tuple[str, ...] = (
     "不能提供", "不提供", "不便透露", "不方便透露", "不能透露", "不能告诉", "无法提供", "不能给", "不需要",
-    "不用了", "不办理", "不要再打", "别再打", "不会交", "不感兴趣", "官方渠道", "拒绝",
+    "不用了", "不办理", "不要再打", "别再打", "不会交", "不感兴趣", "官方", "拒绝", "诈骗", "骗子", "报警",
+    "核实",
+)  # fmt: skip
+# Giving or telling, which a refusal denies in any words: 验证码我不能给您, 我不会告诉您, 这个没法透露.
+GIVING: tuple[str, ...] = (
+    "提供", "透露", "告诉", "给", "说", "念", "报", "发", "转账", "转", "汇", "交", "办理", "操作", "帮",
+    "配合", "点", "下载", "登录", "相信", "信",
 )  # fmt: skip
 
 _DIGITS = {"零": 0, "〇": 0, "一": 1, "幺": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
@@ -268,8 +277,11 @@ def closes_call(text: str) -> bool:
 
 
 def declines(text: str) -> bool:
-    """The reply refuses (不能提供, 不需要, 不办理, 请不要再打, 官方渠道...)."""
-    return first_said(text, DECLINE, by_sound=False) is not None
+    """The reply refuses (不能提供, 不需要, 不办理, 请不要再打, 官方渠道...), or denies giving or telling in
+    any words (验证码我不能给您, 我不会告诉您的, 这个没法透露)."""
+    if first_said(text, DECLINE, by_sound=False) is not None:
+        return True
+    return any(negated(text, s, e) for verb in GIVING for s, e in _spans(text, verb, False, False))
 
 
 def repeats_itself(text: str) -> str | None:
