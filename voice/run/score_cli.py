@@ -46,9 +46,8 @@ def register(sub: Any) -> None:
     s.set_defaults(func=cmd_score)
 
 
-def run_dialogues(folder: Path, given: str | None, annotations: str | None = None) -> dict[str, Dialogue]:
-    """The dialogues a run was made from: ``--dialogues``, else the file its results.json names; with the
-    annotations of the file ``annotations`` merged in (``--annotations``)."""
+def run_dialogues(folder: Path, given: str | None) -> dict[str, Dialogue]:
+    """The dialogues a run was made from: ``--dialogues``, else the file its results.json names."""
     path = Path(given) if given else None
     if path is None:
         for doc_path in (folder / "results.json", folder.parent / "results.json"):
@@ -59,7 +58,24 @@ def run_dialogues(folder: Path, given: str | None, annotations: str | None = Non
             if source:
                 path = Path(str(source))
                 break
-    return {d.id: d for d in load_dialogues(path or bundled_dialogues_path(), annotations=annotations)}
+    return {d.id: d for d in load_dialogues(path or bundled_dialogues_path())}
+
+
+def annotated_dialogues(
+    folder: Path, given: str | None, annotations: str
+) -> tuple[dict[str, Dialogue], dict[str, str]]:
+    """The run's dialogues with the annotations of a file of their own merged in, and the content hash of
+    each as it was run: annotations added after the run change what is judged, not what was called, so
+    the calls are scored rather than skipped as made from an edited dialogue."""
+    from voice.annotation_file import apply_annotations
+    from voice.errors import DialogueError
+    from voice.run.resume import dialogue_sha
+
+    ran = run_dialogues(folder, given)
+    merged, problems = apply_annotations(annotations, list(ran.values()))
+    if problems:
+        raise DialogueError(problems)
+    return {d.id: d for d in merged}, {i: dialogue_sha(d) for i, d in ran.items()}
 
 
 def score_run(
@@ -70,8 +86,10 @@ def score_run(
     dialogues: dict[str, Dialogue] | None = None,
     floors: dict[str, float] | None = None,
     base_url: str | None = None,
+    ran: dict[str, str] | None = None,
 ) -> list[str]:
-    """Score every target of a run folder, print each seven-dimension table; the floors that broke."""
+    """Score every target of a run folder, print each seven-dimension table; the floors that broke.  ``ran``:
+    each dialogue's content hash as run, when ``dialogues`` carry annotations merged in since."""
     from voice.metrics.scoring.judges import make_judge
     from voice.run.score import broken_floors, format_scores, score_target
 
@@ -87,6 +105,7 @@ def score_run(
             transcriber,
             on_call=lambda call_id, state: print(f"{call_id}: {state}", file=sys.stderr),
             transcriber_facts=facts,
+            ran=ran,
         )
         print(format_scores(summary, title=f"{target} ({len(calls)} calls)"))
         if (cer := facts.get("known_reply_cer")) is not None:
@@ -120,11 +139,19 @@ def cmd_score(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
     folder = Path(args.folder)
-    given = args.dialogues or args.annotations
-    dialogues = run_dialogues(folder, args.dialogues, args.annotations) if given else None
+    dialogues = run_dialogues(folder, args.dialogues) if args.dialogues else None
+    ran: dict[str, str] | None = None
+    if args.annotations:
+        dialogues, ran = annotated_dialogues(folder, args.dialogues, args.annotations)
     transcriber = make_transcriber(args.transcriber)
     broken = score_run(
-        folder, args.judge, transcriber, dialogues=dialogues, floors=floors, base_url=args.llm_base_url
+        folder,
+        args.judge,
+        transcriber,
+        dialogues=dialogues,
+        floors=floors,
+        base_url=args.llm_base_url,
+        ran=ran,
     )
     for b in broken:
         print(f"callsim: gate broke: {b}", file=sys.stderr)
