@@ -115,6 +115,9 @@ def test_marked_text_is_the_canonical_text_with_where_each_clause_starts():
         ("这个取消不了", "取消"),  # 不了 after
         ("他没有签字", "签字"),
         ("先别挂了", "挂了"),
+        ("我不会说验证码是多少", "验证码是"),  # a verb of telling between
+        ("验证码是不能说的", "验证码是"),  # kept back after it
+        ("验证码是保密的", "验证码是"),
     ],
 )
 def test_a_phrase_said_denied_is_not_said(text, phrase):
@@ -133,6 +136,7 @@ def test_a_phrase_said_denied_is_not_said(text, phrase):
         ("不好意思，麻烦放门口", "放门口"),
         ("没问题，可以", "可以"),  # 没 before other words
         ("请不要敲门", "不要敲门"),  # the denial is the phrase itself
+        ("验证码是四八三九", "验证码是"),
     ],
 )
 def test_a_phrase_is_said_when_nothing_denies_it(text, phrase):

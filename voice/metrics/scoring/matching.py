@@ -54,12 +54,15 @@ _UNITS_BEFORE = frozenset("十百千万亿")
 _UNITS_AFTER = frozenset("十百千万亿点块元角毛分秒号月年日天岁个位楼层栋单室次遍条张件台辆米斤克公里周倍%")
 _TIME_MARKS = frozenset(":.")  # 10:30, 3.5: a time or an amount when there is a digit on either side
 _JOINERS = re.compile(r"[\s\-,，、;；]+")  # between groups of a number read out: 三八二，九一六
-# Negation before a phrase, with up to four words between (先别取消, 不用再帮您取消, 明天下午不可以), or 不了
-# after it (取消不了).  Matched within a clause: 不，取消吧 is a "no" and then a cancellation.
+# Negation before a phrase, with up to four words or verbs of telling between (先别取消, 不用再帮您取消, 明天
+# 下午不可以, 我不会说验证码是多少).  Matched within a clause: 不，取消吧 is a "no" and then a cancellation.
 _NEGATION_BEFORE = re.compile(
-    r"(?P<neg>无需|无须|无法|不必|没|不|别|未|甭|勿|莫)[要用必能会可以再先给帮您你他她去急着需有法得]{0,4}$"
+    r"(?P<neg>无需|无须|无法|不必|没|不|别|未|甭|勿|莫)(?:[要用必能会可以再先给帮您你他她去急着需有法得]|说|告诉|透露|提供){0,4}$"
 )
-_NEGATED_AFTER = ("不了", "不成")
+# after it: 取消不了; what it says is kept back (验证码是不能说的, 验证码是保密的)
+_NEGATED_AFTER = re.compile(
+    r"不了|不成|[的呢嘛]?是?(?:不能|不便|不方便|没法|无法|不可以|不会)(?:说|告诉|透露|提供|给)|.{0,2}保密"
+)
 _BIE_WORDS = frozenset("特区告分个级类性识辨鉴离送")  # 特别, 区别, 告别...: 别 in a word, not "don't"
 # Words an annotated phrase may be said with slipped in (按一下门铃 is 按门铃, 敲了门 is 敲门): at most
 # GAP_MAX_STRICT of these in a forbidden or private phrase; in a point a reply should convey, GAP_MAX of any
@@ -202,7 +205,7 @@ def negated(text: str, start: int, end: int) -> bool:
     clause = max(s for s in starts if s <= start)
     ends = [s for s in starts if s > start]
     before, after = hay[clause:start], hay[end : ends[0] if ends else len(hay)]
-    if after.startswith(_NEGATED_AFTER):
+    if _NEGATED_AFTER.match(after):
         return True
     found = _NEGATION_BEFORE.search(before)
     if found is None:
