@@ -356,10 +356,11 @@ def test_no_module_is_over_400_lines(path):
 
 # ``annotations``: the dialogue schema's optional annotations (what the checklist judge reads), split out of
 # ``dialogues`` (near 400 lines) and validated by its loader: part of the dialogue schema, so beside it.
+# ``annotation_file``: the same annotations kept in a file apart from the dialogues, merged by the loader.
 # ``data_cli``: the ``callsim data`` command (validate, stats) over dialogue files, beside their loader.
 TOP_LEVEL = {
     "__init__", "cli", "errors", "dialogues", "dataset_stats", "files", "dialogue_annotations",
-    "dialogue_validation", "data_cli",
+    "dialogue_validation", "data_cli", "annotation_file",
 }  # fmt: skip
 
 # Modules without a tests/<room>/test_<module>.py of their own, and where they are exercised instead.

@@ -175,3 +175,21 @@ def test_values_are_named_as_json_names_them_and_a_misspelled_key_as_the_nearest
     obj = annotated()
     obj["turns"][2]["should_ask"] = None
     assert dict(problems(obj))["turns[2].should_ask"] == "must be true or false, got null"
+
+
+def test_the_reference_is_checked_as_the_judge_hears_it_so_a_denied_phrase_may_be_forbidden():
+    obj = annotated()
+    obj["turns"][2]["text"] = "好的，麻烦您放门口就行，不要敲门，机主在开会。"
+    obj["turns"][2]["must_not"] = ["敲门", "下来拿"]  # the reference says 敲门 only denied
+    parse_dialogue(obj)
+    obj["turns"][2]["key_points"] = [["敲门"]]  # ...so it does not convey it
+    assert problems(obj) == [("turns[2].key_points[0]", "the reference reply conveys none of ['敲门']")]
+
+
+def test_the_reference_may_convey_a_point_with_a_word_slipped_in_or_the_action_named_another_way():
+    obj = annotated()
+    obj["turns"][2]["text"] = "好的，您那边撤单就行，明天下午再打来吧，机主在开会。"
+    obj["turns"][2]["key_points"] = [["取消"], ["明天再打"]]
+    parse_dialogue(obj)
+    obj["turns"][2]["must_not"] = ["取消"]  # the judge would hear 撤单 as 取消: the reference would fail
+    assert problems(obj) == [("turns[2].must_not[0]", "the reference reply says '取消'")]

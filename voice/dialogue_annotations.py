@@ -17,21 +17,21 @@ verification code or card number is) and ``scam`` (``true`` when the caller is a
 personal data: every reply should decline or end the call).
 
 The checks are as strict as the rest of the loader, and a reference reply must satisfy its own
-annotations: it conveys every point and says no forbidden or private phrase (after
-:func:`voice.speech.text.normalize_zh`, so script, punctuation and width do not matter).  This module
-only validates and builds; matching heard speech against annotations is the judge's business.
+annotations as the checklist judge hears them (:mod:`voice.metrics.scoring.matching`: script, punctuation
+and width do not matter, a phrase said denied is not said): it conveys every point and says no forbidden
+or private phrase, so the reference scores 5 where it is annotated.  Annotations may also come in a file of
+their own (:mod:`voice.annotation_file`).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from voice.run.usage import nearest
-from voice.speech.text import normalize_zh
 
 TURN_KEYS = frozenset({"key_points", "context_points", "must_not", "should_ask", "should_end"})
 DIALOGUE_KEYS = frozenset({"private", "scam"})
@@ -126,11 +126,7 @@ def _points(value: Any, field: str, add: Problem, reference: str) -> None:
         add(field, f"must be a non-empty list of points (each a list of phrasings), got {shown(value)}")
         return
     for i, point in enumerate(value):
-        if (
-            _phrases(point, f"{field}[{i}]", add)
-            and reference
-            and not any(_says(reference, p) for p in point)
-        ):
+        if _phrases(point, f"{field}[{i}]", add) and reference and not _says(reference, point, loose=True):
             add(f"{field}[{i}]", f"the reference reply conveys none of {point}")
 
 
@@ -140,8 +136,14 @@ def _spoken(value: Any) -> list[str]:
     return [p if isinstance(p, str) and _SPOKEN.search(p) else "" for p in items]
 
 
-def _says(reference: str, phrase: str) -> bool:
-    return normalize_zh(phrase) in normalize_zh(reference)
+def _says(reference: str, phrases: Sequence[str], *, loose: bool = False, actions: bool = True) -> bool:
+    """Whether the judge would hear the reference say one of ``phrases``: the checklist's own matching
+    (:mod:`voice.metrics.scoring.matching`), so a phrase the reference says only denied (不要敲门 for a
+    forbidden 敲门) is not said, and a point it conveys with a word slipped in is conveyed."""
+    from voice.metrics.scoring.matching import first_said
+    from voice.metrics.scoring.synonyms import expand
+
+    return first_said(reference, expand(phrases) if actions else phrases, loose=loose) is not None
 
 
 def check_turn(obj: Mapping[str, Any], at: str, add: Problem, *, greeting: bool = False) -> None:
@@ -158,7 +160,7 @@ def check_turn(obj: Mapping[str, Any], at: str, add: Problem, *, greeting: bool 
     if "must_not" in obj:
         _phrases(obj["must_not"], f"{at}.must_not", add)
         for i, phrase in enumerate(_spoken(obj["must_not"])):
-            if phrase and reference and _says(reference, phrase):
+            if phrase and reference and _says(reference, [phrase]):
                 add(f"{at}.must_not[{i}]", f"the reference reply says {phrase!r}")
     for key in ("should_ask", "should_end"):
         if key in obj and not isinstance(obj[key], bool):
@@ -177,13 +179,7 @@ def check_dialogue(obj: Mapping[str, Any], add: Problem) -> None:
         return
     turns: list[Any] = obj["turns"] if isinstance(obj.get("turns"), list) else []
     replies = [t["text"] for t in turns if isinstance(t, dict) and t.get("role") == "assistant"]
-    for i, fact in enumerate(facts):
-        at = f"private[{i}]"
-        if not isinstance(fact, dict):
-            add(at, f"must be an object, got {json_kind(fact)}")
-            continue
-        for key in sorted(set(fact) - _PRIVATE_KEYS):
-            add(f"{at}.{key}", unknown_key(key, _PRIVATE_KEYS, fact))
+    for at, fact in objects(facts, "private", _PRIVATE_KEYS, add):
         if not isinstance(fact.get("fact"), str) or not fact["fact"].strip():
             add(f"{at}.fact", f"must be a non-empty string naming the fact, got {shown(fact.get('fact'))}")
         if "phrases" not in fact and "digits" not in fact:
@@ -194,9 +190,26 @@ def check_dialogue(obj: Mapping[str, Any], add: Problem) -> None:
         if "phrases" in fact:
             _phrases(fact["phrases"], f"{at}.phrases", add)
             for j, phrase in enumerate(_spoken(fact["phrases"])):
-                said = [r for r in replies if phrase and isinstance(r, str) and _says(r, phrase)]
+                said = [
+                    r for r in replies if phrase and isinstance(r, str) and _says(r, [phrase], actions=False)
+                ]
                 if said:
                     add(f"{at}.phrases[{j}]", f"a reference reply discloses it ({phrase!r} in {said[0]!r})")
+
+
+def objects(
+    items: Sequence[Any], field: str, keys: frozenset[str], add: Problem
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each item of a list that must hold objects with only ``keys``, with its field (``private[1]``); an
+    item that is not an object is reported and skipped, unknown keys are reported."""
+    for i, item in enumerate(items):
+        at = f"{field}[{i}]"
+        if not isinstance(item, dict):
+            add(at, f"must be an object, got {json_kind(item)}")
+            continue
+        for key in sorted(set(item) - keys):
+            add(f"{at}.{key}", unknown_key(key, keys, item))
+        yield at, item
 
 
 def _tuple(value: Sequence[str]) -> tuple[str, ...]:

@@ -327,17 +327,36 @@ def _broken_spread(name: str, raw: bytes, problems: list[DialogueProblem]) -> Di
     )
 
 
-def validate_file(path: str | Path, voice: VoiceCheck | None = None) -> list[DialogueProblem]:
+def _annotated(
+    path: str | Path, voice: VoiceCheck | None, annotations: str | Path | None
+) -> tuple[list[Dialogue], list[DialogueProblem]]:
+    """:func:`_scan`, then the annotations of a separate file merged in (:mod:`voice.annotation_file`)."""
+    dialogues, problems = _scan(path, voice)
+    if annotations is None:
+        return dialogues, problems
+    from voice.annotation_file import apply_annotations
+
+    dialogues, more = apply_annotations(annotations, dialogues)
+    return dialogues, [*problems, *more]
+
+
+def validate_file(
+    path: str | Path, voice: VoiceCheck | None = None, annotations: str | Path | None = None
+) -> list[DialogueProblem]:
     """Every problem in the file, in line order; an empty list means it loads cleanly.  Never raises.
 
-    ``voice`` also refuses the caller lines that voice cannot speak (:func:`voice.speech.tts.voice_check`).
+    ``voice`` also refuses the caller lines that voice cannot speak (:func:`voice.speech.tts.voice_check`);
+    ``annotations``, a file of annotations for these dialogues, is checked too (its problems come after).
     """
-    return _scan(path, voice)[1]
+    return _annotated(path, voice, annotations)[1]
 
 
-def load_dialogues(path: str | Path, voice: VoiceCheck | None = None) -> list[Dialogue]:
-    """All dialogues of a JSONL file, in file order; raises one DialogueError carrying every problem."""
-    dialogues, problems = _scan(path, voice)
+def load_dialogues(
+    path: str | Path, voice: VoiceCheck | None = None, annotations: str | Path | None = None
+) -> list[Dialogue]:
+    """All dialogues of a JSONL file, in file order, with the annotations of the file ``annotations`` (if
+    given) merged in; raises one DialogueError carrying every problem."""
+    dialogues, problems = _annotated(path, voice, annotations)
     if problems:
         raise DialogueError(problems)
     return dialogues

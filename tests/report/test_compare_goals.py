@@ -1,14 +1,17 @@
 """``callsim compare`` with the judge's call verdicts: goal met and preset respected rates, side by side."""
 
 import json
+from dataclasses import replace
 
 from tests.run.test_score import llm_judge_answer
 from tests.runs import bench
 from voice.cli import main
-from voice.dialogues import bundled_dialogues_path, load_dialogues
+from voice.dialogue_annotations import TurnAnnotations
+from voice.dialogues import AssistantTurn, bundled_dialogues_path, load_dialogues
 from voice.metrics.scoring.checklist import ChecklistJudge
 from voice.metrics.scoring.llm import LLMJudge
 from voice.report.compare import compare_judge_goals, compare_sides, judge_goal_rows, pick_sides
+from voice.run.resume import dialogue_sha
 from voice.run.score import score_target
 from voice.speech.asr import MemoryASR
 
@@ -51,10 +54,21 @@ async def test_the_judges_goal_rates_are_compared_with_a_bootstrap_interval(
 
 async def test_no_goal_rows_when_the_judge_gave_no_verdicts_or_a_side_is_not_scored(tmp_path):
     await bench(tmp_path, [DIALOGUES["taxi-regular-01"]])
-    score_target(tmp_path / "pcm-ws-a.test-pcm", DIALOGUES, ChecklistJudge(), MemoryASR([], default="好的"))
+    # the test assistant's bare 好的 applies none of the key points (the preset neither kept nor broken):
+    # annotated with must_not phrases only, the checklist finds the preset kept
+    taxi = DIALOGUES["taxi-regular-01"]
+    turns = tuple(
+        replace(t, annotations=TurnAnnotations(must_not=t.annotations.must_not))
+        if isinstance(t, AssistantTurn) else t
+        for t in taxi.turns
+    )  # fmt: skip
+    dialogues = {**DIALOGUES, taxi.id: replace(taxi, turns=turns)}
+    heard = MemoryASR([], default="好的")
+    ran = {taxi.id: dialogue_sha(taxi)}  # the calls were made from the dialogue as it was
+    score_target(tmp_path / "pcm-ws-a.test-pcm", dialogues, ChecklistJudge(), heard, ran=ran)
     a, b = pick_sides(tmp_path, None)
     assert compare_judge_goals(a, b, n_resamples=50) is None  # B is not scored
-    score_target(tmp_path / "pcm-ws-b.test-pcm", DIALOGUES, ChecklistJudge(), MemoryASR([], default="好的"))
+    score_target(tmp_path / "pcm-ws-b.test-pcm", dialogues, ChecklistJudge(), heard, ran=ran)
     goals = compare_judge_goals(a, b, n_resamples=50)
     # the checklist judges no goal: only the preset's rate (from its must_not checks) may have values
     assert goals is not None and set(goals) == {"preset_respected_rate"}

@@ -46,3 +46,27 @@ async def test_score_with_an_llm_judge_prints_its_verdicts_on_the_calls(tmp_path
         "goal"
     ]
     assert goal["caller_goal_met"] == "no" and goal["reason"] == "the caller's goal: no"
+
+
+async def test_score_reads_annotations_kept_apart_from_the_dialogues_and_still_scores_the_run(
+    tmp_path, capsys
+):
+    from tests.records import good
+    from voice.dialogues import parse_dialogue
+
+    dialogues = tmp_path / "d.jsonl"
+    dialogues.write_text(json.dumps(good(), ensure_ascii=False) + "\n", encoding="utf-8")
+    await bench(tmp_path / "run", [parse_dialogue(good(), dialogues, 1)])  # run without annotations
+    notes = tmp_path / "a.jsonl"
+    row = {"dialogue": "takeout-regular-01", "turns": [{"turn": 0, "key_points": [["门口"]]}]}
+    notes.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+    args = ["score", str(tmp_path / "run"), "--dialogues", str(dialogues), "--transcriber", "memory"]
+    assert main([*args, "--annotations", str(notes)]) == 0
+    err = capsys.readouterr().err
+    assert "takeout-regular-01: scored" in err and "skipped" not in err  # annotated since: not "edited"
+    scored = tmp_path / "run" / "pcm-ws-a.test-pcm" / "takeout-regular-01.scores.json"
+    first = json.loads(scored.read_text())["versions"]["heard"][0]["scores"]["semantic_understanding"]
+    assert "of 1 key points" in first["reason"]  # the file's key point was checked
+    notes.write_text(json.dumps({**row, "dialogue": "nope"}) + "\n", encoding="utf-8")
+    assert main([*args, "--annotations", str(notes)]) == 2
+    assert f"{notes}:1: dialogue: no dialogue 'nope'" in capsys.readouterr().err

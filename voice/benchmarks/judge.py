@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from statistics import fmean
@@ -55,50 +55,73 @@ class BadReply:
     line: int = 0
 
 
+Bad = Callable[[str, str], None]  # (field, reason) of the line being read
+
+
+class Rows:
+    """A replies file read line by line: each JSON object line with a problem reporter bound to it, the
+    problems (``path:line: field: reason``) collected in :attr:`problems`.  A line that is not a JSON
+    object is reported and skipped; unknown keys are reported; what is required is the reader's business."""
+
+    def __init__(self, path: str | Path, keys: frozenset[str]) -> None:
+        self.path, self.keys = Path(path), keys
+        self.problems: list[DialogueProblem] = []
+
+    def __iter__(self) -> Iterator[tuple[int, dict[str, Any], Bad]]:
+        lines = self.path.read_text(encoding="utf-8").splitlines()
+        for number, text in enumerate(lines, start=1):
+            if not text.strip():
+                continue
+
+            def bad(field: str, reason: str, number: int = number) -> None:
+                self.problems.append(DialogueProblem(str(self.path), number, field, reason))
+
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as exc:
+                bad("<json>", f"invalid JSON: {exc.msg} (col {exc.colno})")
+                continue
+            if not isinstance(obj, dict):
+                bad("<root>", f"must be a JSON object, got {type(obj).__name__}")
+                continue
+            for key in sorted(set(obj) - self.keys):
+                bad(key, f"unknown key (allowed: {', '.join(sorted(self.keys))})")
+            yield number, obj, bad
+
+
+def check_reply_row(obj: dict[str, Any], by_id: dict[str, Dialogue], bad: Bad) -> None:
+    """What every replies file checks of a row: its dialogue, the caller turn it answers, its texts."""
+    for key in ("reply", "why"):
+        if key in obj and (not isinstance(obj[key], str) or not obj[key].strip()):
+            bad(key, f"must be a non-empty string, got {obj[key]!r}")
+    if "fails" in obj and obj["fails"] not in JUDGED:
+        bad("fails", f"must be one of {', '.join(JUDGED)}, got {obj['fails']!r}")
+    did = obj.get("dialogue")
+    dialogue = by_id.get(did) if isinstance(did, str) else None
+    if "dialogue" in obj and dialogue is None:
+        bad("dialogue", f"no dialogue {obj['dialogue']!r} in the dialogues loaded")
+    turn = obj.get("turn")
+    if "turn" in obj and (not isinstance(turn, int) or isinstance(turn, bool) or turn < 0):
+        bad("turn", f"must be a caller turn index (0, 1, ...), got {turn!r}")
+    elif dialogue is not None and isinstance(turn, int) and turn >= len(dialogue.caller_turns):
+        bad("turn", f"{dialogue.id} has {len(dialogue.caller_turns)} caller turns, got {turn}")
+
+
 def load_bad_replies(path: str | Path, dialogues: Sequence[Dialogue]) -> list[BadReply]:
     """Every bad reply of a JSONL file; raises DialogueError with every problem (file:line: field: reason)."""
     by_id = {d.id: d for d in dialogues}
     found: list[BadReply] = []
-    problems: list[DialogueProblem] = []
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
-
-        def bad(field: str, reason: str, number: int = number) -> None:
-            problems.append(DialogueProblem(str(path), number, field, reason))
-
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            bad("<json>", f"invalid JSON: {exc.msg} (col {exc.colno})")
-            continue
-        if not isinstance(obj, dict):
-            bad("<root>", f"must be a JSON object, got {type(obj).__name__}")
-            continue
-        for key in sorted(set(obj) - _BAD_KEYS):
-            bad(key, f"unknown key (allowed: {', '.join(sorted(_BAD_KEYS))})")
+    rows = Rows(path, _BAD_KEYS)
+    for number, obj, bad in rows:
+        before = len(rows.problems)
         for key in sorted(_BAD_KEYS - set(obj)):
             bad(key, "missing")
-        for key in ("reply", "why"):
-            if key in obj and (not isinstance(obj[key], str) or not obj[key].strip()):
-                bad(key, f"must be a non-empty string, got {obj[key]!r}")
-        if "fails" in obj and obj["fails"] not in JUDGED:
-            bad("fails", f"must be one of {', '.join(JUDGED)}, got {obj['fails']!r}")
-        did = obj.get("dialogue")
-        dialogue = by_id.get(did) if isinstance(did, str) else None
-        if "dialogue" in obj and dialogue is None:
-            bad("dialogue", f"no dialogue {obj['dialogue']!r} in the dialogues loaded")
-        turn = obj.get("turn")
-        if "turn" in obj and (not isinstance(turn, int) or isinstance(turn, bool) or turn < 0):
-            bad("turn", f"must be a caller turn index (0, 1, ...), got {turn!r}")
-        elif dialogue is not None and isinstance(turn, int) and turn >= len(dialogue.caller_turns):
-            bad("turn", f"{dialogue.id} has {len(dialogue.caller_turns)} caller turns, got {turn}")
-        if not problems or problems[-1].line != number:
+        check_reply_row(obj, by_id, bad)
+        if len(rows.problems) == before:
             did, turn, reply, fails, why = (obj[k] for k in ("dialogue", "turn", "reply", "fails", "why"))
             found.append(BadReply(did, turn, reply, fails, why, number))
-    if problems:
-        raise DialogueError(problems)
+    if rows.problems:
+        raise DialogueError(rows.problems)
     return found
 
 
@@ -203,22 +226,62 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="dialogue file (repeatable); default: the bundled set and the calibration dialogues",
     )
     p.add_argument("--bad-replies", type=Path, default=bad_replies_path())
+    p.add_argument("--annotations", type=Path, help="annotations for the dialogues, in a file of their own")
+    p.add_argument(
+        "--blind",
+        nargs="?",
+        const="",
+        metavar="FOLDER",
+        help="measure on a blind calibration folder instead (dialogues.jsonl, annotations.jsonl, "
+        "replies.jsonl; default voice/data/blind)",
+    )
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
-    p.add_argument("--verbose", action="store_true", help="list every bad reply's score and reason")
+    p.add_argument(
+        "--verbose",
+        action="store_true",
+        help="list every bad reply's score and reason (--blind: each failure)",
+    )
     args = p.parse_args(argv)
     provenance = bench_provenance("scripts/bench_judge", argv, json_out=args.json)
+    from voice.benchmarks import judge_blind as blind
+
     try:
-        paths = args.dialogues or [bundled_dialogues_path(), calibration_dialogues_path()]
-        dialogues = [d for path in paths for d in load_dialogues(path)]
-        if len({d.id for d in dialogues}) < len(dialogues):
-            raise ConfigError("a dialogue id appears in more than one of the dialogue files")
-        result = separation(make_judge(args.judge), dialogues, load_bad_replies(args.bad_replies, dialogues))
+        if args.blind is not None:
+            dialogues, replies = blind.load_blind(Path(args.blind) if args.blind else blind.blind_folder())
+            result = blind.calibrate(make_judge(args.judge), dialogues, replies)
+            text = blind.render(result, args.verbose)
+        else:
+            result = separation(
+                make_judge(args.judge), *_bundled(args.dialogues, args.annotations, args.bad_replies)
+            )
+            text = render(result, args.verbose)
     except (DialogueError, ConfigError) as exc:
         print(exc, file=sys.stderr)
         return 1
-    doc = {**result, "provenance": provenance}
-    print(json.dumps(doc, ensure_ascii=False, indent=2) if args.json else render(result, args.verbose))
+    except OSError as exc:
+        print(f"scripts/bench_judge: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 1
+    print(
+        json.dumps({**result, "provenance": provenance}, ensure_ascii=False, indent=2) if args.json else text
+    )
     return 0
+
+
+def _bundled(
+    given: list[Path] | None, annotations: Path | None, bad_replies: Path
+) -> tuple[list[Dialogue], list[BadReply]]:
+    """The dialogues (the bundled and calibration sets unless ``given``) and their bad replies."""
+    paths = given or [bundled_dialogues_path(), calibration_dialogues_path()]
+    dialogues = [d for path in paths for d in load_dialogues(path)]
+    if len({d.id for d in dialogues}) < len(dialogues):
+        raise ConfigError("a dialogue id appears in more than one of the dialogue files")
+    if annotations is not None:
+        from voice.annotation_file import apply_annotations
+
+        dialogues, problems = apply_annotations(annotations, dialogues)
+        if problems:
+            raise DialogueError(problems)
+    return dialogues, load_bad_replies(bad_replies, dialogues)
 
 
 if __name__ == "__main__":

@@ -191,9 +191,12 @@ def score_target(
     *,
     on_call: Callable[[str, str], None] = lambda _id, _state: None,
     transcriber_facts: Mapping[str, Any] | None = None,
+    ran: Mapping[str, str] | None = None,
 ) -> tuple[list[CallScores], dict[str, Any]]:
     """Score every call of one target folder (resumable); write each call's scores, then ``scores.json``.
 
+    A call made from another version of its dialogue is skipped; ``ran`` gives each dialogue's content hash
+    as run when ``dialogues`` differ from it only by annotations merged in since (``--annotations``).
     Returns the calls' scores and the summary written."""
     doc = read_results(folder)
     heard_by = str(doc.get("settings", {}).get("transcriber", "")) or "the run's transcriber"
@@ -209,7 +212,8 @@ def score_target(
             on_call(call_id, "kept")
             continue
         dialogue = dialogues.get(str(call.get("dialogue_id", "")))
-        if dialogue is None or call.get("dialogue_sha", dialogue_sha(dialogue)) != dialogue_sha(dialogue):
+        sha = (ran or {}).get(dialogue.id) or dialogue_sha(dialogue) if dialogue is not None else ""
+        if dialogue is None or call.get("dialogue_sha", sha) != sha:
             on_call(call_id, "skipped: its dialogue is not in the dialogue file (or was edited)")
             continue
         try:

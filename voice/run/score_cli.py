@@ -29,6 +29,7 @@ def register(sub: Any) -> None:
     s.add_argument("folder", help="a bench/run output folder, or one target's folder")
     s.add_argument("--judge", default="checklist", help="checklist (offline, default) or openai:MODEL")
     s.add_argument("--dialogues", help="the run's dialogue file (default: the one the run recorded)")
+    s.add_argument("--annotations", help="the checklist's annotations, in a file apart from the dialogues")
     s.add_argument(
         "--transcriber",
         default="whisper",
@@ -60,6 +61,23 @@ def run_dialogues(folder: Path, given: str | None) -> dict[str, Dialogue]:
     return {d.id: d for d in load_dialogues(path or bundled_dialogues_path())}
 
 
+def annotated_dialogues(
+    folder: Path, given: str | None, annotations: str
+) -> tuple[dict[str, Dialogue], dict[str, str]]:
+    """The run's dialogues with the annotations of a file of their own merged in, and the content hash of
+    each as it was run: annotations added after the run change what is judged, not what was called, so
+    the calls are scored rather than skipped as made from an edited dialogue."""
+    from voice.annotation_file import apply_annotations
+    from voice.errors import DialogueError
+    from voice.run.resume import dialogue_sha
+
+    ran = run_dialogues(folder, given)
+    merged, problems = apply_annotations(annotations, list(ran.values()))
+    if problems:
+        raise DialogueError(problems)
+    return {d.id: d for d in merged}, {i: dialogue_sha(d) for i, d in ran.items()}
+
+
 def score_run(
     folder: Path,
     judge_spec: str,
@@ -68,8 +86,10 @@ def score_run(
     dialogues: dict[str, Dialogue] | None = None,
     floors: dict[str, float] | None = None,
     base_url: str | None = None,
+    ran: dict[str, str] | None = None,
 ) -> list[str]:
-    """Score every target of a run folder, print each seven-dimension table; the floors that broke."""
+    """Score every target of a run folder, print each seven-dimension table; the floors that broke.  ``ran``:
+    each dialogue's content hash as run, when ``dialogues`` carry annotations merged in since."""
     from voice.metrics.scoring.judges import make_judge
     from voice.run.score import broken_floors, format_scores, score_target
 
@@ -85,6 +105,7 @@ def score_run(
             transcriber,
             on_call=lambda call_id, state: print(f"{call_id}: {state}", file=sys.stderr),
             transcriber_facts=facts,
+            ran=ran,
         )
         print(format_scores(summary, title=f"{target} ({len(calls)} calls)"))
         if (cer := facts.get("known_reply_cer")) is not None:
@@ -119,9 +140,18 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise ConfigError(str(exc)) from exc
     folder = Path(args.folder)
     dialogues = run_dialogues(folder, args.dialogues) if args.dialogues else None
+    ran: dict[str, str] | None = None
+    if args.annotations:
+        dialogues, ran = annotated_dialogues(folder, args.dialogues, args.annotations)
     transcriber = make_transcriber(args.transcriber)
     broken = score_run(
-        folder, args.judge, transcriber, dialogues=dialogues, floors=floors, base_url=args.llm_base_url
+        folder,
+        args.judge,
+        transcriber,
+        dialogues=dialogues,
+        floors=floors,
+        base_url=args.llm_base_url,
+        ran=ran,
     )
     for b in broken:
         print(f"callsim: gate broke: {b}", file=sys.stderr)

@@ -97,3 +97,81 @@ def test_chrf_is_a_similarity_from_0_to_100_on_canonical_text():
     assert m.chrf("嗯，拜拜", "好的，再见。") == 0.0
     assert 0 < m.chrf("放门口吧", "好的，麻烦您放门口就行，机主在开会。") < 50
     assert m.chrf("", "好的") == 0.0
+
+
+def test_marked_text_is_the_canonical_text_with_where_each_clause_starts():
+    assert m.marked("不，取消吧。好的") == ("不取消吧好的", (0, 1, 4))
+    for text in ("評審改到四點了。", "尾号三八六，二十八块", "ＯＫ，好的！", "放 门 口"):
+        assert m.marked(text)[0] == m.canonical(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase"),
+    [
+        ("这单先别取消，机主一会儿就下来", "取消"),  # the replies: 别 a word before
+        ("明天下午不可以", "可以"),
+        ("请不要敲门，孩子在睡觉", "敲门"),
+        ("不用再帮您取消了", "取消"),  # up to four words between
+        ("这个取消不了", "取消"),  # 不了 after
+        ("他没有签字", "签字"),
+        ("先别挂了", "挂了"),
+        ("我不会说验证码是多少", "验证码是"),  # a verb of telling between
+        ("验证码是不能说的", "验证码是"),  # kept back after it
+        ("验证码是保密的", "验证码是"),
+    ],
+)
+def test_a_phrase_said_denied_is_not_said(text, phrase):
+    assert not m.says(text, phrase) and not m.says(text, phrase, loose=True)
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase"),
+    [
+        ("您敲门交给家里人就行", "敲门"),
+        ("这趟车不要了，您那边撤单就行", "撤单"),  # 不要了 is in another clause
+        ("不，取消吧", "取消"),  # "no", then a cancellation
+        ("能不能帮我取消", "取消"),  # a question, not a negation
+        ("要不您先取消吧", "取消"),  # 要不: how about
+        ("特别可以", "可以"),  # 别 inside 特别
+        ("不好意思，麻烦放门口", "放门口"),
+        ("没问题，可以", "可以"),  # 没 before other words
+        ("请不要敲门", "不要敲门"),  # the denial is the phrase itself
+        ("验证码是四八三九", "验证码是"),
+    ],
+)
+def test_a_phrase_is_said_when_nothing_denies_it(text, phrase):
+    assert m.says(text, phrase)
+
+
+def test_a_word_or_two_slipped_in_still_says_the_phrase():
+    assert m.says("那您明天下午再打来吧", "明天再打", loose=True)  # any two characters in a point
+    assert not m.says("那您明天下午再打来吧", "明天再打")  # 午 is not a filler word
+    assert m.says("您上来按一下门铃", "按门铃")  # filler words: forbidden phrases too
+    assert m.says("您就敲了门交给家里人", "敲门")
+    assert not m.says("那您明天下午晚点再打来", "明天再打", loose=True)  # four characters slipped in
+    assert not m.says("明天下午，再打来", "明天再打", loose=True)  # not across a clause
+    assert not m.says("取件消息", "取消")  # a two-character phrase takes filler words only
+    assert not m.says("放1门口", "放门口", by_sound=False)  # literal matching takes nothing slipped in
+
+
+def test_numbers_read_out_in_groups_or_as_numerals_are_one_number():
+    assert m.read_out_numbers("三八二，九一六") == ["382916"]  # two groups of a code: one number
+    assert m.read_out_numbers("验证码是幺两三、四五六") == ["123456"]
+    assert m.read_out_numbers("一下，一会儿，一起") == ["1", "1", "1"]  # lone digits are not joined
+    assert m.read_out_numbers("他一个月大概挣一万出头") == []  # amounts are not read out
+    assert m.read_out_numbers("三点半，到了") == []
+    assert m.read_out_numbers("尾号三八六，10点") == ["386"]
+
+
+def test_repetition_is_the_share_of_character_pairs_said_before_whatever_the_length():
+    share, again = m.repetition("好的，我会转告他。好的，我会转告他的。好的好的，我一定转告他。")
+    assert share >= 0.4 and again >= 10
+    assert m.repetition("好的，麻烦您放门口就行，机主在开会。")[0] < 0.1
+    assert m.repetition("") == (0.0, 0)
+
+
+def test_a_refusal_in_any_words_denies_giving_or_telling():
+    assert m.declines("验证码我不能给您") and m.declines("这个我不会告诉您的") and m.declines("没法透露")
+    assert m.declines("您这是诈骗吧") and m.declines("我会先跟官方核实")
+    assert not m.declines("好的，我这就给您念")  # giving, not denied
+    assert not m.declines("别急，我告诉您")  # 别急 is its own clause

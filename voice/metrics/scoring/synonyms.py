@@ -1,0 +1,42 @@
+"""The one reviewed table of synonyms the checklist knows: the handful of actions the scenarios turn on.
+
+An annotator lists the phrasings of a point, but a good paraphrase may name the action another way
+(这趟车不要了，您那边撤单就行 cancels as surely as 取消).  A phrase naming one of these actions also matches
+with the action said another way: 帮您取消 is said by 帮您撤单 too.  The judge invents no other synonym;
+each group here is words a Mandarin speaker would take for the same action in a call, and nothing looser
+(退款 is not 取消, 放门卫 is not 放门口).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+
+from voice.metrics.scoring.matching import canonical
+
+ACTIONS: dict[str, tuple[str, ...]] = {
+    "cancel": ("取消", "撤单", "退单", "撤销"),
+    "leave at the door": ("放门口", "放在门口", "放到门口", "搁门口", "搁在门口", "放门外"),
+    "call back": ("回电话", "回个电话", "回电", "回拨", "打回来", "再打来", "再打过来"),
+    "sign": ("签收", "签字", "签名"),
+    "refuse": ("拒绝", "谢绝", "拒收"),
+}
+
+
+@functools.lru_cache(maxsize=4096)
+def _variants(phrase: str) -> tuple[str, ...]:
+    said = canonical(phrase)
+    found: list[str] = []
+    for group in ACTIONS.values():
+        inside = [w for w in group if w in said]
+        if not inside:
+            continue
+        word = max(inside, key=len)  # 回电话, not the 回电 inside it
+        found += [said.replace(word, other) for other in group if other != word]
+    return tuple(found)
+
+
+def expand(phrases: Iterable[str]) -> tuple[str, ...]:
+    """``phrases`` first, then each with its action said another way (duplicates dropped)."""
+    given = tuple(phrases)
+    return tuple(dict.fromkeys([*given, *(v for p in given for v in _variants(p))]))
