@@ -70,7 +70,7 @@ def _isolate_llm_cache() -> None:
     nothing.  Every other entry of the user's cache (Whisper weights, synthesized speech, CER figures) is
     linked in, so nothing is downloaded or synthesized again.  Child processes inherit the root.
     """
-    from voice.speech.tts.base import cache_root
+    from voice.files import cache_root
 
     real = cache_root()
     own = tempfile.mkdtemp(prefix="callsim-test-cache-")

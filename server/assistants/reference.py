@@ -49,7 +49,7 @@ from voice.core.audio import (
     to_bytes,
 )
 from voice.core.clock import Clock, MonotonicClock
-from voice.run.gcpause import freeze_long_lived
+from voice.core.gcpause import freeze_long_lived
 
 SEND_LEAD_MS = 10.0  # chunks after the first are sent this early; the playout buffer queues them
 

@@ -239,9 +239,9 @@ def _serve_web(args: argparse.Namespace, dialogue: Dialogue, path: Path) -> int:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
+    from voice.files import cache_root
     from voice.live.calibrate import calibrate, device_key, save_calibration
     from voice.live.devices import DeviceMicrophone, DeviceSpeaker
-    from voice.speech.tts.base import cache_root
 
     if args.input_wav or args.output_wav:
         raise ConfigError("--calibrate measures sound devices: give no --input-wav/--output-wav")
@@ -263,8 +263,8 @@ def _print_corrected(args: argparse.Namespace, summary: dict[str, object]) -> No
     if args.input_wav and args.output_wav:
         print("files, not devices: no device latency to correct")
         return
+    from voice.files import cache_root
     from voice.live.calibrate import device_key, round_trip_for
-    from voice.speech.tts.base import cache_root
 
     key = device_key(args.input_device, args.output_device)
     trip = round_trip_for(cache_root(), key)

@@ -6,7 +6,7 @@ the line delivers is stamped with the clock on arrival and handed to the core.
 
 Many calls in one event loop should share a :class:`voice.core.clock.FrameTicker` as their clock (one timer
 for all of them instead of one spinning waiter per call) and run inside
-:func:`voice.run.gcpause.short_gc_pauses` (see ``scripts/bench_capacity``).
+:func:`voice.core.gcpause.short_gc_pauses` (see ``scripts/bench_capacity``).
 """
 
 from __future__ import annotations

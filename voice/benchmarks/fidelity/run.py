@@ -35,11 +35,11 @@ from voice.core.audio import ACTIVE_THRESHOLD, samples_to_ms
 from voice.core.caller import CallerPlan, CallerTiming, plan_call
 from voice.core.clock import MonotonicClock
 from voice.core.events import CallEnded
+from voice.core.gcpause import freeze_long_lived
 from voice.dialogues import Dialogue, parse_dialogue
 from voice.lines.base import CallStart
 from voice.lines.pcm import PcmWebsocketLine
 from voice.run.driver import record_call
-from voice.run.gcpause import freeze_long_lived
 from voice.run.launch import reference_assistant
 from voice.run.provenance import bench_provenance
 from voice.run.recording import load_recording, save_recording
