@@ -8,7 +8,7 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from voice.core.access import open_without_token
+from voice.core.access import access_token, add_access_options, open_without_token
 from voice.errors import ConfigError
 from voice.lines.headers import parse_headers
 from voice.lines.targets import parse_target
@@ -20,7 +20,7 @@ from voice.live.ports import (
     WavSpeaker,
     load_mono_16k,
 )
-from voice.run.options import access_token, add_access_options, add_header_option
+from voice.run.options import add_header_option
 
 if TYPE_CHECKING:
     from voice.dialogues import Dialogue
