@@ -21,8 +21,8 @@ from voice.core.audio import ms_to_samples
 from voice.core.clock import VirtualClock
 from voice.dialogues import Dialogue
 from voice.react.caller import parse_caller
+from voice.recording import Recording
 from voice.run.dataset import BenchConfig, TargetResult, run_bench
-from voice.run.recording import Recording
 from voice.speech.asr import MemoryASR
 from voice.speech.tts.memory import MemoryTTS
 

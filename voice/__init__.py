@@ -39,8 +39,8 @@ _EXPORTS = {
     "CallMetrics": "voice.metrics.measure",
     "TurnMetrics": "voice.metrics.measure",
     "BargeIn": "voice.metrics.measure",
-    "Recording": "voice.run.recording",
-    "load_recording": "voice.run.recording",
+    "Recording": "voice.recording",
+    "load_recording": "voice.recording",
     "metrics_from_json": "voice.run.resume",
     "FIGURES": "voice.metrics.results",
     "figures": "voice.metrics.results",
@@ -126,9 +126,9 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time __getattr__ impo
         read_results,
         summarize,
     )
+    from voice.recording import Recording, load_recording
     from voice.report.build import build_report
     from voice.run.dataset import BenchConfig, TargetResult, run_bench, select_dialogues
-    from voice.run.recording import Recording, load_recording
     from voice.run.resume import metrics_from_json
     from voice.speech.asr import WhisperASR
     from voice.speech.tts import make_tts

@@ -11,7 +11,7 @@ from voice.dialogues import bundled_dialogues_path, load_dialogues
 from voice.metrics.scoring.base import DIMENSIONS, JUDGED
 from voice.metrics.scoring.checklist import ChecklistJudge
 from voice.metrics.scoring.llm import LLMJudge
-from voice.run.recording import load_recording, save_recording
+from voice.recording import load_recording, save_recording
 from voice.run.score import broken_floors, format_scores, load_scores, parse_fail_under, score_target
 from voice.speech.asr import MemoryASR
 

@@ -1,6 +1,6 @@
 """Recorded timeline → per-turn and per-call metrics, measured where the caller listens.
 
-Input is a :class:`~voice.run.recording.Recording` only (WAV + event log), so every figure can be recomputed
+Input is a :class:`~voice.recording.Recording` only (WAV + event log), so every figure can be recomputed
 later without re-running the call.  The caller's speech intervals come from the event log (the caller is
 CallSim: its speech boundaries are exact); the assistant's speech comes from voice activity detection on
 the assistant channel as heard, refined to the sample.  Definitions are in docs/metrics.md.
@@ -18,7 +18,7 @@ from voice.core import events as ev
 from voice.core.audio import Pcm, ms_to_samples, samples_to_ms
 from voice.metrics.goal import CallerGoal, caller_goal, goal_from_json
 from voice.metrics.rhythm import score_turn
-from voice.run.recording import Recording
+from voice.recording import Recording
 from voice.speech.vad import speech_segments
 
 Segment = tuple[int, int]

@@ -44,7 +44,7 @@ from voice.metrics.scoring.base import (
 from voice.metrics.scoring.transcript import build_scoring_input
 from voice.metrics.scoring.verdicts import goal_from_json, goal_lines, goal_to_json, summarize_goals
 from voice.metrics.simulator import SIMULATOR_OUTCOMES
-from voice.run.recording import Recording, load_recording
+from voice.recording import Recording, load_recording
 from voice.run.resume import dialogue_sha, metrics_from_json, metrics_path
 from voice.speech.asr import ASREngine
 

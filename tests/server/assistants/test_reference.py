@@ -23,8 +23,8 @@ from voice.dialogues import parse_dialogue
 from voice.lines.base import CallStart
 from voice.lines.pcm import PcmWebsocketLine
 from voice.metrics.measure import measure
+from voice.recording import Recording
 from voice.run.driver import run_call
-from voice.run.recording import Recording
 from voice.speech.tts.memory import MemoryTTS
 
 AUDIBLE = (0, ms_to_samples(3000))

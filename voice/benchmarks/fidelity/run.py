@@ -39,10 +39,10 @@ from voice.core.gcpause import freeze_long_lived
 from voice.dialogues import Dialogue, parse_dialogue
 from voice.lines.base import CallStart
 from voice.lines.pcm import PcmWebsocketLine
+from voice.recording import load_recording, save_recording
 from voice.run.driver import record_call
 from voice.run.launch import reference_assistant
 from voice.run.provenance import bench_provenance
-from voice.run.recording import load_recording, save_recording
 from voice.speech.tts import make_tts
 from voice.speech.tts.base import TTSEngine
 

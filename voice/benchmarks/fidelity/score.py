@@ -25,7 +25,7 @@ from voice.core import events as ev
 from voice.core.audio import active_bounds, ms_to_samples, samples_to_ms
 from voice.core.events import CallEvent, assistant_log
 from voice.metrics.reduce import percentiles
-from voice.run.recording import Recording
+from voice.recording import Recording
 
 
 @dataclass(frozen=True)
