@@ -36,9 +36,9 @@ _EXPORTS = {
     "WhisperASR": "voice.speech.asr",
     # measuring, and reading results
     "measure": "voice.metrics.measure",
-    "CallMetrics": "voice.metrics.measure",
-    "TurnMetrics": "voice.metrics.measure",
-    "BargeIn": "voice.metrics.measure",
+    "CallMetrics": "voice.metrics.call_metrics",
+    "TurnMetrics": "voice.metrics.call_metrics",
+    "BargeIn": "voice.metrics.call_metrics",
     "Recording": "voice.recording",
     "load_recording": "voice.recording",
     "metrics_from_json": "voice.run.resume",
@@ -117,7 +117,8 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time __getattr__ impo
     )
     from voice.errors import CallSimError, ConfigError, DialogueError, RecordingError
     from voice.lines.effects import LineEffects
-    from voice.metrics.measure import BargeIn, CallMetrics, TurnMetrics, measure
+    from voice.metrics.call_metrics import BargeIn, CallMetrics, TurnMetrics
+    from voice.metrics.measure import measure
     from voice.metrics.results import (
         FIGURES,
         METRICS_SCHEMA,

@@ -8,8 +8,8 @@ import pytest
 from tests.reactive_runs import reactive_bench
 from tests.runs import bench, mini
 from voice.errors import RecordingError
+from voice.metrics.call_metrics import BargeIn, CallMetrics, TurnMetrics
 from voice.metrics.goal import CallerGoal, CallerWait
-from voice.metrics.measure import BargeIn, CallMetrics, TurnMetrics
 from voice.metrics.results import (
     FIGURES,
     METRICS_SCHEMA,

@@ -31,7 +31,7 @@ from voice.core.audio import ms_to_samples
 from voice.dialogues import Dialogue
 from voice.errors import RecordingError
 from voice.metrics.bootstrap import bootstrap_difference
-from voice.metrics.measure import CallMetrics
+from voice.metrics.call_metrics import CallMetrics
 from voice.metrics.results import BREAKDOWNS, read_results, text_table, write_json
 from voice.metrics.scoring.base import (
     DIMENSIONS,
