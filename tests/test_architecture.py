@@ -1,9 +1,10 @@
 """The architecture's promises, checked on the source.
 
-One clock; ``voice`` independent of ``server``; the built-in assistant started from one launcher module; no
-import cycles; no module over 400 lines; ``voice`` keeps its modules in rooms; every module has a mirroring
-test file.  Known offenders that other work is removing are ``xfail(strict=True)`` by path: once one is
-fixed its test passes, strict xfail fails the suite, and the entry must be deleted here.
+One clock; ``voice`` independent of ``server`` (but for the cli and the benchmarks); imports that point one
+way, room to room (``ALLOWED``); the built-in assistant started from one launcher module; no import cycles;
+no module over 400 lines; ``voice`` keeps its modules in rooms; every module has a mirroring test file.
+Known offenders that other work is removing are ``xfail(strict=True)`` by path, or listed with a reason:
+once one is fixed, the check says so, and the entry must be deleted here.
 """
 
 from __future__ import annotations
@@ -59,8 +60,10 @@ def test_only_the_clock_module_reads_the_system_clock(path):
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(VOICE)))
-def test_voice_never_imports_server_except_the_cli(path):
-    if rel(path) == "voice/cli.py":
+def test_voice_never_imports_server_except_the_cli_and_the_benchmarks(path):
+    # the cli starts the server; a benchmark measures both sides (the reference assistant's spec, the rule
+    # policy's replies), so voice/benchmarks/ is their one home
+    if rel(path) == "voice/cli.py" or rel(path).startswith("voice/benchmarks/"):
         return
     assert not any(n == "server" or n.startswith("server.") for n in imports(path)), path
 

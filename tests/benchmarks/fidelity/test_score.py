@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from voice.benchmarks.fidelity.behaviour import ReferenceBehaviour, reply_voice
+from server.assistants.behaviour import ReferenceBehaviour, reply_voice
 from voice.benchmarks.fidelity.score import (
     DELIVERY,
     CallResult,

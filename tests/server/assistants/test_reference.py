@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from server.assistants.behaviour import REPLY_GAP_MS, ReferenceBehaviour
 from server.assistants.reference import (
     Hangup,
     Note,
@@ -13,7 +14,6 @@ from server.assistants.reference import (
     serve_reference,
 )
 from tests.records import short_delivery
-from voice.benchmarks.fidelity.behaviour import REPLY_GAP_MS, ReferenceBehaviour
 from voice.core.audio import FRAME_SAMPLES, ms_to_samples, samples_to_ns
 from voice.core.call import CallCore
 from voice.core.caller import CallerTiming, plan_call

@@ -1,6 +1,6 @@
 """How right are CallSim's figures?  Real calls to reference assistants whose behaviour is known exactly.
 
-Each case is a :class:`~voice.benchmarks.fidelity.behaviour.ReferenceBehaviour` (reply after D ms, stop S ms
+Each case is a :class:`~server.assistants.behaviour.ReferenceBehaviour` (reply after D ms, stop S ms
 after a barge-in or never, take over pauses or not, stop at backchannels or not) and a short Mandarin dialogue
 exercising it: a greeting, a plain turn, a barge-in, a backchannel, a turn with a mid-turn pause.  The call
 runs on CallSim's real path (``plan_call`` → ``CallCore`` → ``run_call`` with the monotonic clock → raw PCM
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from voice.benchmarks.fidelity.behaviour import ReferenceBehaviour
+from server.assistants.behaviour import ReferenceBehaviour
 from voice.benchmarks.fidelity.score import CallResult, Case, Summary, format_summary, summarize
 from voice.core.audio import ACTIVE_THRESHOLD, samples_to_ms
 from voice.core.caller import CallerPlan, CallerTiming, plan_call
