@@ -90,7 +90,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     _isolate_llm_cache()
     # a run's speed index loads Whisper and takes seconds: off for the tests (child processes too), except
-    # those that turn it on to test it (tests/benchmarks/test_speed_index.py)
+    # those that turn it on to test it (tests/run/test_speed_index.py)
     os.environ.setdefault("CALLSIM_SPEED_INDEX", "off")
     try:
         from voice.speech import asr

@@ -161,7 +161,7 @@ def main(
     from voice.run.provenance import bench_provenance
 
     args = parser().parse_args(argv)
-    provenance = bench_provenance(PROG, argv, json_out=args.json)
+    provenance = bench_provenance("scripts/bench_asr_cer", argv, json_out=args.json)
     texts = texts_to_speak(args)
     if not texts:
         raise SystemExit("no lines to transcribe")
