@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from voice.run.options import access_token, add_access_options
+from voice.core.access import access_token, add_access_options
 
 
 def add_serve_options(p: argparse.ArgumentParser) -> None:

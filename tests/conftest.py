@@ -70,7 +70,7 @@ def _isolate_llm_cache() -> None:
     nothing.  Every other entry of the user's cache (Whisper weights, synthesized speech, CER figures) is
     linked in, so nothing is downloaded or synthesized again.  Child processes inherit the root.
     """
-    from voice.speech.tts.base import cache_root
+    from voice.files import cache_root
 
     real = cache_root()
     own = tempfile.mkdtemp(prefix="callsim-test-cache-")
@@ -90,7 +90,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     _isolate_llm_cache()
     # a run's speed index loads Whisper and takes seconds: off for the tests (child processes too), except
-    # those that turn it on to test it (tests/benchmarks/test_speed_index.py)
+    # those that turn it on to test it (tests/run/test_speed_index.py)
     os.environ.setdefault("CALLSIM_SPEED_INDEX", "off")
     try:
         from voice.speech import asr

@@ -10,6 +10,7 @@ import heapq
 
 import numpy as np
 
+from server.assistants.behaviour import ReferenceBehaviour
 from server.assistants.reference import (
     Command,
     Hangup,
@@ -20,7 +21,6 @@ from server.assistants.reference import (
     reply_audio,
     reply_chunk,
 )
-from voice.benchmarks.fidelity.behaviour import ReferenceBehaviour
 from voice.core.audio import FRAME_SAMPLES, Pcm, active_bounds, ms_to_samples
 from voice.core.call import AssistantAudio, AssistantControl, CallCore, LineInput
 from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn

@@ -1,9 +1,11 @@
 """The architecture's promises, checked on the source.
 
-One clock; ``voice`` independent of ``server``; the built-in assistant started from one launcher module; no
-import cycles; no module over 400 lines; ``voice`` keeps its modules in rooms; every module has a mirroring
-test file.  Known offenders that other work is removing are ``xfail(strict=True)`` by path: once one is
-fixed its test passes, strict xfail fails the suite, and the entry must be deleted here.
+One clock; imports that point one way, room to room (``ALLOWED``: ``voice`` independent of ``server`` but
+for the cli and the benchmarks, the server never importing the run room or a benchmark); the built-in
+assistant started from one launcher module; no import cycles; no module over 400 lines; ``voice`` keeps its
+modules in rooms; every module has a mirroring test file.  Known offenders that other work is removing are
+``xfail(strict=True)`` by path, or listed with a reason: once one is fixed, the check says so, and the entry
+must be deleted here.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def cases(paths: Iterable[Path], known: Mapping[str, str]) -> list[object]:
     ]
 
 
-# --- one clock, and voice/ never imports server/ -----------------------------------------------------------
+# --- one clock --------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(VOICE)))
@@ -56,13 +58,6 @@ def test_only_the_clock_module_reads_the_system_clock(path):
         return
     found = imports(path) & {"time", "datetime"}
     assert not found, f"{path} imports {found}: take time from voice.core.clock instead"
-
-
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(VOICE)))
-def test_voice_never_imports_server_except_the_cli(path):
-    if rel(path) == "voice/cli.py":
-        return
-    assert not any(n == "server" or n.startswith("server.") for n in imports(path)), path
 
 
 # --- the built-in assistant is launched from one module --------------------------------------------------
@@ -340,6 +335,134 @@ def test_the_cycle_check_sees_module_level_imports_only():
     assert import_cycles({"p.a": {"p.b"}, "p.b": set()}) == []
 
 
+# --- facts flow one way: which room may import which ----------------------------------------------------
+
+# The rooms, bottom up.  A room may import the rooms listed for it, and its own modules; nothing else.  The
+# dialogue schema and its checks are one room; ``api`` is ``voice/__init__.py`` (the lazy Python API).
+_BELOW_RUN = {
+    "errors", "core", "files", "recording", "dialogues", "llm", "speech", "lines", "react", "metrics",
+}  # fmt: skip
+ALLOWED: dict[str, set[str]] = {
+    "errors": set(),
+    "core": {"errors"},
+    "files": {"errors", "core"},
+    "recording": {"errors", "core", "files"},
+    "dialogues": {"errors"},
+    "llm": {"errors", "files"},
+    "speech": {"errors", "core", "files", "dialogues"},
+    "lines": {"errors", "core"},
+    "react": {"errors", "core", "files", "dialogues", "llm", "speech"},
+    "metrics": {"errors", "core", "files", "recording", "dialogues", "llm", "speech"},
+    "run": _BELOW_RUN,
+    "report": _BELOW_RUN | {"run"},
+    "live": _BELOW_RUN | {"run", "report"},
+    "api": _BELOW_RUN | {"run", "report"},
+    # the server imports what it serves with, never the run room, a measure or a benchmark
+    "server": {"errors", "core", "files", "dialogues", "llm", "speech", "lines"},
+    "server.assistants": {"errors", "core", "files", "dialogues", "speech", "lines"},
+    "cli": _BELOW_RUN | {"run", "report", "live", "api", "server", "server.assistants"},
+    # a benchmark measures both sides: the one room that may import everything
+    "benchmarks": _BELOW_RUN | {"run", "report", "live", "api", "cli", "server", "server.assistants"},
+}  # fmt: skip
+DIALOGUE_MODULES = {
+    "dialogues", "dialogue_annotations", "dialogue_validation", "dataset_stats", "annotation_file",
+}  # fmt: skip
+CLI_MODULES = {"cli", "data_cli"}  # the command line: ``callsim data`` has a module of its own
+
+# Arrows that still run back up: (module, what it imports) → why, and what removes it.  An entry whose
+# import is gone fails ``test_the_known_back_arrows_are_current``: delete it then.
+KNOWN_BACK_ARROWS: dict[tuple[str, str], str] = {
+    ("voice/core/caller.py", "voice.dialogues"): "the caller plan is built from a Dialogue: move the builder"
+    " up (run/) or give the core a plain turn list",
+    ("voice/core/caller.py", "voice.speech.tts.base"): "the caller plan synthesizes its lines (TTSEngine):"
+    " same move",
+    ("voice/dialogue_annotations.py", "voice.metrics.scoring.matching"): "the reference must satisfy its"
+    " annotations as the checklist judge hears them: the phrase matching belongs below both",
+    ("voice/dialogue_annotations.py", "voice.metrics.scoring.synonyms"): "the same",
+    ("voice/speech/say_cli.py", "voice.live.devices"): "`callsim say --play` plays on the PortAudio device"
+    " of live/: device access belongs in a lower room",
+    ("voice/report/machine.py", "voice.benchmarks.speed_index"): "import voice.run.speed_index instead, then"
+    " delete voice/benchmarks/speed_index.py (report/ is being changed elsewhere)",
+    ("voice/metrics/scoring/transcript.py", "voice.run.recording"): "import voice.recording instead, then"
+    " delete voice/run/recording.py (scoring/ is being changed elsewhere)",
+    ("server/policy/bench.py", "voice.benchmarks.judge"): "a benchmark in server/policy/: move it to"
+    " voice/benchmarks/ (left for later in issue 25)",
+    ("server/policy/bench.py", "voice.metrics.scoring.base"): "the same",
+    ("server/policy/bench.py", "voice.metrics.scoring.judges"): "the same",
+    ("server/policy/bench.py", "voice.run.provenance"): "the same",
+}
+
+
+def room(module: str) -> str | None:
+    """The room of a CallSim module (``voice.run.driver`` → ``run``); None for anything else."""
+    parts = module.split(".")
+    if parts[0] == "server":
+        return "server.assistants" if parts[1:2] == ["assistants"] else "server"
+    if parts[0] != "voice":
+        return None
+    if len(parts) == 1:
+        return "api"
+    if parts[1] in CLI_MODULES:
+        return "cli"
+    return "dialogues" if parts[1] in DIALOGUE_MODULES else parts[1]
+
+
+def resolved_imports(path: Path, known: set[str]) -> set[str]:
+    """Every CallSim module ``path`` imports, anywhere in it (function bodies, ``TYPE_CHECKING`` too):
+    ``from p import x`` names ``p.x`` when that is a module, else ``p``."""
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, *([base] if base else [])])
+            found |= {f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names}
+    return {name for name in found if room(name) is not None}
+
+
+def back_arrows(path: Path, known: set[str]) -> list[str]:
+    """What ``path`` imports from a room its own room may not import."""
+    own = room(module_name(path))
+    assert own in ALLOWED, f"{rel(path)} is in room {own!r}, which ALLOWED does not place: add it there"
+    return sorted(
+        name
+        for name in resolved_imports(path, known)
+        if (other := room(name)) != own and other not in ALLOWED[own]
+    )
+
+
+KNOWN_MODULES = {module_name(p) for p in ALL_MODULES}
+
+
+@pytest.mark.parametrize("path", ALL_MODULES, ids=rel)
+def test_imports_point_down_the_rooms(path):
+    arrows = [n for n in back_arrows(path, KNOWN_MODULES) if (rel(path), n) not in KNOWN_BACK_ARROWS]
+    assert not arrows, (
+        f"{rel(path)} ({room(module_name(path))}) imports {arrows}: an arrow back up (see ALLOWED in"
+        " tests/test_architecture.py); move the shared piece down to a room both may import"
+    )
+
+
+def test_the_known_back_arrows_are_current():
+    for (path, name), reason in KNOWN_BACK_ARROWS.items():
+        assert reason and name in back_arrows(ROOT / path, KNOWN_MODULES), (
+            f"{path} no longer imports {name}: remove it from KNOWN_BACK_ARROWS"
+        )
+
+
+def test_the_direction_check_resolves_from_imports_and_places_every_room():
+    assert room("voice.run.driver") == "run" and room("voice.dialogue_annotations") == "dialogues"
+    assert room("server.policy.rules") == "server" and room("voice") == "api" and room("numpy") is None
+    every = set(ALLOWED) | {r for allowed in ALLOWED.values() for r in allowed}
+    assert every == set(ALLOWED), "a room that ALLOWED names but does not place"
+    lower = {r: {o for o in allowed if o != r} for r, allowed in ALLOWED.items()}
+    assert not import_cycles(lower), "ALLOWED must be an order: no two rooms may import each other"
+
+
 # --- no module over 400 lines ------------------------------------------------------------------------------
 
 MAX_LINES = 400
@@ -357,10 +480,12 @@ def test_no_module_is_over_400_lines(path):
 # ``annotations``: the dialogue schema's optional annotations (what the checklist judge reads), split out of
 # ``dialogues`` (near 400 lines) and validated by its loader: part of the dialogue schema, so beside it.
 # ``annotation_file``: the same annotations kept in a file apart from the dialogues, merged by the loader.
+# ``recording``: a call on disk (WAV + event log), written by ``run`` and read by ``metrics``, ``report`` and
+# the benchmarks; on ``files``, below all of them (``core`` stays free of I/O).
 # ``data_cli``: the ``callsim data`` command (validate, stats) over dialogue files, beside their loader.
 TOP_LEVEL = {
     "__init__", "cli", "errors", "dialogues", "dataset_stats", "files", "dialogue_annotations",
-    "dialogue_validation", "data_cli", "annotation_file",
+    "dialogue_validation", "data_cli", "annotation_file", "recording",
 }  # fmt: skip
 
 # Modules without a tests/<room>/test_<module>.py of their own, and where they are exercised instead.
@@ -379,6 +504,10 @@ UNMIRRORED = {
     "voice/report/audio.py": "tests/report/test_html.py (recordings embedded as Ogg Opus)",
     # the shared websocket serving of the test assistants: exercised by both assistants' own tests
     "server/assistants/serving.py": "tests/server/assistants/test_echo.py, test_reference.py",
+    # a re-export of voice/recording.py for voice/report/ and voice/metrics/scoring/ until they import it
+    "voice/run/recording.py": "tests/test_recording.py",
+    # a re-export of voice/run/speed_index.py for voice/report/machine.py until it imports it
+    "voice/benchmarks/speed_index.py": "tests/run/test_speed_index.py",
     # the TTS registry (make_tts) in the package's __init__
     "voice/speech/tts/__init__.py": "tests/speech/tts/test_base.py",
     # the server's entry point and settings, its turn and policy processors (tests/server is being

@@ -385,7 +385,7 @@ def test_an_unknown_option_or_command_names_the_nearest_under_its_own_usage(caps
 def test_measure_says_which_file_is_damaged_and_how_with_no_traceback(tmp_path, capsys):
     import numpy as np
 
-    from voice.run.recording import Recording, save_recording
+    from voice.recording import Recording, save_recording
 
     rec = Recording("c", np.zeros(16000, np.int16), np.zeros(16000, np.int16), [], {"dialogue_id": "d"})
     wav, _ = save_recording(tmp_path, rec)

@@ -93,3 +93,11 @@ def test_a_truncated_wav_is_refused_as_such_not_read_short(tmp_path):
         RecordingError, match=r"cut\.wav: truncated WAV: its header says 16000 frames \(1\.00 s\)"
     ):
         files.read_wav(path)
+
+
+def test_the_cache_root_is_callsim_cache_or_the_home_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("CALLSIM_CACHE", str(tmp_path / "c"))
+    assert files.cache_root() == tmp_path / "c"
+    monkeypatch.delenv("CALLSIM_CACHE")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert files.cache_root() == tmp_path / ".cache" / "callsim"

@@ -36,11 +36,11 @@ _EXPORTS = {
     "WhisperASR": "voice.speech.asr",
     # measuring, and reading results
     "measure": "voice.metrics.measure",
-    "CallMetrics": "voice.metrics.measure",
-    "TurnMetrics": "voice.metrics.measure",
-    "BargeIn": "voice.metrics.measure",
-    "Recording": "voice.run.recording",
-    "load_recording": "voice.run.recording",
+    "CallMetrics": "voice.metrics.call_metrics",
+    "TurnMetrics": "voice.metrics.call_metrics",
+    "BargeIn": "voice.metrics.call_metrics",
+    "Recording": "voice.recording",
+    "load_recording": "voice.recording",
     "metrics_from_json": "voice.run.resume",
     "FIGURES": "voice.metrics.results",
     "figures": "voice.metrics.results",
@@ -117,7 +117,8 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time __getattr__ impo
     )
     from voice.errors import CallSimError, ConfigError, DialogueError, RecordingError
     from voice.lines.effects import LineEffects
-    from voice.metrics.measure import BargeIn, CallMetrics, TurnMetrics, measure
+    from voice.metrics.call_metrics import BargeIn, CallMetrics, TurnMetrics
+    from voice.metrics.measure import measure
     from voice.metrics.results import (
         FIGURES,
         METRICS_SCHEMA,
@@ -126,9 +127,9 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time __getattr__ impo
         read_results,
         summarize,
     )
+    from voice.recording import Recording, load_recording
     from voice.report.build import build_report
     from voice.run.dataset import BenchConfig, TargetResult, run_bench, select_dialogues
-    from voice.run.recording import Recording, load_recording
     from voice.run.resume import metrics_from_json
     from voice.speech.asr import WhisperASR
     from voice.speech.tts import make_tts

@@ -220,7 +220,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_measure(args: argparse.Namespace) -> int:
     from voice.metrics.measure import measure
     from voice.metrics.results import call_to_json, format_table, summarize, write_json
-    from voice.run.recording import load_recording
+    from voice.recording import load_recording
 
     calls = [measure(load_recording(Path(p))) for p in args.recordings]
     if args.json:

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from voice.run.usage import nearest
+from voice.errors import nearest
 
 TURN_KEYS = frozenset({"key_points", "context_points", "must_not", "should_ask", "should_end"})
 DIALOGUE_KEYS = frozenset({"private", "scam"})
@@ -95,7 +95,7 @@ def shown(value: Any) -> str:
 
 def unknown_key(key: str, allowed: Iterable[str], present: Iterable[str] = ()) -> str:
     """The problem of a key the schema does not have: the nearest allowed one not already there, if any is
-    close enough to be a typo of it (:func:`voice.run.usage.nearest`), then every allowed key."""
+    close enough to be a typo of it (:func:`voice.errors.nearest`), then every allowed key."""
     names = sorted(allowed)
     guess = nearest(key, [k for k in names if k not in set(present)])
     return "unknown key" + (f", did you mean {guess!r}?" if guess else "") + f" (allowed: {', '.join(names)})"

@@ -20,6 +20,7 @@ these at the edge where they occur (``raise X from exc``), so nothing above the 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -123,3 +124,12 @@ def explain(exc: BaseException) -> str:
     if cause is not None and (not text or text.endswith(":")):
         return f"{text} {explain(cause)}".strip()
     return text or type(exc).__name__
+
+
+def nearest(word: str, candidates: Iterable[str]) -> str | None:
+    """The candidate closest to ``word`` if any is close enough to be a typo of it (the "did you mean" of an
+    error message: an unknown option, key or value)."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return close[0] if close else None

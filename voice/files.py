@@ -23,6 +23,15 @@ _UMASK = os.umask(0o022)
 os.umask(_UMASK)  # read once at import: os.umask can only be read by setting it
 
 
+def cache_root() -> Path:
+    """CallSim's cache directory: ``$CALLSIM_CACHE`` or ``~/.cache/callsim``.
+
+    One root for every room's cache (models, synthesized speech, LLM answers, calibrations), so it sits
+    here, below them all."""
+    env = os.environ.get("CALLSIM_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "callsim"
+
+
 # What the disk, not the file's name or content, refuses: the batch cannot go on writing.
 DISK_ERRNOS = frozenset(
     {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO}

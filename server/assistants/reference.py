@@ -1,7 +1,7 @@
 """Reference assistants: ground truth for CallSim's figures, over the same websocket path as any assistant.
 
 A reference assistant behaves exactly as told
-(:class:`~voice.benchmarks.fidelity.behaviour.ReferenceBehaviour`, the spec and its causality limits, kept in
+(:class:`~server.assistants.behaviour.ReferenceBehaviour`, the spec and its causality limits, kept in
 their own module): its reply is heard exactly ``reply_ms`` after the caller's speech ends, it falls silent
 exactly ``stop_ms`` after the caller cuts in (or never), it talks into the caller's mid-turn pauses or not, it
 stops at backchannels or not.  What CallSim measures of it can then be checked against what it did
@@ -37,8 +37,8 @@ from typing import Any
 from websockets.asyncio.server import Server, ServerConnection
 from websockets.exceptions import ConnectionClosed
 
+from server.assistants.behaviour import REPLY_GAP_MS, ReferenceBehaviour, reply_voice
 from server.assistants.serving import run_until_signalled, serve_pcm
-from voice.benchmarks.fidelity.behaviour import REPLY_GAP_MS, ReferenceBehaviour, reply_voice
 from voice.core.audio import (
     FRAME_SAMPLES,
     Pcm,
@@ -49,7 +49,7 @@ from voice.core.audio import (
     to_bytes,
 )
 from voice.core.clock import Clock, MonotonicClock
-from voice.run.gcpause import freeze_long_lived
+from voice.core.gcpause import freeze_long_lived
 
 SEND_LEAD_MS = 10.0  # chunks after the first are sent this early; the playout buffer queues them
 

@@ -8,7 +8,7 @@ import pytest
 
 from voice.benchmarks.stages import decompose, format_report, summarize
 from voice.core import events as ev
-from voice.metrics.measure import CallMetrics, TurnMetrics
+from voice.metrics.call_metrics import CallMetrics, TurnMetrics
 
 
 def log(t: int, **payload: Any) -> ev.ControlReceived:

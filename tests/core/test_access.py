@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
 from voice.core.access import (
+    access_token,
+    add_access_options,
     bearer_token,
     is_loopback_host,
     open_without_token,
     origin_allowed,
     token_matches,
 )
+from voice.errors import ConfigError
 
 
 @pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "127.8.0.2", "::1", "[::1]", "app.localhost"])
@@ -60,3 +65,18 @@ def test_a_bearer_token_is_read_from_its_header_and_nothing_else_is() -> None:
     assert (
         bearer_token(None) is None and bearer_token("Basic dTpw") is None and bearer_token("Bearer ") is None
     )
+
+
+def test_the_access_options_give_the_token_from_the_flag_or_the_environment(monkeypatch) -> None:
+    p = argparse.ArgumentParser()
+    add_access_options(p)
+    assert access_token(p.parse_args([])) == ""
+    assert access_token(p.parse_args(["--token", "t1"])) == "t1"
+    monkeypatch.setenv("CALLSIM_T", "t2")
+    args = p.parse_args(["--token-env", "CALLSIM_T", "--allow-origin", "https://a.example"])
+    assert access_token(args) == "t2" and args.allowed_origins == ["https://a.example"]
+    with pytest.raises(ConfigError, match="not both"):
+        access_token(p.parse_args(["--token", "t1", "--token-env", "CALLSIM_T"]))
+    monkeypatch.delenv("CALLSIM_T")
+    with pytest.raises(ConfigError, match="--token-env CALLSIM_T"):
+        access_token(args)

@@ -10,7 +10,7 @@ from voice.core import events as ev
 from voice.core.audio import FRAME_SAMPLES, Pcm, ms_to_samples, silence
 from voice.core.live import LiveCallCore, LiveTiming
 from voice.metrics.measure import measure
-from voice.run.recording import Recording
+from voice.recording import Recording
 
 
 def speech(*parts: tuple[str, float]) -> Pcm:

@@ -10,7 +10,7 @@ from voice.core import events as ev
 from voice.core.audio import FRAME_SAMPLES, ms_to_samples
 from voice.core.reactive import CallerMove, HangUp, ReactiveCallCore, ReplyCues, Say, TurnRequest, Wait
 from voice.metrics.measure import measure
-from voice.run.recording import Recording
+from voice.recording import Recording
 
 Mover = Callable[[TurnRequest, int], tuple[CallerMove, int] | None]  # (move, frames until it is ready)
 

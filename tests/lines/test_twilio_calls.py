@@ -23,7 +23,7 @@ from voice.lines.codec import mulaw_decode, mulaw_encode
 from voice.lines.effects import LineEffects
 from voice.lines.factory import make_line_factory
 from voice.lines.targets import parse_target
-from voice.run.recording import load_recording
+from voice.recording import load_recording
 from voice.run.runner import RunSettings, run_dialogues
 from voice.speech.tts.memory import MemoryTTS
 

@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
+from server.assistants.behaviour import ReferenceBehaviour
 from tests.fakes import tone
 from tests.records import caller_first
-from voice.benchmarks.fidelity.behaviour import ReferenceBehaviour
 from voice.core.audio import ms_to_samples, samples_to_ms, silence
 from voice.core.caller import CallerTiming, plan_call
 from voice.core.clock import MonotonicClock

@@ -5,6 +5,7 @@ import dataclasses
 import pytest
 
 from voice.errors import ConfigError
+from voice.metrics.call_metrics import CallMetrics, TurnMetrics
 from voice.metrics.gates import (
     FailedLimit,
     Gate,
@@ -22,7 +23,6 @@ from voice.metrics.gates import (
     summary_value,
 )
 from voice.metrics.goal import CallerGoal
-from voice.metrics.measure import CallMetrics, TurnMetrics
 from voice.metrics.results import summarize_run
 
 

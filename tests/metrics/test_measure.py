@@ -16,7 +16,7 @@ from voice.metrics.measure import (
     overlap,
     reply_spans_ms,
 )
-from voice.run.recording import Recording
+from voice.recording import Recording
 
 
 def record(core: CallCore, bot: ReferenceBot, **meta) -> Recording:

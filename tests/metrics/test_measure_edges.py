@@ -16,8 +16,8 @@ from voice.dialogues import parse_dialogue
 from voice.lines.base import CallStart
 from voice.lines.memory import MemoryLine
 from voice.metrics.measure import measure
+from voice.recording import Recording
 from voice.run.driver import run_call
-from voice.run.recording import Recording
 from voice.speech.tts.memory import MemoryTTS
 
 S = ms_to_samples

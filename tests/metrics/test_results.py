@@ -8,8 +8,8 @@ import pytest
 from tests.reactive_runs import reactive_bench
 from tests.runs import bench, mini
 from voice.errors import RecordingError
+from voice.metrics.call_metrics import BargeIn, CallMetrics, TurnMetrics
 from voice.metrics.goal import CallerGoal, CallerWait
-from voice.metrics.measure import BargeIn, CallMetrics, TurnMetrics
 from voice.metrics.results import (
     FIGURES,
     METRICS_SCHEMA,
@@ -266,7 +266,7 @@ OPTIONAL = {  # built-in / Twilio targets only; --header; --ray; a bot that floo
         *(f"simulator_failures.reasons.*.{k}" for k in ("count", "calls", "meaning", "detail")),
     },
     # the speed index is off in the tests (tests/conftest.py): its keys are checked on a real one in
-    # tests/benchmarks/test_speed_index.py
+    # tests/run/test_speed_index.py
     "provenance": {"speed_index.seconds", "speed_index.components", "speed_index.components.*"}
     | {"speed_index.runs", "speed_index.runs.*", "speed_index.definition"},
 }

@@ -1,6 +1,6 @@
 import pytest
 
-from voice.metrics.measure import BargeIn, TurnMetrics
+from voice.metrics.call_metrics import BargeIn, TurnMetrics
 from voice.metrics.rhythm import score_turn
 
 

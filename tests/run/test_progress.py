@@ -3,7 +3,7 @@
 import io
 
 from voice.core.clock import VirtualClock
-from voice.metrics.measure import CallMetrics
+from voice.metrics.call_metrics import CallMetrics
 from voice.run.progress import Progress, format_duration
 from voice.run.runner import CallStatus
 

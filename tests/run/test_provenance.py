@@ -10,7 +10,6 @@ import subprocess
 from pathlib import Path
 
 from tests.runs import bench, mini
-from voice.benchmarks.speed_index import ENV
 from voice.run.provenance import (
     SIMD_FLAGS,
     announce,
@@ -22,6 +21,7 @@ from voice.run.provenance import (
     package_versions,
     redact_command,
 )
+from voice.run.speed_index import ENV
 
 EPYC = """processor\t: 0
 vendor_id\t: AuthenticAMD

@@ -23,12 +23,12 @@ from typing import Any
 
 import pytest
 
-from tests import caller_model
 from tests.llm_fake import FakeLLM
 from tests.records import short_delivery
 from voice.dialogues import parse_dialogue
 from voice.errors import ConfigError
 from voice.lines.targets import parse_target
+from voice.react import standin
 from voice.react.caller import parse_caller
 from voice.run import ray_runner
 from voice.run.assistants import target_settings
@@ -213,7 +213,7 @@ async def test_a_reactive_caller_on_two_nodes_keeps_its_answers_in_the_drivers_c
             out=tmp_path / "first", targets=(f"pcm+{ref}",), tts="memory", transcribe=True,
             ray=cluster.address, concurrency=1,
         )  # fmt: skip
-        with FakeLLM().respond(caller_model.answer) as fake:
+        with FakeLLM().respond(standin.answer) as fake:
             first = dataclasses.replace(config, caller=caller(fake.url, "use"))
             [one] = await run_bench(dialogues(2), first, MemoryTTS(), None, transcriber="memory")
         replay = dataclasses.replace(config, out=tmp_path / "replay", caller=caller(fake.url, "only"))

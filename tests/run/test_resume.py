@@ -7,7 +7,7 @@ import pytest
 from tests.records import short_delivery
 from voice.dialogues import parse_dialogue
 from voice.errors import ConfigError
-from voice.metrics.measure import CallMetrics
+from voice.metrics.call_metrics import CallMetrics
 from voice.metrics.results import call_to_json
 from voice.run.resume import (
     ResumeTally,

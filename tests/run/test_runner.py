@@ -210,7 +210,7 @@ def test_status_events_are_plain_data():
 
 async def test_a_line_with_effects_reports_what_it_did_in_the_recording_meta(tmp_path):
     from voice.lines.effects import EffectLine, LineEffects
-    from voice.run.recording import load_recording
+    from voice.recording import load_recording
 
     def lines():
         inner = MemoryLine(reference(reply_len_ms=600, greeting_ms=200))

@@ -12,7 +12,7 @@ from voice.dialogues import bundled_dialogues_path, load_dialogues
 from voice.metrics.scoring.base import DIMENSIONS, JUDGED, DimensionScore, TurnScore
 from voice.metrics.scoring.checklist import ChecklistJudge
 from voice.metrics.scoring.llm import LLMJudge
-from voice.run.recording import load_recording, save_recording
+from voice.recording import load_recording, save_recording
 from voice.run.score import (
     CallScores,
     broken_floors,

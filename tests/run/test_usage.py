@@ -2,7 +2,8 @@
 
 import argparse
 
-from voice.run.usage import nearest, option_names, subcommand, with_hint
+from voice.errors import nearest
+from voice.run.usage import option_names, subcommand, with_hint
 
 
 def parser() -> argparse.ArgumentParser:

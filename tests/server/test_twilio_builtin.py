@@ -20,9 +20,9 @@ from voice.lines.base import CallStart
 from voice.lines.factory import make_line_factory
 from voice.lines.targets import parse_target
 from voice.metrics.measure import CallMetrics, measure
+from voice.recording import Recording
 from voice.run.driver import run_call
 from voice.run.launch import builtin_assistant
-from voice.run.recording import Recording
 from voice.speech.tts import make_tts
 
 pytestmark = pytest.mark.e2e

@@ -44,11 +44,11 @@ from voice.benchmarks.sysstats import (
 from voice.core.call import CallCore
 from voice.core.caller import CallerPlan
 from voice.core.clock import Clock, FrameTicker, MonotonicClock
+from voice.core.gcpause import short_gc_pauses
 from voice.errors import LineError
 from voice.lines.base import CallStart
 from voice.lines.pcm import PcmWebsocketLine
 from voice.run.driver import run_call
-from voice.run.gcpause import short_gc_pauses
 from voice.run.launch import echo_assistant
 from voice.run.provenance import bench_provenance
 
@@ -74,7 +74,7 @@ class WorkerJob:
     calls: int
     first: int  # global index of this process's first call
     pacing: str  # "shared": one FrameTicker per process; "own": a spinning MonotonicClock per call
-    gc_mode: str  # "freeze": voice.run.gcpause.short_gc_pauses; "default": Python's own GC
+    gc_mode: str  # "freeze": voice.core.gcpause.short_gc_pauses; "default": Python's own GC
     loop: str  # "asyncio" (the standard selector loop) or "uvloop" (if installed)
     stagger_s: float
     seed: int

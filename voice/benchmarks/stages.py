@@ -48,6 +48,7 @@ from voice.core.caller import CallerTiming, plan_call
 from voice.core.clock import MonotonicClock
 from voice.core.events import CallEvent, assistant_log
 from voice.dialogues import Dialogue, bundled_dialogues_path, load_dialogues
+from voice.files import cache_root
 from voice.lines.base import CallStart
 from voice.lines.pcm import PcmWebsocketLine
 from voice.metrics.measure import CallMetrics, measure
@@ -55,7 +56,6 @@ from voice.metrics.reduce import percentiles
 from voice.run.driver import record_call
 from voice.run.provenance import bench_provenance
 from voice.speech.tts import make_tts
-from voice.speech.tts.base import cache_root
 
 COLUMNS = (
     "latency",

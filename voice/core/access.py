@@ -12,16 +12,32 @@ name resolves to 127.0.0.1, and its ``Origin`` and ``Host`` then agree.
 
 Off loopback both servers need a token (:func:`open_without_token`): anyone who can reach the port could
 otherwise call the assistant, run up its LLM bill, or (``talk --web``) read the recorded calls.
+
+Both commands also take the same options to set these rules (:func:`add_access_options`,
+:func:`access_token`): they live here, beside the rules, so the server (``server/options.py``) and the
+talk command import them from the room below both rather than one from the other's.
 """
 
 from __future__ import annotations
 
+import argparse
 import hmac
 import ipaddress
+import os
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-__all__ = ["bearer_token", "is_loopback_host", "open_without_token", "origin_allowed", "token_matches"]
+from voice.errors import ConfigError
+
+__all__ = [
+    "access_token",
+    "add_access_options",
+    "bearer_token",
+    "is_loopback_host",
+    "open_without_token",
+    "origin_allowed",
+    "token_matches",
+]
 
 ANY_ORIGIN = "*"
 
@@ -79,3 +95,46 @@ def open_without_token(host: str, token: str) -> str | None:
         f"host {host!r} is not a loopback address: anyone who can reach it could call the assistant, so a"
         " token is required (--token or --token-env NAME)"
     )
+
+
+# --- the options that set these rules: ``callsim serve`` and ``callsim talk --web`` ---------------------
+
+TOKEN_HELP = (
+    "the token every caller must present (Authorization: Bearer TOKEN, or ?token=TOKEN in a browser's"
+    " address); required when --host is not a loopback address"
+)
+
+
+def add_access_options(p: argparse._ActionsContainer) -> None:
+    """``--token``, ``--token-env`` and ``--allow-origin`` (``serve``, ``talk --web``): who may call a
+    server CallSim runs (:mod:`voice.core.access`); :func:`access_token` reads the token back."""
+    p.add_argument(
+        "--token", default="", help=TOKEN_HELP + " (visible to other local users: see --token-env)"
+    )
+    p.add_argument(
+        "--token-env", default="", metavar="NAME", help="read --token from this environment variable"
+    )
+    p.add_argument(
+        "--allow-origin",
+        dest="allowed_origins",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a web page allowed to call from a browser, e.g. https://app.example.com (repeatable; '*' for"
+        " any); by default only programs (no Origin) and pages on loopback hosts",
+    )
+
+
+def access_token(args: argparse.Namespace) -> str:
+    """The token of :func:`add_access_options` ("" for none).
+
+    Raises :class:`ConfigError` for ``--token-env`` naming an unset variable or with ``--token`` too.
+    """
+    token: str = args.token
+    if args.token_env:
+        if token:
+            raise ConfigError("give --token or --token-env, not both")
+        token = os.environ.get(args.token_env, "")
+        if not token:
+            raise ConfigError(f"--token-env {args.token_env}: the environment variable is unset or empty")
+    return token

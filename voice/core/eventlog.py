@@ -11,7 +11,7 @@ and so every measurement, is the same as without the cap.  A ``log`` or unknown 
 :data:`MAX_PAYLOAD_CHARS` characters of JSON, with a marker, for the same reason.
 
 I/O-free like the core: the sink is a callable that a runner points at a file
-(:class:`voice.run.recording.EventStream`).  Once streaming, the per-frame ``rx`` records (one per audio
+(:class:`voice.recording.EventStream`).  Once streaming, the per-frame ``rx`` records (one per audio
 message, the bulk of a log) are no longer also kept in memory: nothing measured from memory reads them.
 """
 

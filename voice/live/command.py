@@ -8,7 +8,7 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from voice.core.access import open_without_token
+from voice.core.access import access_token, add_access_options, open_without_token
 from voice.errors import ConfigError
 from voice.lines.headers import parse_headers
 from voice.lines.targets import parse_target
@@ -20,7 +20,7 @@ from voice.live.ports import (
     WavSpeaker,
     load_mono_16k,
 )
-from voice.run.options import access_token, add_access_options, add_header_option
+from voice.run.options import add_header_option
 
 if TYPE_CHECKING:
     from voice.dialogues import Dialogue
@@ -239,9 +239,9 @@ def _serve_web(args: argparse.Namespace, dialogue: Dialogue, path: Path) -> int:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
+    from voice.files import cache_root
     from voice.live.calibrate import calibrate, device_key, save_calibration
     from voice.live.devices import DeviceMicrophone, DeviceSpeaker
-    from voice.speech.tts.base import cache_root
 
     if args.input_wav or args.output_wav:
         raise ConfigError("--calibrate measures sound devices: give no --input-wav/--output-wav")
@@ -263,8 +263,8 @@ def _print_corrected(args: argparse.Namespace, summary: dict[str, object]) -> No
     if args.input_wav and args.output_wav:
         print("files, not devices: no device latency to correct")
         return
+    from voice.files import cache_root
     from voice.live.calibrate import device_key, round_trip_for
-    from voice.speech.tts.base import cache_root
 
     key = device_key(args.input_device, args.output_device)
     trip = round_trip_for(cache_root(), key)

@@ -36,9 +36,9 @@ from voice.live.ports import Microphone, Speaker
 from voice.live.session import LiveCaller, Notify, Say
 from voice.metrics.measure import CallMetrics, measure
 from voice.metrics.results import RESULTS_SCHEMA, call_to_json, summarize_run, write_json
+from voice.recording import save_recording
 from voice.run.dataset import BenchConfig, TargetResult, run_bench, target_slug
 from voice.run.driver import run_call
-from voice.run.recording import save_recording
 from voice.run.resume import metrics_path
 from voice.run.runner import transcribe_replies
 from voice.speech.asr import ASREngine

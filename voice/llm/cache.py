@@ -21,8 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from voice.files import atomic_write_bytes
-from voice.speech.tts.base import cache_root
+from voice.files import atomic_write_bytes, cache_root
 
 log = logging.getLogger(__name__)
 

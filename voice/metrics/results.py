@@ -18,8 +18,8 @@ from typing import Any
 
 from voice.errors import RecordingError
 from voice.files import atomic_write_bytes
+from voice.metrics.call_metrics import CallMetrics
 from voice.metrics.goal import goal_line, goal_summary, goal_values
-from voice.metrics.measure import CallMetrics
 from voice.metrics.reduce import percentile, reduce
 from voice.metrics.simulator import assistant_calls, outcome_words, simulator_block
 

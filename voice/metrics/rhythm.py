@@ -20,10 +20,8 @@ A call's rhythm is the mean of its turn scores; a run's is the mean over all sco
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from voice.metrics.measure import TurnMetrics
+from voice.metrics.call_metrics import TurnMetrics
 
 # (upper bound of the gap in ms, score), checked in order
 GAP_SCORES: tuple[tuple[float, int], ...] = ((500.0, 5), (1000.0, 4), (2000.0, 3), (4000.0, 2))

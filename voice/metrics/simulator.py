@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from voice.metrics.measure import CallMetrics
+from voice.metrics.call_metrics import CallMetrics
 
 ASSISTANT_CRASHED = "assistant_crashed"  # the built-in assistant's process exited during the call
 CALLER_SPEECH_FAILED = "caller_speech_failed"  # a caller line could not be voiced (TTS error or silence)

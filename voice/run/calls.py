@@ -20,9 +20,9 @@ from voice.lines.base import CallStart, Line
 from voice.metrics.measure import CallMetrics, reply_spans_ms
 from voice.react.caller import ReactiveCaller
 from voice.react.session import ReactiveSession
+from voice.recording import Recording
 from voice.run.driver import CallTrace, record_call
 from voice.run.jobs import CallJob
-from voice.run.recording import Recording
 from voice.speech.asr import ASREngine
 
 
@@ -95,7 +95,7 @@ async def call_once(
     """Run one call and wrap it as a recording (not yet saved); its meta holds labels only.
 
     ``caller``: a reactive caller, whose core (made by its ``start``) plays instead of ``plan``.
-    ``events``: where the call's records stream as they happen (:class:`~voice.run.recording.EventStream`).
+    ``events``: where the call's records stream as they happen (:class:`~voice.recording.EventStream`).
     """
     dialogue = job.dialogue
     labels = {

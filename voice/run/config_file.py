@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from voice.errors import ConfigError
-from voice.run.usage import nearest, subcommand
+from voice.errors import ConfigError, nearest
+from voice.run.usage import subcommand
 
 # table → key → the option of ``bench``/``run`` it sets; every option but --config and --help is here
 TABLES: dict[str, dict[str, str]] = {

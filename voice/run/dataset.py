@@ -27,7 +27,7 @@ from voice.files import storage_error
 from voice.lines.base import Line
 from voice.lines.redact import url_tag
 from voice.lines.targets import BUILTIN, Target, parse_target
-from voice.metrics.measure import CallMetrics
+from voice.metrics.call_metrics import CallMetrics
 from voice.metrics.results import RESULTS_SCHEMA, write_json
 from voice.run.assistants import open_target_runs
 from voice.run.bench_config import BenchConfig

@@ -6,7 +6,7 @@ the line delivers is stamped with the clock on arrival and handed to the core.
 
 Many calls in one event loop should share a :class:`voice.core.clock.FrameTicker` as their clock (one timer
 for all of them instead of one spinning waiter per call) and run inside
-:func:`voice.run.gcpause.short_gc_pauses` (see ``scripts/bench_capacity``).
+:func:`voice.core.gcpause.short_gc_pauses` (see ``scripts/bench_capacity``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from voice.core.events import CallEvent
 from voice.errors import LineError
 from voice.lines.base import CallStart, Line
 from voice.metrics.reduce import percentiles
-from voice.run.recording import Recording
+from voice.recording import Recording
 
 FRAME_NS = samples_to_ns(FRAME_SAMPLES)
 TRACK_START_SAMPLES = 60 * SAMPLE_RATE  # first allocation of a recorded channel (grows by doubling)
@@ -112,7 +112,7 @@ async def record_call(
     """Play ``plan`` as one call on ``line``: the one path from a caller plan to a recording (not saved).
 
     ``core`` replaces the scripted core built from ``plan`` (a reactive one, with its ``companion``).
-    ``events``: stream the call's records there as they happen (:class:`~voice.run.recording.EventStream`);
+    ``events``: stream the call's records there as they happen (:class:`~voice.recording.EventStream`);
     the recording's ``events`` then lack the ``rx`` records, which are on disk only.
     """
     trace = await run_call(core or CallCore(plan), line, clock, start, companion=companion, events=events)

@@ -24,7 +24,7 @@ import dataclasses
 from collections.abc import Callable
 
 from voice.errors import AssistantCrashed, CallerSpeechFailed, explain
-from voice.metrics.measure import CallMetrics
+from voice.metrics.call_metrics import CallMetrics
 from voice.metrics.simulator import ASSISTANT_CRASHED, CALLER_SPEECH_FAILED, SIMULATOR_OUTCOMES
 
 CONNECT_FAILED = "connect_failed"  # never connected: no recording, not saved

@@ -7,13 +7,10 @@ The serving options (who may call a server CallSim runs) are here too, shared by
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-from voice.errors import ConfigError
 
 if TYPE_CHECKING:
     from voice.lines.effects import LineEffects
@@ -238,44 +235,3 @@ def add_header_option(p: argparse.ArgumentParser) -> None:
         " 'Authorization: Bearer ${CALLSIM_TARGET_TOKEN}' (${VAR}: from the environment; single-quote it)."
         " Values are never written; credentials in a --target URL are redacted from every output",
     )
-
-
-TOKEN_HELP = (
-    "the token every caller must present (Authorization: Bearer TOKEN, or ?token=TOKEN in a browser's"
-    " address); required when --host is not a loopback address"
-)
-
-
-def add_access_options(p: argparse._ActionsContainer) -> None:
-    """``--token``, ``--token-env`` and ``--allow-origin`` (``serve``, ``talk --web``): who may call a
-    server CallSim runs (:mod:`voice.core.access`); :func:`access_token` reads the token back."""
-    p.add_argument(
-        "--token", default="", help=TOKEN_HELP + " (visible to other local users: see --token-env)"
-    )
-    p.add_argument(
-        "--token-env", default="", metavar="NAME", help="read --token from this environment variable"
-    )
-    p.add_argument(
-        "--allow-origin",
-        dest="allowed_origins",
-        action="append",
-        default=[],
-        metavar="ORIGIN",
-        help="a web page allowed to call from a browser, e.g. https://app.example.com (repeatable; '*' for"
-        " any); by default only programs (no Origin) and pages on loopback hosts",
-    )
-
-
-def access_token(args: argparse.Namespace) -> str:
-    """The token of :func:`add_access_options` ("" for none).
-
-    Raises :class:`ConfigError` for ``--token-env`` naming an unset variable or with ``--token`` too.
-    """
-    token: str = args.token
-    if args.token_env:
-        if token:
-            raise ConfigError("give --token or --token-env, not both")
-        token = os.environ.get(args.token_env, "")
-        if not token:
-            raise ConfigError(f"--token-env {args.token_env}: the environment variable is unset or empty")
-    return token

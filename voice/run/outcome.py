@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from voice.errors import AssistantCrashed, StorageError, explain
 from voice.files import storage_error
-from voice.metrics.measure import CallMetrics
+from voice.metrics.call_metrics import CallMetrics
 from voice.metrics.results import RESULTS_SCHEMA, call_to_json, summarize_run, write_json
 from voice.run.failures import REDONE_ON_RESUME
 

@@ -4,7 +4,7 @@ A latency figure means little without its machine and software: Whisper's speed 
 (AVX-512 VNNI runs int8 several times faster than AVX2), on faster-whisper and CTranslate2's versions,
 on what else the host runs.  So every ``results.json`` (run and target), the report and every
 ``scripts/bench_*`` carry a ``provenance`` object (each key: ``docs/results.md``), gathered once per run,
-with a speed index measured at its start (:mod:`voice.benchmarks.speed_index`) that ``callsim compare``
+with a speed index measured at its start (:mod:`voice.run.speed_index`) that ``callsim compare``
 holds two runs' against each other.
 
 Everything outside the process is read through a function that tests replace: the git state, the CPU
@@ -122,7 +122,7 @@ def redact_command(argv: Sequence[str]) -> list[str]:
 
 def speed_index_now() -> dict[str, Any] | None:
     """The machine's speed index measured now, as ``$CALLSIM_SPEED_INDEX`` asks (None when ``off``)."""
-    from voice.benchmarks import speed_index
+    from voice.run import speed_index
 
     asked = speed_index.setting()
     if asked == "off":
@@ -190,7 +190,7 @@ def bench_provenance(
     measurement, its runs (``run_bench``, ``callsim bench`` children) are parts of it, and an index measured
     again in each would cost seconds a run and load Whisper into the processes whose time and memory some
     benches measure."""
-    from voice.benchmarks.speed_index import ENV
+    from voice.run.speed_index import ENV
 
     prov = announce([prog, *(sys.argv[1:] if argv is None else argv)], json_out=json_out)
     os.environ[ENV] = "off"
@@ -198,6 +198,6 @@ def bench_provenance(
 
 
 def _will_measure() -> bool:
-    from voice.benchmarks.speed_index import setting
+    from voice.run.speed_index import setting
 
     return setting() != "off"

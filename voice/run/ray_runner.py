@@ -36,7 +36,7 @@ from voice.errors import ConfigError
 from voice.files import atomic_write_bytes
 from voice.lines.base import Line
 from voice.lines.targets import Target
-from voice.metrics.measure import CallMetrics
+from voice.metrics.call_metrics import CallMetrics
 from voice.metrics.results import PACING_BOUND_MS  # a node whose frame wake-ups are later (p99) is flagged
 from voice.run.assistants import target_settings
 from voice.run.bench_config import BenchConfig

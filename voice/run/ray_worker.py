@@ -21,11 +21,11 @@ from pathlib import Path
 from voice.core.clock import MonotonicClock
 from voice.errors import CallSimError
 from voice.lines.targets import Target, parse_target
-from voice.metrics.measure import CallMetrics
+from voice.metrics.call_metrics import CallMetrics
+from voice.recording import recording_paths
 from voice.run.assistants import open_target_runs
 from voice.run.bench_config import BenchConfig
 from voice.run.jobs import CallJob
-from voice.run.recording import recording_paths
 from voice.run.resume import metrics_path
 from voice.run.runner import CallMaker, TargetRun
 

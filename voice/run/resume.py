@@ -24,11 +24,11 @@ from typing import Any
 
 from voice.dialogues import Dialogue
 from voice.errors import ConfigError
-from voice.metrics.measure import BargeIn, CallMetrics, TurnMetrics
+from voice.metrics.call_metrics import BargeIn, CallMetrics, TurnMetrics
 from voice.metrics.results import write_json
 from voice.metrics.simulator import ASSISTANT_CRASHED
+from voice.recording import recording_paths
 from voice.run.failures import REDONE_ON_RESUME
-from voice.run.recording import recording_paths
 
 
 def dialogue_sha(d: Dialogue) -> str:

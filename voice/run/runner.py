@@ -34,6 +34,7 @@ from voice.lines.base import Line
 from voice.metrics.measure import CallMetrics, measure
 from voice.metrics.results import call_to_json, write_json
 from voice.react.session import ReactiveSession
+from voice.recording import EventStream, Recording, save_recording
 from voice.run.calls import CallStatus, RunSettings, TargetRun, call_once, transcribe_replies
 from voice.run.failures import (
     CONNECT_FAILED,
@@ -50,7 +51,6 @@ from voice.run.failures import (
 )
 from voice.run.jobs import CallJob, plan_jobs
 from voice.run.outcome import RunOutcome, TargetCalls, finish_run
-from voice.run.recording import EventStream, Recording, save_recording
 from voice.run.resume import dialogue_sha, metrics_path, open_folder
 from voice.speech.asr import ASREngine
 from voice.speech.tts.base import TTSEngine

@@ -32,7 +32,7 @@ from voice.core.audio import ms_to_samples
 from voice.dialogues import Dialogue
 from voice.errors import RecordingError
 from voice.metrics.bootstrap import bootstrap_difference, interval_text
-from voice.metrics.measure import CallMetrics
+from voice.metrics.call_metrics import CallMetrics
 from voice.metrics.results import BREAKDOWNS, read_results, text_table, write_json
 from voice.metrics.scoring.base import (
     DIMENSIONS,
@@ -46,7 +46,7 @@ from voice.metrics.scoring.base import (
 from voice.metrics.scoring.transcript import build_scoring_input
 from voice.metrics.scoring.verdicts import goal_from_json, goal_lines, goal_to_json, summarize_goals
 from voice.metrics.simulator import SIMULATOR_OUTCOMES
-from voice.run.recording import Recording, load_recording
+from voice.recording import Recording, load_recording
 from voice.run.resume import dialogue_sha, metrics_from_json, metrics_path
 from voice.speech.asr import ASREngine
 

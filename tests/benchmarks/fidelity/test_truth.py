@@ -3,8 +3,8 @@ alone."""
 
 import pytest
 
+from server.assistants.behaviour import REPLY_GAP_MS, ReferenceBehaviour
 from tests.fakes import caller_turn_event as turn
-from voice.benchmarks.fidelity.behaviour import REPLY_GAP_MS, ReferenceBehaviour
 from voice.benchmarks.fidelity.truth import truth, truth_spans
 from voice.core import events as ev
 from voice.core.audio import ms_to_samples

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from server.assistants.behaviour import REPLY_GAP_MS, ReferenceBehaviour
 from server.assistants.reference import (
     Hangup,
     Note,
@@ -13,7 +14,6 @@ from server.assistants.reference import (
     serve_reference,
 )
 from tests.records import short_delivery
-from voice.benchmarks.fidelity.behaviour import REPLY_GAP_MS, ReferenceBehaviour
 from voice.core.audio import FRAME_SAMPLES, ms_to_samples, samples_to_ns
 from voice.core.call import CallCore
 from voice.core.caller import CallerTiming, plan_call
@@ -23,8 +23,8 @@ from voice.dialogues import parse_dialogue
 from voice.lines.base import CallStart
 from voice.lines.pcm import PcmWebsocketLine
 from voice.metrics.measure import measure
+from voice.recording import Recording
 from voice.run.driver import run_call
-from voice.run.recording import Recording
 from voice.speech.tts.memory import MemoryTTS
 
 AUDIBLE = (0, ms_to_samples(3000))

@@ -1,6 +1,6 @@
 """How right are CallSim's figures?  Real calls to reference assistants whose behaviour is known exactly.
 
-Each case is a :class:`~voice.benchmarks.fidelity.behaviour.ReferenceBehaviour` (reply after D ms, stop S ms
+Each case is a :class:`~server.assistants.behaviour.ReferenceBehaviour` (reply after D ms, stop S ms
 after a barge-in or never, take over pauses or not, stop at backchannels or not) and a short Mandarin dialogue
 exercising it: a greeting, a plain turn, a barge-in, a backchannel, a turn with a mid-turn pause.  The call
 runs on CallSim's real path (``plan_call`` → ``CallCore`` → ``run_call`` with the monotonic clock → raw PCM
@@ -29,20 +29,20 @@ from typing import Any
 
 import numpy as np
 
-from voice.benchmarks.fidelity.behaviour import ReferenceBehaviour
+from server.assistants.behaviour import ReferenceBehaviour
 from voice.benchmarks.fidelity.score import CallResult, Case, Summary, format_summary, summarize
 from voice.core.audio import ACTIVE_THRESHOLD, samples_to_ms
 from voice.core.caller import CallerPlan, CallerTiming, plan_call
 from voice.core.clock import MonotonicClock
 from voice.core.events import CallEnded
+from voice.core.gcpause import freeze_long_lived
 from voice.dialogues import Dialogue, parse_dialogue
 from voice.lines.base import CallStart
 from voice.lines.pcm import PcmWebsocketLine
+from voice.recording import load_recording, save_recording
 from voice.run.driver import record_call
-from voice.run.gcpause import freeze_long_lived
 from voice.run.launch import reference_assistant
 from voice.run.provenance import bench_provenance
-from voice.run.recording import load_recording, save_recording
 from voice.speech.tts import make_tts
 from voice.speech.tts.base import TTSEngine
 

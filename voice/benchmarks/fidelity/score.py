@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 
 import voice.metrics.measure as vm
-from voice.benchmarks.fidelity.behaviour import ReferenceBehaviour, reply_voice
+from server.assistants.behaviour import ReferenceBehaviour, reply_voice
 from voice.benchmarks.fidelity.truth import truth, truth_spans
 from voice.core import events as ev
 from voice.core.audio import active_bounds, ms_to_samples, samples_to_ms
 from voice.core.events import CallEvent, assistant_log
 from voice.metrics.reduce import percentiles
-from voice.run.recording import Recording
+from voice.recording import Recording
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import voice.metrics.measure as vm
-from voice.benchmarks.fidelity.behaviour import REPLY_GAP_MS, ReferenceBehaviour
+from server.assistants.behaviour import REPLY_GAP_MS, ReferenceBehaviour
 from voice.core import events as ev
 from voice.core.audio import ms_to_samples, samples_to_ms
 from voice.core.events import CallEvent

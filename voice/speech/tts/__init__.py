@@ -18,7 +18,6 @@ from voice.speech.tts.base import (
     EDGE_PAD_SAMPLES,
     TTS_ENGINES,
     TTSEngine,
-    cache_root,
     finish_speech,
 )
 from voice.speech.tts.cache import CachedTTS
@@ -31,7 +30,6 @@ __all__ = [
     "CachedTTS",
     "MemoryTTS",
     "TTSEngine",
-    "cache_root",
     "finish_speech",
     "make_tts",
     "voice_check",

@@ -13,8 +13,6 @@ imported lazily by :func:`voice.speech.tts.make_tts`, so importing this package 
 from __future__ import annotations
 
 import logging
-import os
-from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -44,12 +42,6 @@ class TTSEngine(Protocol):
     def synthesize(self, text: str) -> Pcm:
         """Speak ``text``; blocks.  Text with nothing speakable gives an empty array."""
         ...
-
-
-def cache_root() -> Path:
-    """CallSim's cache directory: ``$CALLSIM_CACHE`` or ``~/.cache/callsim``."""
-    env = os.environ.get("CALLSIM_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "callsim"
 
 
 def finish_speech(pcm: Pcm, *, peak_dbfs: float = PEAK_DBFS, pad_samples: int = EDGE_PAD_SAMPLES) -> Pcm:

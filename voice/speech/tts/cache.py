@@ -10,8 +10,8 @@ from pathlib import Path
 
 from voice.core.audio import SAMPLE_RATE, Pcm, active_bounds
 from voice.errors import RecordingError
-from voice.files import atomic_write_bytes, read_wav, wav_bytes
-from voice.speech.tts.base import TTSEngine, cache_root
+from voice.files import atomic_write_bytes, cache_root, read_wav, wav_bytes
+from voice.speech.tts.base import TTSEngine
 
 log = logging.getLogger(__name__)
 

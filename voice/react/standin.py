@@ -1,8 +1,9 @@
 """A rule-played caller model: answers the reactive caller's requests from what the prompt says was heard.
 
-It stands in for a real chat model in tests and CI (``python -m tests.caller_model --port 8011`` serves it
-as an OpenAI-compatible server; point ``callsim bench --caller openai:rules --caller-base-url
-http://127.0.0.1:8011/v1`` at it).  It reads the sections of :func:`voice.react.prompt.render_user` and
+It stands in for a real chat model, in CallSim's tests and CI and for anyone trying the reactive caller
+without a model or a key: ``python -m voice.react.standin --port 8011`` serves it as an OpenAI-compatible
+server (:mod:`voice.llm.standin`); point ``callsim bench --caller openai:rules --caller-base-url
+http://127.0.0.1:8011/v1`` at it.  It reads the sections of :func:`voice.react.prompt.render_user` and
 follows the script, except where what it heard calls for something else:
 
 - the assistant said goodbye → hang up (goal yes if the script was said through, else partly);
@@ -18,10 +19,12 @@ Deterministic: the same prompt always gets the same answer.
 from __future__ import annotations
 
 import argparse
-import time
+import contextlib
+import threading
+from collections.abc import Sequence
 from typing import Any
 
-from tests.llm_fake import FakeLLM
+from voice.llm.standin import StandInLLM
 
 ASK_AGAIN = "不好意思，您刚才说的我没太明白，能再说一下吗？"
 STILL_THERE = "喂？您还在吗？"
@@ -40,7 +43,8 @@ def _section(lines: list[str], header: str) -> list[str]:
     return out
 
 
-def _say(text: str, reason: str) -> dict[str, Any]:
+def say(text: str, reason: str) -> dict[str, Any]:
+    """A ``say`` decision (every field of the caller's answer schema; the rest None)."""
     return {
         "action": "say",
         "text": text,
@@ -53,8 +57,9 @@ def _say(text: str, reason: str) -> dict[str, Any]:
     }
 
 
-def _end(goal: str, reason: str) -> dict[str, Any]:
-    return {**_say("", reason), "action": "hang_up", "goal": goal}
+def end(goal: str, reason: str) -> dict[str, Any]:
+    """A ``hang_up`` decision with the caller's verdict on its goal (yes, partly, no)."""
+    return {**say("", reason), "action": "hang_up", "goal": goal}
 
 
 def _overlap(a: str, b: str) -> float:
@@ -78,46 +83,48 @@ def answer(body: dict[str, Any]) -> dict[str, Any]:
     n = len([s for s in said if s != ASK_AGAIN and s != STILL_THERE and not s.startswith("我是说，")])
     last = heard[-1].split("[")[0] if heard else ""
     if "通话已经结束" in now:
-        return _end("yes" if n >= len(callers) else "partly", f"说完了 {n}/{len(callers)} 句")
+        return end("yes" if n >= len(callers) else "partly", f"说完了 {n}/{len(callers)} 句")
     if "还在说话" in now:
         return (
-            _say(callers[n], "它说得太长了，我直接说")
+            say(callers[n], "它说得太长了，我直接说")
             if len(last) > 25 and n < len(callers)
             else {
-                **_say("", "让它说完"),
+                **say("", "让它说完"),
                 "action": "wait",
             }
         )
     if "先开口" in now:
-        return _say(callers[0], "电话接通了")
+        return say(callers[0], "电话接通了")
     if "没有回应" in now or "没有回应" in (heard[-1] if heard else ""):
-        return _say(STILL_THERE, "对方没声音")
+        return say(STILL_THERE, "对方没声音")
     if "打错" in last:
-        return _end("no", "对方说我打错了")
+        return end("no", "对方说我打错了")
     if n and ("再见" in last or "拜拜" in last):
-        return _end("yes" if n >= len(callers) else "partly", "对方道别了")
+        return end("yes" if n >= len(callers) else "partly", "对方道别了")
     if not last or last == "（听不清）" or any(w in last for w in ("什么", "再说", "没听清")):
-        return _say(f"我是说，{said[-1]}" if said else callers[0], "对方没听清")
+        return say(f"我是说，{said[-1]}" if said else callers[0], "对方没听清")
     reference = (
         references[n - (0 if greeting else 1)] if 0 <= n - (0 if greeting else 1) < len(references) else ""
     )
     if reference and said and said[-1] != ASK_AGAIN and _overlap(last, reference) < 0.15:
-        return _say(ASK_AGAIN, "答非所问")
+        return say(ASK_AGAIN, "答非所问")
     if n < len(callers):
-        return _say(callers[n], "按我的事情往下说")
-    return _end("yes", "事情办完了")
+        return say(callers[n], "按我的事情往下说")
+    return end("yes", "事情办完了")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--port", type=int, default=8011)
+def main(argv: Sequence[str] | None = None, *, stop: threading.Event | None = None) -> int:
+    """Serve the caller model until interrupted (or ``stop`` is set: tests)."""
+    parser = argparse.ArgumentParser(prog="python -m voice.react.standin", description=__doc__.split("\n")[0])
+    parser.add_argument("--port", type=int, default=8011, help="the port on 127.0.0.1 (default %(default)s)")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds before every answer")
-    args = parser.parse_args()
-    with FakeLLM(port=args.port).respond(answer, delay_s=args.delay) as fake:
-        print(f"caller model at {fake.url}", flush=True)
-        while True:
-            time.sleep(3600)
+    args = parser.parse_args(argv)
+    with StandInLLM(port=args.port).respond(answer, delay_s=args.delay) as model:
+        print(f"caller model at {model.url}", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            (stop or threading.Event()).wait()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

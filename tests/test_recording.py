@@ -9,7 +9,7 @@ from voice.core import events as ev
 from voice.core.event_json import event_from_json, event_to_json, expand_rx_run
 from voice.errors import RecordingError
 from voice.files import write_wav
-from voice.run.recording import EventStream, Recording, load_recording, save_recording
+from voice.recording import EventStream, Recording, load_recording, save_recording
 
 
 def test_save_and_load_round_trip(tmp_path):

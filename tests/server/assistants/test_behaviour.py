@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from voice.benchmarks.fidelity.behaviour import (
+from server.assistants.behaviour import (
     CONFIRM_MARGIN_MS,
     DECISION_MARGIN_MS,
     ReferenceBehaviour,

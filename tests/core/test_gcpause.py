@@ -4,7 +4,7 @@ import asyncio
 import gc
 import weakref
 
-from voice.run.gcpause import freeze_long_lived, short_gc_pauses
+from voice.core.gcpause import freeze_long_lived, short_gc_pauses
 
 
 async def test_short_gc_pauses_freezes_while_inside_and_unfreezes_after():

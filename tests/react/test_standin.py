@@ -1,0 +1,79 @@
+"""The rule-played caller model (``voice/react/standin.py``): its answers to the caller's real prompts, and
+``python -m voice.react.standin`` serving them over HTTP."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.request
+
+import pytest
+
+from tests.records import short_delivery
+from voice.dialogues import parse_dialogue
+from voice.react import standin
+from voice.react.hearing import HeardLine
+from voice.react.persona import PERSONAS
+from voice.react.prompt import Situation, render_user
+
+DIALOGUE = parse_dialogue(short_delivery("d-1"), "mem", 1)  # 助理：您好。 来电者：快递到了。 助理：放驿站吧。
+
+
+def ask(heard: list[HeardLine], situation: Situation) -> dict:
+    user = render_user(DIALOGUE, PERSONAS["terse"], heard, situation, 6)
+    messages = [{"role": "system", "content": "…"}, {"role": "user", "content": user}]
+    return standin.answer({"messages": messages})
+
+
+GREETED = [HeardLine("assistant", "您好，机主不在，您有什么事？", (), 0)]
+SAID = [*GREETED, HeardLine("caller", "快递到了。", (), 10)]
+
+
+def test_it_follows_the_script_then_hangs_up_when_the_assistant_says_goodbye() -> None:
+    first = ask(GREETED, Situation("reply_ended", 0))
+    assert (first["action"], first["text"]) == ("say", "快递到了。")
+    bye = ask([*SAID, HeardLine("assistant", "好的，放驿站吧，再见", (), 20)], Situation("reply_ended", 1))
+    assert (bye["action"], bye["goal"]) == ("hang_up", "yes")
+
+
+@pytest.mark.parametrize(
+    ("reply", "text"),
+    [
+        ("什么？", "我是说，快递到了。"),  # asked to repeat: say it again
+        ("", "我是说，快递到了。"),  # heard nothing
+        ("今天天气真不错呀朋友", standin.ASK_AGAIN),  # nothing like the reference: what did it mean
+    ],
+)
+def test_a_reply_it_cannot_use_gets_the_line_again_or_a_question(reply: str, text: str) -> None:
+    decision = ask([*SAID, HeardLine("assistant", reply, (), 20)], Situation("reply_ended", 1))
+    assert (decision["action"], decision["text"]) == ("say", text)
+
+
+def test_a_wrong_number_ends_with_the_goal_missed_and_silence_asks_if_anyone_is_there() -> None:
+    wrong = ask([*SAID, HeardLine("assistant", "您打错了", (), 20)], Situation("reply_ended", 1))
+    assert (wrong["action"], wrong["goal"]) == ("hang_up", "no")
+    assert ask(SAID, Situation("reply_missed", 1))["text"] == standin.STILL_THERE
+
+
+def test_the_command_serves_the_rules_as_an_openai_compatible_model(capsys) -> None:
+    stop = threading.Event()
+    server = threading.Thread(target=standin.main, args=(["--port", "0"],), kwargs={"stop": stop})
+    server.start()
+    try:
+        for _ in range(200):
+            if "caller model at" in (out := capsys.readouterr().out):
+                break
+            stop.wait(0.01)
+        url = out.split("caller model at ")[1].strip()
+        user = render_user(DIALOGUE, PERSONAS["terse"], GREETED, Situation("reply_ended", 0), 6)
+        body = {"model": "rules", "messages": [{"role": "user", "content": user}]}
+        request = urllib.request.Request(
+            f"{url}/chat/completions", json.dumps(body).encode(), {"content-type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            content = json.loads(response.read())["choices"][0]["message"]["content"]
+        assert json.loads(content)["text"] == "快递到了。"
+    finally:
+        stop.set()
+        server.join(timeout=10)
+    assert not server.is_alive()
