@@ -36,3 +36,13 @@ def test_stats_pool_the_dialogues_of_every_file(tmp_path, capsys):
         assert main(["data", "stats", *paths]) == EXIT_OK
         caller_turns = next(x for x in capsys.readouterr().out.splitlines() if "caller turns" in x)
         assert caller_turns.split() == ["caller", "turns", str(4 * dialogues)]  # each of good() has 4
+
+
+def test_annotations_go_with_one_dialogue_file(tmp_path, capsys):
+    from voice.cli import main
+
+    for name in ("a.jsonl", "b.jsonl", "ann.jsonl"):
+        (tmp_path / name).write_text("", encoding="utf-8")
+    argv = ["data", "validate", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]
+    assert main([*argv, "--annotations", str(tmp_path / "ann.jsonl")]) == 2
+    assert "--annotations goes with one dialogue file" in capsys.readouterr().err

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from voice.errors import FILE
+from voice.errors import FILE, ConfigError
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1  # ``data validate`` found problems
@@ -51,6 +51,8 @@ def cmd_data(args: argparse.Namespace) -> int:
 
     paths = [Path(p) for p in args.paths]
     if args.action == "validate":
+        if args.annotations and len(paths) > 1:  # its dialogues may sit in any of them: one file at a time
+            raise ConfigError("--annotations goes with one dialogue file (the one it annotates)")
         # every file, then the worst
         return max(validate(p, args.tts, args.readings, args.annotations) for p in paths)
     print(format_stats(dialogue_stats([d for p in paths for d in load_dialogues(p)])))

@@ -18,7 +18,7 @@ REFUSED = "cannot connect to ws://127.0.0.1:8765/pcm: [Errno 111] Connection ref
 def test_a_bot_not_listening_says_so_with_the_fix_and_one_calls_own_words():
     calls = [call("m-1", CONNECT_FAILED, REFUSED), call("m-2", CONNECT_FAILED, REFUSED)]
     lines = failed_lines([("bot", calls)])
-    assert lines[0].startswith("FAILED CALLS: 2 of 2 call(s) failed on the assistant's side")
+    assert lines[0].startswith("FAILED CALLS: 2 of 2 call(s) failed (each kind below")
     assert lines[1] == "  connect_failed: 2 call(s), " + FIXES[CONNECT_FAILED][0] + ": m-1, m-2"
     assert lines[2] == f"    e.g. {REFUSED}"
     assert lines[3].startswith("    what to do: start it") and "--wait-for-target" in lines[3]

@@ -77,3 +77,19 @@ def test_the_command_serves_the_rules_as_an_openai_compatible_model(capsys) -> N
         stop.set()
         server.join(timeout=10)
     assert not server.is_alive()
+
+
+def test_a_port_in_use_is_one_line_and_exit_2(capsys):
+    import socket
+
+    import pytest
+
+    from voice.react.standin import main
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        with pytest.raises(SystemExit) as stopped:
+            main(["--port", str(taken.getsockname()[1])])
+    assert stopped.value.code == 2
+    assert "cannot serve on 127.0.0.1:" in capsys.readouterr().err

@@ -73,7 +73,7 @@ async def test_failed_calls_come_first_with_what_to_do_and_turns_reached_are_exp
     await one_target_run(tmp_path / "silent", reference(greeting_ms=None, reply_ms=10**9), mini(1))
     md = build_report(tmp_path / "silent", audio="none")[1].read_text()
     head = md.split("\n- **targets**")[0]
-    assert "> **FAILED CALLS: 1 of 1 call(s) failed on the assistant's side" in head
+    assert "> **FAILED CALLS: 1 of 1 call(s) failed (each kind below" in head
     assert "> - assistant_silent: 1 call(s), the assistant stopped answering" in head
     assert (
         ">   - e.g. 2 replies in a row never came" in head and ">   - what to do: check that it hears" in head

@@ -91,11 +91,22 @@ fail-if = ["latency_p90_ms>1500"]
     assert (args.limit, args.concurrency, args.out) == (3, 2, "recordings/latest")
 
 
-def test_fresh_and_retry_failed_exclude_each_other_from_the_file_too(tmp_path):
-    said = problems(tmp_path, "[run]\nfresh = true\nretry-failed = true\n")
-    assert said == [f"{tmp_path / 'c.toml'}:2: run.fresh: run.fresh and run.retry-failed: choose one"]
-    with pytest.raises(ConfigError, match=r"--fresh and --retry-failed: choose one \(.*:2: run.fresh"):
-        merged(tmp_path, "[run]\nfresh = true\n", "--retry-failed")
+def test_fresh_is_for_the_command_line_only_and_excludes_retry_failed_from_the_file(tmp_path):
+    """A file that set fresh would make the rerun CallSim advises ("a rerun resumes") delete the run."""
+    (said,) = problems(tmp_path, "[run]\nfresh = true\n")
+    assert said.startswith(f"{tmp_path / 'c.toml'}:2: run.fresh: --fresh deletes the earlier calls")
+    with pytest.raises(ConfigError, match=r"choose one \(--fresh, .*:2: run.retry"):
+        merged(tmp_path, "[run]\nretry-failed = true\n", "--fresh")
+
+
+def test_a_secret_redacted_in_settings_toml_is_refused_not_sent(tmp_path):
+    (said,) = problems(tmp_path, '[assistant]\nheader = ["Authorization: ***"]\n')
+    assert said.startswith(f"{tmp_path / 'c.toml'}:2: assistant.header: holds '***'") and "${VAR}" in said
+
+
+def test_a_byte_order_mark_is_not_toml(tmp_path):
+    (tmp_path / "c.toml").write_bytes("\ufeff[dialogues]\nlimit = 2\n".encode())
+    assert load_config(tmp_path / "c.toml", command("bench")).values["--limit"] == 2
 
 
 def test_every_problem_is_said_at_once_with_its_line_and_the_nearest_name(tmp_path):

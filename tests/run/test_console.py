@@ -63,7 +63,7 @@ def test_the_assistants_failed_calls_are_printed_on_top_with_what_to_do(tmp_path
     (tmp_path / "results.json").write_text(json.dumps(run))
     print_banner(tmp_path / "results.json")
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("FAILED CALLS: 2 of 2 call(s) failed on the assistant's side")
+    assert out[0].startswith("FAILED CALLS: 2 of 2 call(s) failed (each kind below")
     assert (
         out[1].startswith("  connect_failed: 2 call(s), the assistant was not listening")
         and "k-1, k-2" in out[1]

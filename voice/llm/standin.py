@@ -105,7 +105,10 @@ class StandInLLM:
             if self.script:
                 return self.script.popleft()
         if self.responder is not None:
-            answer = self.responder(seen.body)
+            try:
+                answer = self.responder(seen.body)
+            except Exception as exc:  # a prompt it cannot play: an error reply, never a dropped line
+                return Reply(status=500, body={"error": f"the stand-in cannot answer this request: {exc!r}"})
             text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
             return Reply(content=text, delay_s=self.responder_delay_s)
         return Reply(status=500, body={"error": "script empty"})
@@ -122,7 +125,10 @@ class StandInLLM:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", "0"))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                try:
+                    body = json.loads(self.rfile.read(length) or b"{}")
+                except ValueError:
+                    body = {"unreadable": True}  # answered like any request the script has no answer for
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 reply = fake._next(Seen(self.path, headers, body))
                 try:

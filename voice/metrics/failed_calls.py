@@ -92,8 +92,7 @@ def failed_head(targets: Targets, groups: Sequence[FailedGroup]) -> str:
     """The head line: how many of the calls the assistant is judged on failed."""
     judged = sum(1 for _, calls in targets for c in calls if c.get("outcome") not in SIMULATOR_OUTCOMES)
     n = sum(len(g.calls) for g in groups)
-    side = "on the assistant's side (each kind below, with what to do)"
-    return f"FAILED CALLS: {n} of {judged} call(s) failed {side}"
+    return f"FAILED CALLS: {n} of {judged} call(s) failed (each kind below, with what to do)"
 
 
 def failed_lines(targets: Targets) -> list[str]:

@@ -119,7 +119,11 @@ def main(argv: Sequence[str] | None = None, *, stop: threading.Event | None = No
     parser.add_argument("--port", type=int, default=8011, help="the port on 127.0.0.1 (default %(default)s)")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds before every answer")
     args = parser.parse_args(argv)
-    with StandInLLM(port=args.port).respond(answer, delay_s=args.delay) as model:
+    try:
+        served = StandInLLM(port=args.port)
+    except OSError as exc:
+        parser.exit(2, f"{parser.prog}: error: cannot serve on 127.0.0.1:{args.port}: {exc.strerror}\n")
+    with served.respond(answer, delay_s=args.delay) as model:
         print(f"caller model at {model.url}", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             (stop or threading.Event()).wait()

@@ -88,10 +88,12 @@ TABLES: dict[str, dict[str, str]] = {
         "ray": "--ray",
         "ray-workers": "--ray-workers",
         "retry-failed": "--retry-failed",
-        "fresh": "--fresh",
     },
 }
-NOT_IN_FILE = ("--config", "--help")  # the options a file cannot set
+# the options a file cannot set: --fresh deletes the run folder's calls, so a file that set it would make the
+# rerun CallSim advises ("a rerun resumes") delete the run instead; it is given for one invocation only
+NOT_IN_FILE = ("--config", "--help", "--fresh")
+REDACTED = "***"  # what settings.toml writes for a secret (voice/run/settings_file.py)
 _TOML_ERROR = re.compile(r"^(?P<what>.*) \(at line (?P<line>\d+), column (?P<column>\d+)\)$")
 _TABLE_LINE = re.compile(r"\[\s*(?P<name>[A-Za-z0-9_.-]+)\s*\]")
 _KEY_LINE = re.compile(r"(?P<name>[A-Za-z0-9_.-]+)\s*=")
@@ -143,7 +145,7 @@ def key_lines(text: str) -> dict[tuple[str, ...], int]:
 def read_toml(path: Path) -> tuple[dict[str, Any], str]:
     """The parsed file and its text; a :class:`ConfigError` naming the file (and line) if it cannot be."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = path.read_bytes().decode("utf-8-sig")  # a BOM (Windows editors) is not TOML
     except FileNotFoundError as exc:
         raise ConfigError(f"--config {path}: no such file (`callsim init` writes a starter)") from exc
     except IsADirectoryError as exc:
@@ -188,6 +190,18 @@ def load_config(path: Path, parser: argparse.ArgumentParser) -> ConfigFile:
             for key, value in body.items():
                 place = f"{at(table, key)}: {table}.{key}"
                 option = TABLES[table].get(key)
+                if key == "fresh":
+                    problems.append(
+                        f"{place}: --fresh deletes the earlier calls: give it on the command line, for one"
+                        " run (in a file, every rerun would delete the run instead of resuming it)"
+                    )
+                    continue
+                if REDACTED in str(value):
+                    problems.append(
+                        f"{place}: holds {REDACTED!r}, a secret redacted when settings.toml was written: put"
+                        " it in an environment variable and write ${VAR}"
+                    )
+                    continue
                 if option is None:
                     problems.append(f"{place}: {_unknown_key(table, key)}")
                     continue
@@ -196,8 +210,6 @@ def load_config(path: Path, parser: argparse.ArgumentParser) -> ConfigFile:
                 except ConfigError as exc:
                     problems.append(f"{place}: {exc}")
                 places[option] = place
-    if values.get("--fresh") and values.get("--retry-failed"):
-        problems.append(f"{places['--fresh']}: run.fresh and run.retry-failed: choose one")
     if problems:
         raise ConfigError("\n".join(problems))
     return ConfigFile(path, values, places)

@@ -83,7 +83,7 @@ out = "recordings/bench"  # the run folder; a rerun resumes it
 # ray = "auto"  # spread the calls over a Ray cluster: auto or its address
 # ray-workers = 1  # with ray: worker processes per node
 # retry-failed = false  # on resume, make the failed calls again
-# fresh = false  # delete the earlier calls in out and start over
+# (--fresh, delete the earlier calls and start over, is given on the command line only)
 """
 
 

@@ -189,11 +189,12 @@ def _spans(text: str, phrase: str, loose: bool, by_sound: bool) -> Iterator[tupl
         misses = 1 if loose and len(wanted) >= LOOSE_MIN_SYLLABLES else 0
         yield from ((s, s + len(wanted)) for s in _run_starts(heard, wanted, misses))
     if len(needle) >= 2 and not any(ch.isdigit() for ch in needle):
-        free = GAP_MAX if loose and len(needle) >= 3 else GAP_MAX_STRICT
+        any_gap = loose and len(needle) >= 3  # a shorter point takes only GAP_CHARS (取消 is not 取件消息)
+        free = GAP_MAX if any_gap else GAP_MAX_STRICT
         ends = [*starts[1:], len(hay)]
         for begin, end in zip(starts, ends, strict=True):
             for s in range(begin, end):
-                if hay[s] == needle[0] and (e := _gapped(hay, needle, end, s, free, loose)) is not None:
+                if hay[s] == needle[0] and (e := _gapped(hay, needle, end, s, free, any_gap)) is not None:
                     yield s, e
 
 
