@@ -381,10 +381,6 @@ KNOWN_BACK_ARROWS: dict[tuple[str, str], str] = {
     ("voice/dialogue_annotations.py", "voice.metrics.scoring.synonyms"): "the same",
     ("voice/speech/say_cli.py", "voice.live.devices"): "`callsim say --play` plays on the PortAudio device"
     " of live/: device access belongs in a lower room",
-    ("voice/report/machine.py", "voice.benchmarks.speed_index"): "import voice.run.speed_index instead, then"
-    " delete voice/benchmarks/speed_index.py (report/ is being changed elsewhere)",
-    ("voice/metrics/scoring/transcript.py", "voice.run.recording"): "import voice.recording instead, then"
-    " delete voice/run/recording.py (scoring/ is being changed elsewhere)",
     ("server/policy/bench.py", "voice.benchmarks.judge"): "a benchmark in server/policy/: move it to"
     " voice/benchmarks/ (left for later in issue 25)",
     ("server/policy/bench.py", "voice.metrics.scoring.base"): "the same",
@@ -505,9 +501,7 @@ UNMIRRORED = {
     # the shared websocket serving of the test assistants: exercised by both assistants' own tests
     "server/assistants/serving.py": "tests/server/assistants/test_echo.py, test_reference.py",
     # a re-export of voice/recording.py for voice/report/ and voice/metrics/scoring/ until they import it
-    "voice/run/recording.py": "tests/test_recording.py",
     # a re-export of voice/run/speed_index.py for voice/report/machine.py until it imports it
-    "voice/benchmarks/speed_index.py": "tests/run/test_speed_index.py",
     # the TTS registry (make_tts) in the package's __init__
     "voice/speech/tts/__init__.py": "tests/speech/tts/test_base.py",
     # the server's entry point and settings, its turn and policy processors (tests/server is being

@@ -2,8 +2,8 @@
 
 import json
 
+from voice.recording import load_recording
 from voice.report.timeline import Timeline, false_start_segments, timeline_from_recording, timeline_svg
-from voice.run.recording import load_recording
 
 
 def test_false_starts_are_the_segments_measurement_counted():

@@ -16,6 +16,7 @@ from typing import Any
 
 from voice.errors import RecordingError
 from voice.metrics.results import fmt_ms, fmt_score
+from voice.recording import load_recording, recording_paths
 from voice.report.audio import data_uri, encode_opus
 from voice.report.data import CALL_COLUMNS, TargetView
 from voice.report.goals import DECISION_HEADER, decision_rows, verdict_line, wait_lines
@@ -29,7 +30,6 @@ from voice.report.timeline import (
     timeline_from_recording,
     timeline_svg,
 )
-from voice.run.recording import load_recording, recording_paths
 from voice.speech.text import normalize_zh
 
 

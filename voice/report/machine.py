@@ -2,7 +2,7 @@
 
 Latency is the machine's as much as the assistant's: the built-in assistant runs Whisper and TTS on the
 caller's CPUs, so a run on a machine 30 % slower shows a slower assistant with nothing changed.  Each run
-records a speed index (:mod:`voice.benchmarks.speed_index`); ``compare`` warns when two runs' indices differ
+records a speed index (:mod:`voice.run.speed_index`); ``compare`` warns when two runs' indices differ
 by more than :data:`SPEED_TOLERANCE`, and says so when a side has none, so that a difference it finds is
 not taken for the assistant's without a look at the machines.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from voice.benchmarks.speed_index import ratio
+from voice.run.speed_index import ratio
 
 SPEED_TOLERANCE = 0.20  # more than this apart: the two machines were not alike enough to compare latency
 NO_INDEX = "no speed index (--no-speed-index, CALLSIM_SPEED_INDEX=off, or a run made before CallSim had one)"

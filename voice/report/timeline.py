@@ -18,7 +18,7 @@ from typing import Any
 from voice.core import events as ev
 from voice.core.audio import samples_to_ms
 from voice.metrics.measure import assistant_segments
-from voice.run.recording import Recording
+from voice.recording import Recording
 
 CALLER = "#2563eb"
 BACKCHANNEL = "#7dd3fc"

@@ -14,7 +14,7 @@ from voice.dialogues import parse_dialogue
 from voice.errors import EngineError
 from voice.metrics.measure import measure
 from voice.metrics.scoring.transcript import build_scoring_input
-from voice.run.recording import Recording
+from voice.recording import Recording
 
 S = ms_to_samples
 

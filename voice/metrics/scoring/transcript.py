@@ -44,7 +44,7 @@ from voice.metrics.measure import (
     reply_spans_ms,
 )
 from voice.metrics.scoring.base import HeardTurn, ScoringInput
-from voice.run.recording import Recording
+from voice.recording import Recording
 from voice.speech.asr import ASREngine
 
 Span = tuple[float, float]  # [start, end) in ms
