@@ -237,10 +237,13 @@ class WebsocketLine(Generic[C]):
             try:
                 message = await self._ws.recv()
             except ConnectionClosed as exc:
-                for item in self.codec.closed(exc):
-                    self._put(item)
-                self._end(closed_reason(exc))
+                if self._closed_reason is None:  # (a failed send may have ended the line meanwhile)
+                    for item in self.codec.closed(exc):
+                        self._put(item)
+                    self._end(closed_reason(exc))
                 return
+            if self._closed_reason is not None:
+                return  # nothing is taken after the line's end
             items = self.codec.decode(message)
             weight = _weight(message, items)
             for item in items:

@@ -29,7 +29,6 @@ from typing import Any
 from urllib.parse import parse_qs, quote
 
 import numpy as np
-from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
@@ -38,6 +37,7 @@ from voice.core.access import check_access, presented_tokens
 from voice.core.audio import FRAME_SAMPLES, Pcm
 from voice.dialogues import Dialogue
 from voice.lines.targets import parse_target
+from voice.lines.ws_server import Server, ServerConnection, bound_port, serve_websocket
 from voice.live.talk import TalkConfig, start_builtin, talk_as_caller
 from voice.speech.asr import ASREngine
 
@@ -141,10 +141,10 @@ class WebTalk:
 
     async def start(self) -> Server:
         """Listen (port 0: any free port, then :attr:`port` is the one taken)."""
-        self.server = await serve(
-            self._call, self.host, self.port, process_request=self._http, max_size=MAX_MESSAGE
+        self.server = await serve_websocket(
+            self._call, self.host, self.port, max_size=MAX_MESSAGE, process_request=self._http, keepalive_s=20
         )
-        self.port = self.server.sockets[0].getsockname()[1]
+        self.port = bound_port(self.server, self.port)
         return self.server
 
     @property
