@@ -70,7 +70,9 @@ def test_a_bearer_token_is_read_from_its_header_and_nothing_else_is() -> None:
     )
 
 
-def test_the_access_options_give_the_token_from_the_flag_or_the_environment(monkeypatch) -> None:
+def test_the_access_options_give_the_token_from_the_flag_or_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     p = argparse.ArgumentParser()
     add_access_options(p)
     assert access_token(p.parse_args([])) == ""
