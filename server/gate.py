@@ -4,7 +4,8 @@ An ASGI middleware (:class:`CallGate`) in front of the FastAPI app, so every web
 rules, and each rule acts before anything costly is built for the connection:
 
 * on the upgrade, before any pipeline: a wrong or missing token is refused with HTTP 401, a browser page
-  of a foreign site (``Origin``, :func:`voice.core.access.origin_allowed`) with HTTP 403;
+  of a foreign site (``Origin``, :func:`voice.core.access.origin_allowed`) with HTTP 403 (one check for
+  CallSim's servers: :func:`voice.core.access.check_access`);
 * past ``max_calls`` connections at once, the socket is accepted and closed at once with 1013 ("try again
   later") and a reason that says so;
 * then :class:`GuardedSocket` stands between the socket and the app: a binary message over
@@ -26,14 +27,12 @@ import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs
 
 from loguru import logger
 
 from server.config import AssistantSettings
-from voice.core.access import bearer_token, origin_allowed, token_matches
+from voice.core.access import Denial, check_access, presented_tokens
 
 __all__ = ["GUARD_SCOPE_KEY", "CallGate", "Denial", "GuardedSocket", "check_upgrade"]
 
@@ -53,14 +52,6 @@ MAX_JSON_DEPTH = 32  # a start's dialogue nests 3 deep; a hostile one 100,000 (R
 _MAX_REASON_BYTES = 123
 
 
-@dataclass(frozen=True)
-class Denial:
-    """An upgrade refused with an HTTP status, and why (the response body and the server log)."""
-
-    status: int
-    reason: str
-
-
 def _header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope.get("headers", ()):
         if key.lower() == name:
@@ -68,30 +59,19 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-def _presented_token(scope: Scope) -> str | None:
-    """The token a client sent: ``Authorization: Bearer T`` (programs) or ``?token=T`` (browsers)."""
-    if (token := bearer_token(_header(scope, b"authorization"))) is not None:
-        return token
-    query = bytes(scope.get("query_string", b"")).decode("latin-1")
-    values = parse_qs(query).get("token")
-    return values[0] if values else None
-
-
 def check_upgrade(scope: Scope, settings: AssistantSettings) -> Denial | None:
     """Refuse an upgrade without the server's token (401) or from a foreign web page (403); None: go on.
 
-    The token is compared in constant time, so its value cannot be guessed from response times.
+    The one access check of CallSim's servers (:func:`voice.core.access.check_access`), on the upgrade's
+    ``Authorization`` header, ``?token=`` and ``Origin``.
     """
-    if settings.token:
-        presented = _presented_token(scope)
-        if presented is None:
-            return Denial(401, "a token is required (Authorization: Bearer TOKEN, or ?token=TOKEN)")
-        if not token_matches(presented, settings.token):
-            return Denial(401, "wrong token")
-    origin = _header(scope, b"origin")
-    if origin is not None and not origin_allowed(origin, settings.allowed_origins):
-        return Denial(403, f"origin {origin[:80]!r} is not allowed (callsim serve --allow-origin ORIGIN)")
-    return None
+    query = bytes(scope.get("query_string", b"")).decode("latin-1")
+    return check_access(
+        settings.token,
+        presented_tokens(_header(scope, b"authorization"), query),
+        _header(scope, b"origin"),
+        settings.allowed_origins,
+    )
 
 
 def _reason(text: str) -> str:
@@ -237,12 +217,9 @@ class CallGate:
                 f"refused a websocket upgrade on {scope.get('path')}: {denial.status} {denial.reason}"
             )
             await receive()  # websocket.connect
-            body = (denial.reason + "\n").encode()
-            headers = [(b"content-type", b"text/plain; charset=utf-8")]
-            if denial.status == 401:
-                headers.append((b"www-authenticate", b"Bearer"))
+            headers = [(k.lower().encode(), v.encode()) for k, v in denial.headers]
             await send({"type": "websocket.http.response.start", "status": denial.status, "headers": headers})
-            await send({"type": "websocket.http.response.body", "body": body})
+            await send({"type": "websocket.http.response.body", "body": denial.body})
             return
         if self.active >= self.settings.max_calls:
             self.rejected += 1

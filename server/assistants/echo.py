@@ -26,10 +26,10 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from websockets.asyncio.server import Server, ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from server.assistants.serving import run_until_signalled, serve_pcm
+from voice.lines.ws_server import Server, ServerConnection
 
 
 class EchoBuffer:

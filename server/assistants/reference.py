@@ -34,7 +34,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from websockets.asyncio.server import Server, ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from server.assistants.behaviour import REPLY_GAP_MS, ReferenceBehaviour, reply_voice
@@ -50,6 +49,7 @@ from voice.core.audio import (
 )
 from voice.core.clock import Clock, MonotonicClock
 from voice.core.gcpause import freeze_long_lived
+from voice.lines.ws_server import Server, ServerConnection
 
 SEND_LEAD_MS = 10.0  # chunks after the first are sent this early; the playout buffer queues them
 

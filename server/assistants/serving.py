@@ -1,10 +1,9 @@
-"""Serving a raw-PCM test assistant (the echo, the reference) on ``websockets.asyncio.server``.
+"""Serving a raw-PCM test assistant (the echo, the reference) on CallSim's one websocket server stack.
 
 CallSim's side of the line has one websocket implementation (``voice.lines.ws_client``); the test assistants
-share one too, the library's own asyncio server, with one set of limits, so they behave alike on the wire:
-messages up to 1 MiB (the protocol's limit, ``docs/protocol.md``, which CallSim's line enforces too), no
-compression (a media stream would not use it), no keepalive pings of our own (CallSim answers pings; a call
-is short), and a closing handshake that gives up after :data:`CLOSE_TIMEOUT_S`.  Any path is accepted.
+serve with :func:`voice.lines.ws_server.serve_websocket` (its profile: no compression, no keepalive pings
+of our own, a bounded closing handshake), with messages up to the raw protocol's limit
+(``docs/protocol.md``, which CallSim's line enforces too).  Any path is accepted.
 
 :func:`run_until_signalled` is the processes' entry point: it prints a banner naming the URL (the
 launcher in ``voice.run.launch`` waits for the port, humans read the banner) and serves until SIGINT or
@@ -17,13 +16,8 @@ import asyncio
 import signal
 from collections.abc import Awaitable, Callable
 
-from websockets.asyncio.server import Server, ServerConnection, serve
-
 from voice.lines.pcm import MAX_MESSAGE_BYTES
-
-CLOSE_TIMEOUT_S = 5.0
-
-Handler = Callable[[ServerConnection], Awaitable[None]]
+from voice.lines.ws_server import Handler, Server, bound_port, serve_websocket
 
 
 async def serve_pcm(handler: Handler, host: str = "127.0.0.1", port: int = 0) -> tuple[Server, str]:
@@ -31,16 +25,8 @@ async def serve_pcm(handler: Handler, host: str = "127.0.0.1", port: int = 0) ->
 
     Returns the server (``async with`` it, or ``close()`` it) and the ``ws://`` URL it listens on.
     """
-    server = await serve(
-        handler,
-        host,
-        port,
-        max_size=MAX_MESSAGE_BYTES,
-        compression=None,
-        ping_interval=None,
-        close_timeout=CLOSE_TIMEOUT_S,
-    )
-    bound = server.sockets[0].getsockname()[1] if server.sockets else port
+    server = await serve_websocket(handler, host, port, max_size=MAX_MESSAGE_BYTES)
+    bound = bound_port(server, port)
     return server, f"ws://{host}:{bound}/pcm"
 
 

@@ -7,12 +7,15 @@ import argparse
 import pytest
 
 from voice.core.access import (
+    Denial,
     access_token,
     add_access_options,
     bearer_token,
+    check_access,
     is_loopback_host,
     open_without_token,
     origin_allowed,
+    presented_tokens,
     token_matches,
 )
 from voice.errors import ConfigError
@@ -67,7 +70,9 @@ def test_a_bearer_token_is_read_from_its_header_and_nothing_else_is() -> None:
     )
 
 
-def test_the_access_options_give_the_token_from_the_flag_or_the_environment(monkeypatch) -> None:
+def test_the_access_options_give_the_token_from_the_flag_or_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     p = argparse.ArgumentParser()
     add_access_options(p)
     assert access_token(p.parse_args([])) == ""
@@ -80,3 +85,28 @@ def test_the_access_options_give_the_token_from_the_flag_or_the_environment(monk
     monkeypatch.delenv("CALLSIM_T")
     with pytest.raises(ConfigError, match="--token-env CALLSIM_T"):
         access_token(args)
+
+
+def test_the_tokens_of_a_request_come_from_its_bearer_header_query_and_named_cookie() -> None:
+    assert presented_tokens("Bearer b1", "token=q1&x=2") == ["b1", "q1"]
+    cookies = ["a=1; callsim_t=c%3B1", "callsim_t=c2"]
+    assert presented_tokens(None, "", cookies, "callsim_t") == ["c;1", "c2"]
+    assert presented_tokens(None, "", cookies) == []  # cookies only when the server names its own
+    assert presented_tokens("Basic dTpw", "tokens=x") == []
+
+
+def test_one_check_refuses_a_missing_or_wrong_token_and_a_foreign_page() -> None:
+    assert check_access("", []) is None and check_access("s3cret", ["nope", "s3cret"]) is None
+    missing, wrong = check_access("s3cret", []), check_access("s3cret", ["s3cre"])
+    assert missing is not None and missing.status == 401 and "Bearer" in missing.reason
+    assert wrong == Denial(401, "wrong token")
+    assert ("WWW-Authenticate", "Bearer") in wrong.headers and wrong.body == b"wrong token\n"
+    foreign = check_access("", [], "https://evil.example", command="callsim talk --web")
+    assert foreign is not None and foreign.status == 403
+    assert (
+        "'https://evil.example'" in foreign.reason and "callsim talk --web --allow-origin" in foreign.reason
+    )
+    assert all(name != "WWW-Authenticate" for name, _ in foreign.headers)
+    assert check_access("", [], "https://evil.example", ["https://evil.example"]) is None
+    assert check_access("t", ["t"], "http://localhost:3000") is None
+    assert check_access("t", [], "https://evil.example") == missing  # the token is checked first

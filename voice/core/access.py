@@ -13,6 +13,10 @@ name resolves to 127.0.0.1, and its ``Origin`` and ``Host`` then agree.
 Off loopback both servers need a token (:func:`open_without_token`): anyone who can reach the port could
 otherwise call the assistant, run up its LLM bill, or (``talk --web``) read the recorded calls.
 
+Both servers refuse an upgrade or a request with one check, :func:`check_access` (the token presented
+in any of the ways :func:`presented_tokens` reads, then the page's ``Origin``), giving a :class:`Denial`:
+the HTTP status, and a reason that is the response's body and the server's log line.
+
 Both commands also take the same options to set these rules (:func:`add_access_options`,
 :func:`access_token`): they live here, beside the rules, so the server (``server/options.py``) and the
 talk command import them from the room below both rather than one from the other's.
@@ -25,17 +29,21 @@ import hmac
 import ipaddress
 import os
 from collections.abc import Iterable
-from urllib.parse import urlsplit
+from dataclasses import dataclass
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from voice.errors import ConfigError
 
 __all__ = [
+    "Denial",
     "access_token",
     "add_access_options",
     "bearer_token",
+    "check_access",
     "is_loopback_host",
     "open_without_token",
     "origin_allowed",
+    "presented_tokens",
     "token_matches",
 ]
 
@@ -85,6 +93,64 @@ def token_matches(presented: str | None, token: str) -> bool:
     """Whether ``presented`` is ``token``, compared in constant time (its value cannot be guessed from
     response times); nothing presented never matches."""
     return presented is not None and hmac.compare_digest(presented.encode(), token.encode())
+
+
+def presented_tokens(
+    authorization: str | None, query: str = "", cookies: Iterable[str] = (), cookie_name: str = ""
+) -> list[str]:
+    """Every token a request carries: ``Authorization: Bearer T`` (programs), ``?token=T`` in its query
+    (a browser's address) and, if ``cookie_name`` is given, that cookie of its ``Cookie`` headers (a page
+    that was opened with ``?token=``)."""
+    found = [t for t in (bearer_token(authorization),) if t is not None]
+    found += parse_qs(query).get("token", [])
+    for header in cookies if cookie_name else ():
+        for pair in header.split(";"):
+            name, eq, value = pair.strip().partition("=")
+            if eq and name == cookie_name:
+                found.append(unquote(value))
+    return found
+
+
+@dataclass(frozen=True)
+class Denial:
+    """A request refused with an HTTP status, and why (the response's body and the server's log line)."""
+
+    status: int
+    reason: str
+
+    @property
+    def headers(self) -> list[tuple[str, str]]:
+        """The response's headers: plain text, and for a missing or wrong token the scheme to use."""
+        headers = [("Content-Type", "text/plain; charset=utf-8")]
+        return headers + ([("WWW-Authenticate", "Bearer")] if self.status == 401 else [])
+
+    @property
+    def body(self) -> bytes:
+        return (self.reason + "\n").encode()
+
+
+def check_access(
+    token: str,
+    presented: Iterable[str],
+    origin: str | None = None,
+    allowed_origins: Iterable[str] = (),
+    command: str = "callsim serve",
+) -> Denial | None:
+    """Whether a request may go on: None, or its :class:`Denial`.
+
+    Without the server's ``token`` (when it has one) among the ``presented`` ones: 401; a page of another
+    site (``origin``, :func:`origin_allowed` with ``allowed_origins``): 403, naming ``command``'s option
+    that would allow it.  Tokens are compared in constant time (:func:`token_matches`).
+    """
+    if token:
+        offered = list(presented)
+        if not offered:
+            return Denial(401, "a token is required (Authorization: Bearer TOKEN, or ?token=TOKEN)")
+        if not any(token_matches(t, token) for t in offered):
+            return Denial(401, "wrong token")
+    if origin is not None and not origin_allowed(origin, allowed_origins):
+        return Denial(403, f"origin {origin[:80]!r} is not allowed ({command} --allow-origin ORIGIN)")
+    return None
 
 
 def open_without_token(host: str, token: str) -> str | None:

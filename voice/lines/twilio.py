@@ -23,32 +23,30 @@ REST API): a normal close (1000/1001) is returned as ``AssistantControl("hangup"
 assistant hang-up, as with the raw protocol's ``hangup`` event.  Everything else the bot gets wrong
 (malformed JSON, wrong encodings, floods of pending marks or messages, an abnormal close mid-call) comes
 back from :meth:`recv` as :class:`~voice.core.call.LineClosed` with a reason; :meth:`recv` never raises.
+
+This module is the protocol, :class:`TwilioCodec` (pure messages); the socket, the reader's inbox and its
+flood cap are the one websocket line shell's (:mod:`voice.lines.ws_shell`), as for the raw PCM line.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
-import contextlib
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed
 
 from voice.core.audio import FRAME_MS, Pcm
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput, PlayoutMark
-from voice.errors import LineError
 from voice.lines.base import CallStart
 from voice.lines.effects import MulawChannel
-from voice.lines.headers import Headers
-from voice.lines.redact import redact_text
-from voice.lines.ws_client import WebsocketClient, closed_reason, connect
+from voice.lines.ws_shell import Message, WebsocketLine
 
 TWILIO_RATE = 8000
-FLOOD_BACKLOG = 5000  # messages read from the socket but not yet taken by the driver
 MAX_PENDING_MARKS = 1000  # marks waiting for their audio to play
 # one message from the bot: a media message of 2 s of mu-law (16,000 bytes, 21,336 in base64) and its
 # JSON fits with room, as does any control event; larger is the bot's protocol error (close 1009)
@@ -160,187 +158,144 @@ def custom_parameters(start: CallStart) -> dict[str, str]:
     return {"call_id": start.call_id, "dialogue": json.dumps(dict(start.dialogue), ensure_ascii=False)}
 
 
-# --- the line ---------------------------------------------------------------------------------------------
+# --- the codec, and the line -----------------------------------------------------------------------------
 
 
-class TwilioLine:
-    """CallSim's side of a Twilio Media Streams call.  Implements the Line protocol."""
+class TwilioCodec:
+    """Twilio's side of Media Streams as messages: what Twilio sends, and what a bot's messages mean.
 
-    def __init__(self, url: str, *, open_timeout_s: float = 10.0, headers: Headers = ()) -> None:
-        self.url = url
-        self.headers = headers  # on the websocket upgrade (--header); never recorded
-        self.open_timeout_s = open_timeout_s
-        self._ws: WebsocketClient | None = None
-        self._ids: StreamIds | None = None
-        self._closed_reason: str | None = None
+    Pure but for the call's running state (sequence numbers, chunks, the mu-law channels, marks pending);
+    the websocket is the shell's (:mod:`voice.lines.ws_shell`).
+    """
+
+    max_message_bytes = MAX_MESSAGE_BYTES
+
+    def __init__(self) -> None:
+        self.ids: StreamIds | None = None
         self._seq = 0
         self._chunk = 0
         self._up = MulawChannel()  # caller → bot
         self._down = MulawChannel()  # bot → caller
-        self._inbox: asyncio.Queue[LineInput] = asyncio.Queue()
-        self._reader: asyncio.Task[None] | None = None
         self._marks_received = 0
         self.marks_echoed: list[str] = []  # names, in the order they were answered
-        self.stream_sid: str | None = None
 
-    # --- Line protocol ---------------------------------------------------------------------------------
-
-    async def open(self, start: CallStart) -> None:
-        try:
-            self._ws = await connect(
-                self.url, open_timeout=self.open_timeout_s, max_size=MAX_MESSAGE_BYTES, headers=self.headers
-            )
-        except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
-            raise LineError(redact_text(f"cannot connect to {self.url}: {exc}")) from exc
-        ids = self._ids = StreamIds.for_call(start.call_id)
-        self.stream_sid = ids.stream_sid
-        await self._send({"event": "connected", "protocol": "Call", "version": "1.0.0"})
-        await self._send(
-            {
-                "event": "start",
-                "sequenceNumber": self._next_seq(),
-                "start": {
-                    "accountSid": ids.account_sid,
-                    "streamSid": ids.stream_sid,
-                    "callSid": ids.call_sid,
-                    "tracks": ["inbound"],
-                    "customParameters": custom_parameters(start),
-                    "mediaFormat": {"encoding": "audio/x-mulaw", "sampleRate": TWILIO_RATE, "channels": 1},
-                },
-                "streamSid": ids.stream_sid,
-            }
-        )
-        self._reader = asyncio.create_task(self._read())
-
-    async def send(self, pcm: Pcm) -> None:
-        """Send one 20 ms caller frame as ``media``."""
-        if self._ids is None:
-            return
-        self._chunk += 1
-        await self._send(
-            {
-                "event": "media",
-                "sequenceNumber": self._next_seq(),
-                "media": {
-                    "track": "inbound",
-                    "chunk": str(self._chunk),
-                    "timestamp": str((self._chunk - 1) * FRAME_MS),
-                    "payload": base64.b64encode(self._up.encode(pcm)).decode("ascii"),
-                },
-                "streamSid": self._ids.stream_sid,
-            }
-        )
-
-    async def recv(self) -> LineInput:
-        if self._ws is None:
-            return LineClosed("never connected")
-        if self._inbox.empty() and self._closed_reason is not None:
-            return LineClosed(self._closed_reason)
-        return await self._inbox.get()
-
-    async def played(self, marks: tuple[str, ...]) -> None:
-        """Answer the bot's marks whose audio the caller has now heard (or a ``clear`` dropped), in order."""
-        for name in marks:
-            await self._echo(name)
-
-    async def hangup(self, reason: str) -> None:
-        """Twilio's hang-up: ``stop``, then the socket closes (Twilio gives no reason on the wire)."""
-        if self._ids is not None:
-            ids = self._ids
-            await self._send(
-                {
-                    "event": "stop",
-                    "sequenceNumber": self._next_seq(),
-                    "streamSid": ids.stream_sid,
-                    "stop": {"accountSid": ids.account_sid, "callSid": ids.call_sid},
-                }
-            )
-        await self.close()
-
-    async def close(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
-            self._reader = None
-        if self._ws is not None:
-            with contextlib.suppress(ConnectionClosed, OSError):
-                await self._ws.close()
-            self._end("closed by caller")
-
-    # --- inside ------------------------------------------------------------------------------------------
+    @property
+    def stream_sid(self) -> str | None:
+        return self.ids.stream_sid if self.ids is not None else None
 
     def _next_seq(self) -> str:
         self._seq += 1
         return str(self._seq)
 
-    async def _send(self, message: dict[str, Any]) -> None:
-        if self._ws is None or self._closed_reason is not None:
-            return
-        try:
-            await self._ws.send(json.dumps(message, ensure_ascii=False))
-        except ConnectionClosed as exc:
-            self._end(closed_reason(exc))
+    def start(self, start: CallStart) -> Sequence[Message]:
+        """``connected``, then ``start`` with the call's SIDs, its parameters and the media format."""
+        ids = self.ids = StreamIds.for_call(start.call_id)
+        connected = {"event": "connected", "protocol": "Call", "version": "1.0.0"}
+        opening = {
+            "event": "start",
+            "sequenceNumber": self._next_seq(),
+            "start": {
+                "accountSid": ids.account_sid,
+                "streamSid": ids.stream_sid,
+                "callSid": ids.call_sid,
+                "tracks": ["inbound"],
+                "customParameters": custom_parameters(start),
+                "mediaFormat": {"encoding": "audio/x-mulaw", "sampleRate": TWILIO_RATE, "channels": 1},
+            },
+            "streamSid": ids.stream_sid,
+        }
+        return [_json(connected), _json(opening)]
 
-    async def _echo(self, name: str) -> None:
-        if self._ids is None or self._closed_reason is not None:
-            return
-        await self._send(
-            {
+    def audio(self, pcm: Pcm) -> Message:
+        """One 20 ms caller frame as ``media``."""
+        assert self.ids is not None, "start() first"
+        self._chunk += 1
+        media = {
+            "track": "inbound",
+            "chunk": str(self._chunk),
+            "timestamp": str((self._chunk - 1) * FRAME_MS),
+            "payload": base64.b64encode(self._up.encode(pcm)).decode("ascii"),
+        }
+        seq = self._next_seq()
+        return _json(
+            {"event": "media", "sequenceNumber": seq, "media": media, "streamSid": self.ids.stream_sid}
+        )
+
+    def played(self, marks: tuple[str, ...]) -> Sequence[Message]:
+        """Answer the bot's marks whose audio the caller has now heard (or a ``clear`` dropped), in order."""
+        assert self.ids is not None, "start() first"
+        echoes = []
+        for name in marks:
+            seq = self._next_seq()
+            mark = {
                 "event": "mark",
-                "sequenceNumber": self._next_seq(),
-                "streamSid": self._ids.stream_sid,
+                "sequenceNumber": seq,
+                "streamSid": self.ids.stream_sid,
                 "mark": {"name": name},
             }
-        )
-        self.marks_echoed.append(name)
+            echoes.append(_json(mark))
+            self.marks_echoed.append(name)
+        return echoes
 
-    def _end(self, reason: str) -> None:
-        """The line is over: later ``recv`` calls return ``LineClosed(reason)`` once the inbox is empty."""
-        if self._closed_reason is None:
-            self._closed_reason = reason
-            self._inbox.put_nowait(LineClosed(reason))
+    def hangup(self, reason: str) -> Sequence[Message]:
+        """Twilio's hang-up: ``stop`` (Twilio gives no reason on the wire); the shell then closes."""
+        assert self.ids is not None, "start() first"
+        ids = self.ids
+        stop = {"accountSid": ids.account_sid, "callSid": ids.call_sid}
+        return [
+            _json(
+                {
+                    "event": "stop",
+                    "sequenceNumber": self._next_seq(),
+                    "streamSid": ids.stream_sid,
+                    "stop": stop,
+                }
+            )
+        ]
 
-    async def _read(self) -> None:
-        assert self._ws is not None
-        while self._closed_reason is None:
-            try:
-                message = await self._ws.recv()
-            except ConnectionClosed as exc:
-                rcvd = exc.rcvd
-                if rcvd is not None and rcvd.code in (1000, 1001):
-                    # Over Twilio a bot hangs up by closing the stream (or through Twilio's REST API).
-                    why = f"the bot closed the stream (code {rcvd.code})"
-                    self._inbox.put_nowait(AssistantControl("hangup", {"reason": why, "detail": rcvd.reason}))
-                self._end(closed_reason(exc))
-                return
-            item = self._receive(message)
-            if isinstance(item, LineClosed):
-                self._end(item.reason)
-                return
-            if item is not None:
-                self._inbox.put_nowait(item)
-            if self._inbox.qsize() > FLOOD_BACKLOG:
-                self._end(f"protocol_error: flood: {self._inbox.qsize()} messages not yet taken")
-                return
+    def closed(self, exc: ConnectionClosed) -> Sequence[LineInput]:
+        """Over Twilio a bot hangs up by closing the stream (1000/1001), or through Twilio's REST API."""
+        rcvd = exc.rcvd
+        if rcvd is None or rcvd.code not in (1000, 1001):
+            return ()
+        why = f"the bot closed the stream (code {rcvd.code})"
+        return (AssistantControl("hangup", {"reason": why, "detail": rcvd.reason}),)
 
-    def _receive(self, message: str | bytes) -> LineInput | None:
-        """A message from the bot → what the core gets (None: nothing), counting marks and unknown events."""
+    def decode(self, message: Message) -> Sequence[LineInput]:
+        """A message from the bot → what the core gets (nothing for empty media), counting marks pending."""
         parsed = parse_twilio_message(message, self.stream_sid)
         if isinstance(parsed, Violation):
-            return LineClosed(parsed.reason)
+            return (LineClosed(parsed.reason),)
         if isinstance(parsed, BotMedia):
-            if not parsed.payload:
-                return None
-            return AssistantAudio(self._down.decode(parsed.payload))
+            return (AssistantAudio(self._down.decode(parsed.payload)),) if parsed.payload else ()
         if isinstance(parsed, BotMark):
             self._marks_received += 1
             if self._marks_received - len(self.marks_echoed) > MAX_PENDING_MARKS:
-                return LineClosed(f"protocol_error: flood: over {MAX_PENDING_MARKS} marks pending")
-            return PlayoutMark(parsed.name)
+                return (LineClosed(f"protocol_error: flood: over {MAX_PENDING_MARKS} marks pending"),)
+            return (PlayoutMark(parsed.name),)
         if isinstance(parsed, BotClear):
-            return AssistantControl("clear")
+            return (AssistantControl("clear"),)
         if parsed.event == "log":
-            return AssistantControl("log", parsed.fields)
+            return (AssistantControl("log", parsed.fields),)
         # recorded and ignored; the core keeps the first 1000 records of it and counts the rest
-        return AssistantControl("unknown", {"event": parsed.event[:_SHOWN], **parsed.fields})
+        return (AssistantControl("unknown", {"event": parsed.event[:_SHOWN], **parsed.fields}),)
+
+
+def _json(message: dict[str, Any]) -> str:
+    return json.dumps(message, ensure_ascii=False)
+
+
+class TwilioLine(WebsocketLine[TwilioCodec]):
+    """CallSim's side of a Twilio Media Streams call: :class:`TwilioCodec` on the shell."""
+
+    def new_codec(self) -> TwilioCodec:
+        return TwilioCodec()
+
+    @property
+    def marks_echoed(self) -> list[str]:
+        """The bot's marks answered so far, in order."""
+        return self.codec.marks_echoed
+
+    @property
+    def stream_sid(self) -> str | None:
+        return self.codec.stream_sid

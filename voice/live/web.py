@@ -26,18 +26,18 @@ from collections.abc import Callable
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, quote, unquote
+from urllib.parse import parse_qs, quote
 
 import numpy as np
-from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from voice.core.access import bearer_token, origin_allowed, token_matches
+from voice.core.access import check_access, presented_tokens
 from voice.core.audio import FRAME_SAMPLES, Pcm
 from voice.dialogues import Dialogue
 from voice.lines.targets import parse_target
+from voice.lines.ws_server import Server, ServerConnection, bound_port, serve_websocket
 from voice.live.talk import TalkConfig, start_builtin, talk_as_caller
 from voice.speech.asr import ASREngine
 
@@ -141,10 +141,10 @@ class WebTalk:
 
     async def start(self) -> Server:
         """Listen (port 0: any free port, then :attr:`port` is the one taken)."""
-        self.server = await serve(
-            self._call, self.host, self.port, process_request=self._http, max_size=MAX_MESSAGE
+        self.server = await serve_websocket(
+            self._call, self.host, self.port, max_size=MAX_MESSAGE, process_request=self._http, keepalive_s=20
         )
-        self.port = self.server.sockets[0].getsockname()[1]
+        self.port = bound_port(self.server, self.port)
         return self.server
 
     @property
@@ -154,28 +154,34 @@ class WebTalk:
     # --- HTTP ---------------------------------------------------------------------------------------
 
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+        """Every request passes the servers' one access check first: the token on every path (from
+        ``?token=``, a bearer header or the page's cookie), the page's ``Origin`` on ``/call``."""
         path, _, query = request.path.partition("?")
-        from_query = parse_qs(query).get("token", [None])[0]
-        if self.token and not any(
-            token_matches(presented, self.token) for presented in (from_query, *_presented_tokens(request))
-        ):
-            refused = _response(
-                b"a token is required (?token=TOKEN)\n", "text/plain", HTTPStatus.UNAUTHORIZED
-            )
-            refused.headers["WWW-Authenticate"] = "Bearer"
+        presented = presented_tokens(
+            request.headers.get("Authorization"), query, request.headers.get_all("Cookie"), TOKEN_COOKIE
+        )
+        denial = check_access(
+            self.token,
+            presented,
+            request.headers.get("Origin") if path == "/call" else None,
+            [*self._own_origins(request), *self.allowed_origins],
+            command="callsim talk --web",
+        )
+        if denial is not None:
+            (_, content_type), *more = denial.headers
+            refused = _response(denial.body, content_type, HTTPStatus(denial.status))
+            for name, value in more:
+                refused.headers[name] = value
             return refused
         response = self._route(path, request)
-        if response is not None and self.token and from_query is not None:
+        if response is not None and self.token and "token" in parse_qs(query):
             cookie = f"{TOKEN_COOKIE}={quote(self.token, safe='')}; HttpOnly; SameSite=Strict; Path=/"
             response.headers["Set-Cookie"] = cookie
         return response
 
     def _route(self, path: str, request: Request) -> Response | None:
         if path == "/call":
-            origin = request.headers.get("Origin")
-            if not origin_allowed(origin, [*self._own_origins(request), *self.allowed_origins]):
-                return _response(b"this page may not call\n", "text/plain", HTTPStatus.FORBIDDEN)
-            return None  # the websocket upgrade
+            return None  # the websocket upgrade (its page's Origin checked by _http)
         if path == "/info.json":
             preset = self.dialogue.preset.text
             info = {
@@ -251,18 +257,6 @@ class WebTalk:
         finally:
             await speaker.close()
             reader.cancel()
-
-
-def _presented_tokens(request: Request) -> list[str]:
-    """The tokens a request carries besides ``?token=``: ``Authorization: Bearer T`` and the page's cookie."""
-    bearer = bearer_token(request.headers.get("Authorization"))
-    found = [bearer] if bearer is not None else []
-    for header in request.headers.get_all("Cookie"):
-        for pair in header.split(";"):
-            name, eq, cookie = pair.strip().partition("=")
-            if eq and name == TOKEN_COOKIE:
-                found.append(unquote(cookie))
-    return found
 
 
 def _response(body: bytes, content_type: str, status: HTTPStatus = HTTPStatus.OK) -> Response:

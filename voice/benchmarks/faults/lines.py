@@ -25,13 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 import voice
 from voice.benchmarks.faults.base import Fault, FaultOutcome, callsim_command, run_measured, sleep_s
 from voice.core.clock import monotonic_s
 from voice.lines.codec import mulaw_encode
+from voice.lines.ws_server import ServerConnection, bound_port, serve_websocket
 
 HOSTILE_S = 8.0  # how long a flooding bot floods
 # a hostile call's event log must stay under this: 1000 records of a kind, each at most ~4 KB (a flood of
@@ -118,8 +118,8 @@ def serving(bot: Bot) -> Iterator[int]:
     stop = asyncio.Event()
 
     async def main() -> None:
-        async with serve(bot, "127.0.0.1", 0, max_size=None) as server:
-            started.set_result(server.sockets[0].getsockname()[1])
+        async with await serve_websocket(bot, max_size=None) as server:  # a bot may send anything
+            started.set_result(bound_port(server))
             await stop.wait()
 
     thread = threading.Thread(target=loop.run_until_complete, args=(main(),), daemon=True)

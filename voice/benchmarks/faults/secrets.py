@@ -20,10 +20,10 @@ from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 
-from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 from voice.benchmarks.faults.base import Fault, FaultOutcome, Measured, callsim_command, run_measured
+from voice.lines.ws_server import ServerConnection, bound_port, serve_websocket
 
 URL_PASSWORD = "PASSWORD321"
 URL_TOKEN = "SECRET123"
@@ -69,8 +69,8 @@ class CredentialBot:
 
     async def _serve(self) -> None:
         self._stop = asyncio.Event()
-        async with serve(self._call, "127.0.0.1", 0, compression=None, ping_interval=None) as server:
-            self.port = server.sockets[0].getsockname()[1] if server.sockets else 0
+        async with await serve_websocket(self._call, max_size=1 << 20) as server:
+            self.port = bound_port(server)
             self._ready.set()
             await self._stop.wait()
 
