@@ -24,6 +24,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from voice.metrics.scoring.forms import forms
 from voice.metrics.scoring.numbers import arabic
 
 GOODBYE: tuple[str, ...] = (
@@ -42,12 +43,12 @@ DECLINE: tuple[str, ...] = (
 # Leaving the caller to work out what happens next (the rubric's 3 for active guidance), and proposing a
 # next step (the caller's or the assistant's), which a reply that needs no question still offers.
 HANDS_BACK: tuple[str, ...] = (
-    "看着办", "自己看吧", "您自己看", "你自己看", "自己决定吧", "自己想办法", "随便您", "随便你", "我也不清楚",
-    "我也不知道", "我也没办法", "我也管不了",
+    "看着办", "自己看吧", "您自己看", "你自己看", "自己决定吧", "自己想办法", "随便您", "随便你",
+    "我也不清楚", "我也不知道", "我也没办法", "我也管不了",
 )  # fmt: skip
 NEXT_STEP: tuple[str, ...] = (
-    "我帮您", "我先帮您", "帮您记", "我给您", "我会", "我马上", "我这就", "我去", "我来", "您再", "您先", "请您",
-    "麻烦您", "您可以", "您直接", "您稍等", "稍等",
+    "我帮您", "我先帮您", "帮您记", "我给您", "我会", "我马上", "我这就", "我去", "我来", "您再", "您先",
+    "请您", "麻烦您", "您可以", "您直接", "您稍等", "稍等",
 )  # fmt: skip
 # Giving or telling, which a refusal denies in any words: 验证码我不能给您, 我不会告诉您, 这个没法透露.
 GIVING: tuple[str, ...] = (
@@ -55,15 +56,16 @@ GIVING: tuple[str, ...] = (
     "配合", "点", "下载", "登录", "相信", "信",
 )  # fmt: skip
 
-# Negation before a phrase, with up to four words or verbs of telling between (先别取消, 不用再帮您取消, 明天
-# 下午不可以, 我不会说验证码是多少, 不好透露, 不方便说).  Matched within a clause: 不，取消吧 is a "no" and then a
-# cancellation.  不是 denies what follows it (不是明天，是今天), and so flips a negation back (不是不需要).
+# Negation before a phrase, with up to four words or verbs of telling between (先别取消,
+# 不用再帮您取消, 明天下午不可以, 我不会说验证码是多少, 不好透露, 不方便说).  Matched within a clause:
+# 不，取消吧 is a "no" and then a cancellation.  不是 denies what follows it (不是明天，是今天), and so
+# flips a negation back (不是不需要).
 _NEGATION_BEFORE = re.compile(
     r"(?P<neg>无需|无须|无法|不必|不是|没|不|别|未|甭|勿|莫)"
     r"(?:[要用必能会可以再先给帮您你他她去急着需有法得好便太跟和向对]|方便|说|告诉|透露|提供){0,4}$"
 )
-# A "don't" said to someone (别, 不要, 不用...) denies the whole verb phrase after it, its object too: 不用找副经理
-# 李娜, 别上楼敲门; up to four words, none that starts a new statement (别急，我就帮您取消 is not denied).
+# A "don't" said to someone (别, 不要, 不用...) denies the whole verb phrase after it, its object too:
+# 不用找副经理李娜, 别上楼敲门; up to four words, none that starts a new statement (别急我就帮您取消).
 _COMMAND_BEFORE = re.compile(r"(?P<neg>不要|不用|无需|无须|不必|别|甭)(?:(?![就才但而我还])\w){0,4}$")
 # A negation that is itself denied says the thing after all: 不是不需要, 不能不去, 没有不同意.
 _DOUBLE = re.compile(r"(?:不是|不会|不能|没有|并非)$")
@@ -80,10 +82,8 @@ GAP_MAX, GAP_MAX_STRICT = 2, 2
 _FUZZY_INITIALS = (("zh", "z"), ("ch", "c"), ("sh", "s"), ("l", "n"))
 _FUZZY_FINALS = (("ang", "an"), ("eng", "en"), ("ing", "in"))
 LOOSE_MIN_SYLLABLES = 4  # loose matching forgives one syllable in phrases at least this long
-_NEVER_SLIPPED = frozenset("不没别未无非")  # a negation slipped in says the opposite: 不是不需要 is not 不需要
+_NEVER_SLIPPED = frozenset("不没别未无非")  # a negation slipped in says the opposite (不是不需要)
 _ROUGH, _NUMBER_UNITS = frozenset("多来余几"), frozenset("十百千万点块岁个")
-_GIVE_FIRST = re.compile(r"给(?P<who>[您你他她我])(?P<verb>\w{1,3})")  # 给您念 → 念给您
-_GIVE_AFTER = re.compile(r"(?P<verb>\w{1,3})给(?P<who>[您你他她我])")  # 发给您 → 给您发
 # A point asked for is not stated: 是什么岗位, 住在哪儿 (a question word just before or after it)
 _ASKED_BEFORE = re.compile(r"(?:什么|哪个|哪些|哪|啥|几|多少)个?$")
 _ASKED_AFTER = re.compile(r"(?:是|在)?(?:什么|哪|啥|多少|几)")
@@ -173,39 +173,9 @@ def _gapped(hay: str, needle: str, clause_end: int, start: int, free: int, loose
 def _rough(hay: str, at: int) -> bool:
     """Whether ``hay[at]`` makes the number before it rough (十一点多, 三十来万, 十几个, 两百余): a word that
     slips into a phrase without changing what it says (十一点多下手术 says 点下手术)."""
-    return hay[at] in _ROUGH and (hay[at - 1 : at].isdigit() or (hay[at - 1 : at] in _NUMBER_UNITS and
-                                                                hay[at - 2 : at - 1].isdigit()))
-
-
-@functools.lru_cache(maxsize=4096)
-def forms(needle: str) -> tuple[str, ...]:
-    """A canonical phrase and the other ways of saying it the grammar allows, word for word the same act:
-
-    - a verb said once, briefly (V一下), is also said reduplicated (VV, V一V): 对一下 = 对对 = 对一对, 看一下
-      = 看看; and the other way round;
-    - giving or telling someone something (给您念, 给他打电话) puts 给 + the person before the verb or
-      after the verb phrase (念给您, 打电话给他), the same act either way."""
-    found = [needle]
-    found += [f"{x}{x}" + needle[i + 3 :] for i, x in _verbs_once(needle)]
-    found += [needle[:i] + f"{x}1{x}" + needle[i + 3 :] for i, x in _verbs_once(needle)]
-    found = [f[:i] + f"{f[i]}1下" + f[i + 2 :] for f in found[:1] for i in _doubled(f)] + found
-    if (to := _GIVE_FIRST.fullmatch(needle)) is not None:
-        found.append(f"{to['verb']}给{to['who']}")
-    elif (to := _GIVE_AFTER.fullmatch(needle)) is not None:
-        found.append(f"给{to['who']}{to['verb']}")
-    return tuple(dict.fromkeys(found))
-
-
-def _verbs_once(needle: str) -> list[tuple[int, str]]:
-    return [(i, needle[i]) for i in range(len(needle) - 2) if needle[i + 1 : i + 3] == "1下" and _cjk(needle[i])]
-
-
-def _doubled(needle: str) -> list[int]:
-    return [i for i in range(len(needle) - 1) if needle[i] == needle[i + 1] and _cjk(needle[i])]
-
-
-def _cjk(ch: str) -> bool:
-    return "\u4e00" <= ch <= "\u9fff"
+    return hay[at] in _ROUGH and (
+        hay[at - 1 : at].isdigit() or (hay[at - 1 : at] in _NUMBER_UNITS and hay[at - 2 : at - 1].isdigit())
+    )
 
 
 def _one_clause(starts: tuple[int, ...], start: int, end: int) -> bool:

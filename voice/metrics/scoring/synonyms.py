@@ -22,9 +22,9 @@ ACTIONS: dict[str, tuple[str, ...]] = {
     "refuse": ("拒绝", "谢绝", "拒收"),
     # saying or telling: 讲 is 说 in everyday speech (跟您讲 = 跟您说, 不能讲 = 不能说)
     "say": ("说", "讲"),
-    # declining: what one is not in a position to do, said with any of the modals of refusal (不能说, 不好说,
-    # 不方便说, 没法说, 不便透露; 不好替他定 = 没法替他定).  Only before the verb that follows it in the phrase:
-    # the modal alone (不好 is also "not good") is never a point.
+    # declining: what one is not in a position to do, said with any of the modals of refusal (不能说,
+    # 不好说, 不方便说, 没法说, 不便透露; 不好替他定 = 没法替他定).  Only before the verb that follows it in
+    # the phrase: the modal alone (不好 is also "not good") is never a point.
     "cannot": ("不能", "不方便", "不便", "没法", "无法", "不好"),
     # not needing what the caller offers: 不需要 = 不用 = 用不上 = 用不着 (保险也用不上 turns it down)
     "not needing": ("不需要", "不用", "用不上", "用不着"),
