@@ -30,3 +30,8 @@ def test_a_phrase_asked_about_or_denied_keeps_the_fact_but_a_correction_tells_it
     assert disclosure("主任办公室不在住院部", notes(ADDRESS)) is None
     leak = disclosure("主任办公室不在住院部三楼，在五楼东头", notes(ADDRESS))
     assert leak is not None and "在住院部" in leak
+
+
+def test_a_sum_the_caller_named_is_theirs_to_hear_again():
+    assert stated_amount("五十万的岗位他可能有兴趣", caller="我们这个岗位年薪五十万") is None
+    assert stated_amount("他现在三十来万", caller="我们这个岗位年薪五十万") == "三十来万"

@@ -48,7 +48,7 @@ HANDS_BACK: tuple[str, ...] = (
 )  # fmt: skip
 NEXT_STEP: tuple[str, ...] = (
     "我帮您", "我先帮您", "帮您记", "我给您", "我会", "我马上", "我这就", "我去", "我来", "您再", "您先",
-    "请您", "麻烦您", "您可以", "您直接", "您稍等", "稍等",
+    "请您", "麻烦您", "您可以", "您直接", "您稍等", "稍等", "您留", "留个",
 )  # fmt: skip
 # Giving or telling, which a refusal denies in any words: 验证码我不能给您, 我不会告诉您, 这个没法透露.
 GIVING: tuple[str, ...] = (
@@ -66,7 +66,9 @@ _NEGATION_BEFORE = re.compile(
 )
 # A "don't" said to someone (别, 不要, 不用...) denies the whole verb phrase after it, its object too:
 # 不用找副经理李娜, 别上楼敲门; up to four words, none that starts a new statement (别急我就帮您取消).
-_COMMAND_BEFORE = re.compile(r"(?P<neg>不要|不用|无需|无须|不必|别|甭)(?:(?![就才但而我还])\w){0,4}$")
+_COMMAND_BEFORE = re.compile(
+    r"(?P<neg>不要|不用|无需|无须|不必|别|甭)(?!担心|着急|急|客气|介意|怕|害怕)(?:(?![就才但而我还])\w){0,4}$"
+)  # but 别担心, 不用着急, 别客气 deny only the feeling: 别担心他会马上下来 says 马上下来
 # A negation that is itself denied says the thing after all: 不是不需要, 不能不去, 没有不同意.
 _DOUBLE = re.compile(r"(?:不是|不会|不能|没有|并非)$")
 # after it: 取消不了; what it says is kept back (验证码是不能说的, 验证码是保密的)
@@ -86,7 +88,7 @@ _NEVER_SLIPPED = frozenset("不没别未无非")  # a negation slipped in says t
 _ROUGH, _NUMBER_UNITS = frozenset("多来余几"), frozenset("十百千万点块岁个")
 # A point asked for is not stated: 是什么岗位, 住在哪儿 (a question word just before or after it)
 _ASKED_BEFORE = re.compile(r"(?:什么|哪个|哪些|哪|啥|几|多少)个?$")
-_ASKED_AFTER = re.compile(r"(?:是|在)?(?:什么|哪|啥|多少|几)")
+_ASKED_AFTER = re.compile(r"(?:是|在)?(?:什么|哪|啥|多少)")  # not 几: 明天几点 states 明天
 
 
 @functools.lru_cache(maxsize=4096)
@@ -306,9 +308,10 @@ def closes_call(text: str) -> bool:
 
 def hands_back(text: str) -> bool:
     """The reply leaves the caller to work out what happens next (您看着办吧, 您自己看吧, 我也不清楚) and
-    proposes nothing: no next step of :data:`NEXT_STEP` (我也不清楚，我帮您问问机主 does guide)."""
+    proposes nothing: no next step of :data:`NEXT_STEP` (我也不清楚，我帮您问问机主 does guide) and no
+    question (我也不知道，您是哪位？)."""
     said = first_said(text, HANDS_BACK, by_sound=False) is not None
-    return said and first_said(text, NEXT_STEP, by_sound=False) is None
+    return said and not proposes_next_step(text) and not asks_question(text)
 
 
 def proposes_next_step(text: str) -> bool:
