@@ -249,5 +249,6 @@ def test_refusals_in_modal_words_and_official_channels():
 
 def test_a_dont_about_a_feeling_denies_only_the_feeling():
     assert m.says("别担心他会马上下来", "马上下来") and m.says("不用着急帮您取消", "取消")
+    assert m.says("不要紧帮您取消", "取消") and m.says("别忘了给他回电话", "回电话")
     assert not m.hands_back("他几点回来我也不知道，您是哪位？")  # a question guides
     assert m.says("明天几点到", "明天", stated=True)  # asking the hour states the day

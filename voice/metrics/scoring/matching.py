@@ -65,10 +65,11 @@ _NEGATION_BEFORE = re.compile(
     r"(?:[要用必能会可以再先给帮您你他她去急着需有法得好便太跟和向对]|方便|说|告诉|透露|提供){0,4}$"
 )
 # A "don't" said to someone (别, 不要, 不用...) denies the whole verb phrase after it, its object too:
-# 不用找副经理李娜, 别上楼敲门; up to four words, none that starts a new statement (别急我就帮您取消).
+# 不用找副经理李娜, 别上楼敲门; up to four words, none that starts a new statement (别急我就帮您取消).  Not
+# a "don't" about a feeling or a courtesy (别担心, 不用谢, 不要紧), nor 别忘了 (don't forget: do it).
 _COMMAND_BEFORE = re.compile(
-    r"(?P<neg>不要|不用|无需|无须|不必|别|甭)(?!担心|着急|急|客气|介意|怕|害怕)(?:(?![就才但而我还])\w){0,4}$"
-)  # but 别担心, 不用着急, 别客气 deny only the feeling: 别担心他会马上下来 says 马上下来
+    r"(?P<neg>不要|不用|无需|无须|不必|别|甭)(?!担心|着急|急|客气|谢|介意|怕|害怕|紧|忘)(?:(?![就才但而我还])\w){0,4}$"
+)
 # A negation that is itself denied says the thing after all: 不是不需要, 不能不去, 没有不同意.
 _DOUBLE = re.compile(r"(?:不是|不会|不能|没有|并非)$")
 # after it: 取消不了; what it says is kept back (验证码是不能说的, 验证码是保密的)
