@@ -25,6 +25,8 @@ def test_a_number_said_otherwise_contradicts_the_point():
     assert contradiction("对，3栋2单元", ("对", "3栋")) is None
     assert contradiction("他四点到", ("4点",)) is None  # numerals are digits
     assert contradiction("他五点到", ("4点",)) == ("5点", "4点")
+    assert contradiction("他大概十分钟就下来", ("三分钟",)) == ("10分钟", "三分钟")
+    assert contradiction("他三分钟就下来，最多五分钟", ("三分钟",)) is None  # the call's own is said
     assert contradiction("好的，139 0876 5512", ("0876", "13908765521")) == ("13908765512", "13908765521")
     assert contradiction("好的，一三九零八七六五五二一", ("13908765521",)) is None
     assert not conveys("好的，139 0876 5512，宏达小周", ("5521", "0876", "13908765521"))

@@ -23,8 +23,9 @@ from voice.metrics.scoring.numbers import read_out_numbers
 from voice.metrics.scoring.synonyms import expand
 
 Point = tuple[str, ...]
-# a number with the measure word that says what it counts: a building, a unit, a floor, a room, a time
-_COUNTED = re.compile(r"(\d+)(号楼|单元|栋|楼|层|室|号|点)")
+# a number with the measure word that says what it counts: a building, a unit, a floor, a room, a time of
+# day, a wait
+_COUNTED = re.compile(r"(\d+)(号楼|单元|栋|楼|层|室|号|点|分钟|个小时|小时)")
 READ_OUT_MIN = 4  # a number read out digit by digit this long or more is a fact that can be wrong
 
 
