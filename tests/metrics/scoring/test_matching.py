@@ -55,14 +55,6 @@ def test_loose_matching_forgives_one_syllable_in_four_and_only_when_asked():
     assert m.first_said("放门卫室吧", ["南门"]) is None
 
 
-def test_numbers_read_out_digit_by_digit_are_found_but_amounts_and_times_are_not():
-    assert m.read_out_numbers("验证码是四八三九二七，卡号6222 0212 3456") == ["483927", "622202123456"]
-    assert m.read_out_numbers("驗證碼：幺二三四") == ["1234"]
-    assert m.read_out_numbers("4-8-3-9") == ["4839"]
-    found = m.read_out_numbers("二十八块，五万元，尾号三八六，10:30")
-    assert max(map(len, found)) == 3  # 386; amounts, times and punctuation split the rest
-
-
 @pytest.mark.parametrize(
     ("text", "asks"),
     [
@@ -154,15 +146,6 @@ def test_a_word_or_two_slipped_in_still_says_the_phrase():
     assert not m.says("放1门口", "放门口", by_sound=False)  # literal matching takes nothing slipped in
 
 
-def test_numbers_read_out_in_groups_or_as_numerals_are_one_number():
-    assert m.read_out_numbers("三八二，九一六") == ["382916"]  # two groups of a code: one number
-    assert m.read_out_numbers("验证码是幺两三、四五六") == ["123456"]
-    assert m.read_out_numbers("一下，一会儿，一起") == ["1", "1", "1"]  # lone digits are not joined
-    assert m.read_out_numbers("他一个月大概挣一万出头") == []  # amounts are not read out
-    assert m.read_out_numbers("三点半，到了") == []
-    assert m.read_out_numbers("尾号三八六，10点") == ["386"]
-
-
 def test_repetition_is_the_share_of_character_pairs_said_before_whatever_the_length():
     share, again = m.repetition("好的，我会转告他。好的，我会转告他的。好的好的，我一定转告他。")
     assert share >= 0.4 and again >= 10
@@ -175,3 +158,97 @@ def test_a_refusal_in_any_words_denies_giving_or_telling():
     assert m.declines("您这是诈骗吧") and m.declines("我会先跟官方核实")
     assert not m.declines("好的，我这就给您念")  # giving, not denied
     assert not m.declines("别急，我告诉您")  # 别急 is its own clause
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase"),
+    [
+        ("紧急的事也不用找副经理李娜", "李娜"),  # a "don't" denies the verb's object too
+        ("请别上楼敲门", "敲门"),
+        ("机主也不是不需要", "不需要"),  # 不是 denies what follows
+        ("不是明天，是今天", "明天"),
+        ("这个也不好透露", "透露"),  # 不好 + verb: not in a position to
+        ("我不方便说", "说"),
+        ("我不能跟您说", "说"),
+    ],
+)
+def test_negation_reaches_over_a_verb_phrase_and_through_modals(text, phrase):
+    assert not m.says(text, phrase) and m.denies(text, phrase)
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase"),
+    [
+        ("机主也不是不需要", "需要"),  # double negation: he does need it
+        ("这个他不能不去", "去"),
+        ("是不是要取消", "取消"),  # a question
+        ("用不用帮您取消", "取消"),
+        ("别急，我就帮您取消", "取消"),  # a new clause
+        ("别急我就帮您取消", "取消"),  # 就 starts a new statement even without a comma
+        ("别担心我这边帮您取消", "取消"),  # more than four words after the "don't"
+    ],
+)
+def test_a_denied_negation_or_a_new_statement_says_the_phrase(text, phrase):
+    assert m.says(text, phrase) and not m.denies(text, phrase)
+
+
+def test_a_match_stays_inside_one_clause():
+    assert not m.says("具体的我不好说，明天他来", "说明")  # 说 and 明 in two clauses
+    assert m.says("我跟他说明了", "说明")
+    assert not m.says("好，4点前让他回这个号，真是谢谢您", "这个号码", loose=True)  # by sound, across a comma
+
+
+def test_a_verb_said_briefly_is_said_reduplicated_too():
+    assert m.says("您再对对广告上的号", "对一下") and m.says("您看一看", "看一下")
+    assert m.says("我帮您看一下", "看看")  # and the other way round
+    assert not m.says("您再对一遍", "对一下")
+
+
+def test_giving_or_telling_someone_puts_the_person_before_or_after_the_verb():
+    assert m.says("好吧，我把验证码念给您", "给您念") and m.says("我给您发过去", "发给您")
+    assert m.says("我这就打电话给他", "给他打电话")
+    assert not m.says("您念给我听", "给您念")  # another person
+
+
+def test_a_rough_number_takes_its_rough_word_slipped_in():
+    assert m.says("一般十一点多下手术", "点下手术")  # 多 after 11点
+    assert m.says("他三十来岁出头", "岁出头")
+    assert not m.says("这事多下手术", "事下手术")  # 多 not after a number
+    assert not m.says("机主也不是不需要", "不需要", loose=True)  # a negation is never slipped in
+
+
+def test_a_point_asked_about_is_not_stated():
+    assert not m.says("好的，请问是什么岗位？", "岗位", stated=True)
+    assert m.says("好的，请问是什么岗位？", "岗位")  # said, but only asked about
+    assert m.says("我把岗位转告他", "岗位", stated=True)
+    assert m.asked_for("住在哪儿我不能说", 0, 2) and not m.asked_for("他住在城东", 1, 3)
+
+
+def test_a_private_phrase_is_disclosed_plainly_or_by_a_correction():
+    assert m.discloses("他住在城东", "住在")
+    assert not m.discloses("住在哪儿我不能跟您说", "住在")  # asked about
+    assert not m.discloses("办公室不在住院部", "在住院部")  # denied
+    assert m.discloses("办公室不在住院部三楼，在五楼东头", "在住院部")  # denied only to be corrected
+    assert m.discloses("不是明天，是今天", "明天")
+    assert not m.discloses("不是明天，我也不知道", "明天")
+
+
+def test_leaving_the_caller_to_decide_proposes_no_next_step():
+    assert m.hands_back("这个我也不清楚，您看着办吧。") and m.hands_back("那我也不知道，您自己看吧")
+    assert not m.hands_back("这个我也不清楚，我帮您问问机主")  # a next step after all
+    assert not m.hands_back("好的，麻烦您放门口")
+    assert m.proposes_next_step("您再等个一两分钟") and m.proposes_next_step("您有事的话我先帮您记一下")
+    assert not m.proposes_next_step("他在见客户。")
+
+
+def test_refusals_in_modal_words_and_official_channels():
+    assert m.declines("这个也不好透露。") and m.declines("住在哪儿我不能跟您说")
+    assert m.declines("APP里走正规流程就可以了")
+    assert not m.declines("我这就跟您说")
+
+
+def test_a_dont_about_a_feeling_denies_only_the_feeling():
+    assert m.says("别担心他会马上下来", "马上下来") and m.says("不用着急帮您取消", "取消")
+    assert m.says("不要紧帮您取消", "取消") and m.says("别忘了给他回电话", "回电话")
+    assert not m.hands_back("他几点回来我也不知道，您是哪位？")  # a question guides
+    assert m.says("明天几点到", "明天", stated=True)  # asking the hour states the day

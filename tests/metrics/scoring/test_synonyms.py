@@ -17,3 +17,17 @@ def test_the_longest_word_of_a_group_is_the_one_replaced_and_nothing_else_is_inv
 def test_every_group_is_words_no_other_group_holds():
     words = [w for group in ACTIONS.values() for w in group]
     assert len(words) == len(set(words)) and all(len(group) >= 2 for group in ACTIONS.values())
+
+
+def test_declining_in_any_modal_is_the_same_refusal():
+    assert "不好说" in expand(["不方便说"]) and "没法替他" in expand(["不好替他"])
+    assert m.first_said("家里的情况都不好说", expand(["不能说"])) is not None
+    assert expand(["不好"]) == ("不好",)  # the modal alone is not replaced (不好 is also "not good")
+
+
+def test_not_needing_hurrying_being_unsure_and_saying_are_each_one_act():
+    assert m.first_said("保险也用不上", expand(["不需要"])) == "用不上"
+    assert m.first_said("您抓紧过来", expand(["尽快过来"])) == "抓紧过来"
+    assert m.first_said("这个我说不准", expand(["不确定"])) == "说不准"
+    assert m.first_said("明天他会跟您讲", expand(["跟您说"])) == "跟您讲"
+    assert m.first_said("退款我不管", expand(["不需要"])) is None  # nothing looser

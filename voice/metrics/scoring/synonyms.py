@@ -20,18 +20,34 @@ ACTIONS: dict[str, tuple[str, ...]] = {
     "call back": ("回电话", "回个电话", "回电", "回拨", "打回来", "再打来", "再打过来"),
     "sign": ("签收", "签字", "签名"),
     "refuse": ("拒绝", "谢绝", "拒收"),
+    # saying or telling: 讲 is 说 in everyday speech (跟您讲 = 跟您说, 不能讲 = 不能说)
+    "say": ("说", "讲"),
+    # declining: what one is not in a position to do, said with any of the modals of refusal (不能说,
+    # 不好说, 不方便说, 没法说, 不便透露; 不好替他定 = 没法替他定).  Only before the verb that follows it in
+    # the phrase: the modal alone (不好 is also "not good") is never a point.
+    "cannot": ("不能", "不方便", "不便", "没法", "无法", "不好"),
+    # not needing what the caller offers: 不需要 = 不用 = 用不上 = 用不着 (保险也用不上 turns it down)
+    "not needing": ("不需要", "不用", "用不上", "用不着"),
+    # as soon as possible: 尽快过来 = 抓紧过来 = 赶紧过来 = 赶快过来
+    "hurry": ("尽快", "抓紧", "赶紧", "赶快"),
+    # not sure: 不确定 = 说不准 = 拿不准 = 不敢确定 (what one cannot confirm yet)
+    "not sure": ("不确定", "说不准", "拿不准", "不敢确定"),
 }
+# the groups whose word must not be the whole phrase to be replaced (a modal says nothing by itself)
+_NOT_ALONE = frozenset({"cannot"})
 
 
 @functools.lru_cache(maxsize=4096)
 def _variants(phrase: str) -> tuple[str, ...]:
     said = canonical(phrase)
     found: list[str] = []
-    for group in ACTIONS.values():
+    for name, group in ACTIONS.items():
         inside = [w for w in group if w in said]
         if not inside:
             continue
         word = max(inside, key=len)  # 回电话, not the 回电 inside it
+        if name in _NOT_ALONE and word == said:
+            continue
         found += [said.replace(word, other) for other in group if other != word]
     return tuple(found)
 

@@ -1,0 +1,37 @@
+from voice.metrics.scoring.points import clash, contradiction, conveys, denied, missing
+
+
+def test_a_point_is_conveyed_in_its_words_or_its_synonyms_not_denied():
+    assert conveys("那这趟车不要了，您那边撤单就行", ("取消",))
+    assert not conveys("这单先别取消，机主一会儿就下来", ("取消",))
+    assert missing("明天下午不可以", [("可以",), ("明天",)]) == [("可以",)]
+
+
+def test_a_fact_asked_for_again_is_not_stated():
+    assert not conveys("好的，请问是什么岗位？", ("岗位",), stated=True)
+    assert conveys("好的，请问是什么岗位？", ("岗位",))  # a key point may be the thing asked about
+    assert conveys("我把岗位告诉他", ("岗位",), stated=True)
+
+
+def test_a_point_named_only_to_be_denied():
+    assert denied("机主也不是不需要，您把资料发过来吧", [("不需要", "不用了")]) == ("不需要", "不用了")
+    assert denied("这单先别取消", [("取消",)]) == ("取消",)
+    assert denied("机主不需要，谢谢", [("不需要",)]) is None  # said
+    assert denied("好的，再见", [("不需要",)]) is None  # not named at all
+
+
+def test_a_number_said_otherwise_contradicts_the_point():
+    assert contradiction("对，5栋2单元", ("对", "3栋")) == ("5栋", "3栋")
+    assert contradiction("对，3栋2单元", ("对", "3栋")) is None
+    assert contradiction("他四点到", ("4点",)) is None  # numerals are digits
+    assert contradiction("他五点到", ("4点",)) == ("5点", "4点")
+    assert contradiction("他大概十分钟就下来", ("三分钟",)) == ("10分钟", "三分钟")
+    assert contradiction("他三分钟就下来，最多五分钟", ("三分钟",)) is None  # the call's own is said
+    assert contradiction("好的，139 0876 5512", ("0876", "13908765521")) == ("13908765512", "13908765521")
+    assert contradiction("好的，一三九零八七六五五二一", ("13908765521",)) is None
+    assert not conveys("好的，139 0876 5512，宏达小周", ("5521", "0876", "13908765521"))
+
+
+def test_clash_names_what_the_call_had():
+    assert clash("对，5栋2单元", [("2单元",), ("对", "3栋")]) == "says 5栋 where the call had 3栋"
+    assert clash("对，3栋2单元", [("2单元",), ("对", "3栋")]) is None
