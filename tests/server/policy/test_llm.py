@@ -17,7 +17,8 @@ from pipecat.frames.frames import (
 from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.tests.utils import SleepFrame, run_test
 
-from server.policy.llm import FALLBACK, HANG_UP, ReplyGate, system_prompt
+from server.policy.llm import ReplyGate
+from server.policy.llm_policy import FALLBACK, HANG_UP, system_prompt
 
 
 def of_type(frames: list[Frame], kind: type) -> list[Any]:
