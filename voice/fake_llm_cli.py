@@ -31,7 +31,7 @@ EXIT_ERROR = 2  # as voice.cli's: usage or settings
 DEFAULT_PORTS = {"caller": 8011, "policy": 8012, "judge": 8013}
 USE = {  # how to point CallSim at each role, printed once it serves
     "caller": "callsim bench --caller openai:rules --caller-base-url {url}",
-    "policy": "callsim bench --policy openai:rules  (with OPENAI_BASE_URL={url})",
+    "policy": "OPENAI_BASE_URL={url} callsim bench --policy openai:rules",
     "judge": "callsim score RUN --judge openai:rules --llm-base-url {url}",
 }
 
