@@ -17,8 +17,10 @@ def run(args: argparse.Namespace) -> int:
         from server.config import AssistantSettings, parse_overrides
         from server.policy.plugins import load_policy_factory
 
-        factory = load_policy_factory(args.policy)
         settings = AssistantSettings(**settings_kwargs(args), **parse_overrides(args.overrides))
+        factory = load_policy_factory(
+            args.policy, base_url=settings.policy_base_url, timeout_s=settings.policy_timeout_secs
+        )
         run_server(settings, policy_factory=factory)
     except CallSimError as exc:
         print(f"callsim assistant: error: {exc}", file=sys.stderr)

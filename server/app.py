@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import signal
 import socket
 import threading
@@ -28,7 +29,6 @@ from typing import Any
 
 import uvicorn
 from fastapi import FastAPI, WebSocket
-from loguru import logger
 
 from server.assistant import AssistantCall, build_pipeline
 from server.config import AssistantSettings, SpeechEngines, configure_logging, stopwatch
@@ -39,6 +39,8 @@ from server.policy.processor import PolicyFactory
 from server.twilio_route import TWILIO_RATE, TwilioCallSerializer, answer_twilio
 from voice.core.audio import SAMPLE_RATE
 from voice.errors import ConfigError, EngineError
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["AssistantServer", "create_app", "run_server", "serve"]
 

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fastapi import WebSocket
-from loguru import logger
 from pipecat.audio.vad.vad_analyzer import VADParams
 from pipecat.frames.frames import (
     CancelFrame,
@@ -44,18 +44,22 @@ from pipecat.workers.runner import WorkerRunner
 from server.config import AssistantSettings, default_policy_factory, stopwatch
 from server.hold import PacedWebsocketTransport, reply_hold
 from server.pcm_serializer import PcmSerializer
-from server.policy.processor import DEFAULT_VIEW, PolicyFactory, PolicyProcessor
+from server.policy.llm_policy import LLMPolicyFactory
+from server.policy.processor import DEFAULT_VIEW, PolicyProcessor
 from server.processors import CallSimSTTService, CallSimTTSService
 from server.stage_observer import StageObserver
 from server.turns import BargeInTurnStartStrategy, VoicingSileroVAD, turn_stop_strategy
 from server.twilio_route import TwilioCallSerializer
 from voice.core.audio import SAMPLE_RATE
+from voice.core.policy import PolicyFactory
 
 if TYPE_CHECKING:
     from voice.speech.asr import ASREngine
     from voice.speech.tts.base import TTSEngine
 
 __all__ = ["AssistantCall", "build_pipeline"]
+
+logger = logging.getLogger(__name__)
 
 
 # --- one call ----------------------------------------------------------------------------------------------
@@ -168,10 +172,12 @@ def build_pipeline(
     )
     tts_service = CallSimTTSService(tts, executor=tts_executor)
     policy: PolicyProcessor
-    if settings.policy.startswith("openai:") and policy_factory is None:
+    if isinstance(policy_factory, LLMPolicyFactory) or (
+        policy_factory is None and settings.policy.startswith("openai:")
+    ):  # the chat model streams its reply into the voice (server/policy/llm.py)
         from server.policy.llm_service import llm_policy_parts
 
-        policy, *model = llm_policy_parts(settings)
+        policy, *model = llm_policy_parts(settings, policy_factory)
     else:
         policy = PolicyProcessor(
             policy_factory or default_policy_factory,

@@ -3,7 +3,7 @@ one clock read outside the calls' pipelines (:func:`stopwatch`)."""
 
 from __future__ import annotations
 
-import contextlib
+import logging
 import os
 import sys
 import time
@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from loguru import logger
 
 from voice.core.access import open_without_token
 from voice.core.audio import SAMPLE_RATE
@@ -22,7 +21,7 @@ from voice.errors import ConfigError
 from voice.speech.tts.base import DEFAULT_TTS
 
 if TYPE_CHECKING:  # pipecat (and its banner) only when the assistant runs: `callsim bench` checks first
-    from server.policy.processor import AssistantPolicy
+    from voice.core.policy import Policy
     from voice.speech.asr import ASREngine
     from voice.speech.tts.base import TTSEngine
 
@@ -119,7 +118,7 @@ class AssistantSettings:
     max_binary_bytes: int = MAX_BINARY_BYTES
     max_text_bytes: int = MAX_TEXT_BYTES
     verbose: bool = False
-    configure_logging: bool = True  # install the loguru sink (INFO, pipecat at WARNING) on start
+    configure_logging: bool = True  # install the logging handler (INFO, pipecat at WARNING) on start
 
     def __post_init__(self) -> None:
         problems = []
@@ -207,20 +206,45 @@ def parse_overrides(pairs: Sequence[str], option: str = "--set") -> dict[str, An
 
 # --- logging ---------------------------------------------------------------------------------------------
 
-_log_handler_id: int | None = None
+LOG_FORMAT = "%(asctime)s | %(levelname)-8s | %(name)s - %(message)s"
+_handler: logging.Handler | None = None
 
 
 def configure_logging(verbose: bool = False) -> None:
-    """One loguru sink on stderr: INFO (DEBUG if verbose), with chatty pipecat at WARNING unless verbose."""
-    global _log_handler_id
-    for handler_id in (0, _log_handler_id):  # loguru's default sink, and ours from an earlier call
-        if handler_id is not None:
-            with contextlib.suppress(ValueError):
-                logger.remove(handler_id)
-    levels: dict[str | None, str | int | bool] = (
-        {"": "DEBUG"} if verbose else {"": "INFO", "pipecat": "WARNING"}
-    )
-    _log_handler_id = logger.add(sys.stderr, level="DEBUG" if verbose else "INFO", filter=levels)
+    """One ``logging`` handler on stderr: INFO (DEBUG if verbose), chatty pipecat at WARNING unless verbose.
+
+    CallSim logs with the standard library, ``voice`` and ``server`` alike.  pipecat logs with loguru, whose
+    own sink would print everything it says at DEBUG: :func:`_route_pipecat` replaces that sink with one
+    that hands pipecat's records to ``logging`` (logger ``pipecat``), so one handler and one level rule all.
+    """
+    global _handler
+    root = logging.getLogger()
+    if _handler is not None:  # ours from an earlier call
+        root.removeHandler(_handler)
+    _handler = logging.StreamHandler(sys.stderr)
+    _handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    root.addHandler(_handler)
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    logging.getLogger("pipecat").setLevel(logging.DEBUG if verbose else logging.WARNING)
+    _route_pipecat(verbose)
+
+
+def _route_pipecat(verbose: bool) -> None:
+    """pipecat's loguru records into ``logging`` (the edge where the third-party logger is translated).
+
+    loguru's level numbers are the standard library's (DEBUG 10 … CRITICAL 50; its TRACE is 5, SUCCESS 25).
+    """
+    from loguru import logger as pipecat_logger  # pipecat's dependency, not ours: only its records come here
+
+    def forward(message: Any) -> None:
+        record = message.record
+        exc = record["exception"]
+        logging.getLogger(record["name"] or "pipecat").log(
+            record["level"].no, record["message"], exc_info=tuple(exc) if exc else None
+        )
+
+    pipecat_logger.remove()
+    pipecat_logger.add(forward, level="DEBUG" if verbose else "INFO", format="{message}")
 
 
 # --- durations outside a pipeline -------------------------------------------------------------------------
@@ -296,9 +320,9 @@ def _maybe_load(engine: object) -> None:
         load()
 
 
-def default_policy_factory(view: Mapping[str, Any]) -> AssistantPolicy:
+def default_policy_factory(view: Mapping[str, Any]) -> Policy:
     """The rule-based policy of ``server.policy.rules``, built from a dialogue's assistant view."""
     from server.policy.rules import RulePolicy
 
-    policy: AssistantPolicy = RulePolicy(dict(view))
+    policy: Policy = RulePolicy(dict(view))
     return policy

@@ -29,8 +29,6 @@ import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from loguru import logger
-
 from server.config import AssistantSettings
 from voice.core.access import Denial, check_access, presented_tokens
 
@@ -43,6 +41,8 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 GUARD_SCOPE_KEY = "callsim.guard"
+
+logger = logging.getLogger(__name__)
 TRY_AGAIN_LATER = 1013
 MESSAGE_TOO_BIG = 1009
 POLICY_VIOLATION = 1008

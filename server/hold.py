@@ -26,10 +26,10 @@ reply is seconds ahead and stopping it needs a ``clear``), and waits while the h
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from loguru import logger
 from pipecat.frames.frames import Frame, InterruptionFrame, OutputAudioRawFrame
 from pipecat.processors.frame_processor import FrameDirection
 from pipecat.transports.websocket.fastapi import (
@@ -42,6 +42,8 @@ from server.pcm_serializer import PlayoutTracker
 
 if TYPE_CHECKING:
     from server.config import AssistantSettings
+
+logger = logging.getLogger(__name__)
 
 
 class ReplyHold:

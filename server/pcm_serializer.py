@@ -21,10 +21,10 @@ Malformed input never raises: it is logged and dropped, and counted in :attr:`Pc
 from __future__ import annotations
 
 import json
+import logging
 import time
 from typing import Any
 
-from loguru import logger
 from pipecat.audio.utils import create_stream_resampler
 from pipecat.frames.frames import (
     CancelFrame,
@@ -42,6 +42,8 @@ from pipecat.processors.frame_processor import FrameProcessorSetup
 from pipecat.serializers.base_serializer import FrameSerializer
 
 from voice.core.audio import SAMPLE_RATE
+
+logger = logging.getLogger(__name__)
 
 START_EVENT = "start"
 STOP_EVENT = "stop"

@@ -14,15 +14,15 @@ it was of the words (:data:`ASR_CONFIDENCE`).
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import AsyncGenerator, Iterator
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from loguru import logger
 from pipecat.frames.frames import (
     Frame,
     SystemFrame,
@@ -36,21 +36,10 @@ from pipecat.utils.time import time_now_iso8601
 
 from voice.core.audio import SAMPLE_RATE, from_bytes, resample, to_bytes
 from voice.errors import EngineUnavailable
+from voice.speech.asr import ASREngine
+from voice.speech.tts.base import TTSEngine
 
-
-class SpeechSynthesizer(Protocol):
-    """What the TTS service needs of a CallSim ``TTSEngine``."""
-
-    @property
-    def name(self) -> str: ...
-
-    def synthesize(self, text: str) -> npt.NDArray[np.int16]: ...
-
-
-class SpeechRecognizer(Protocol):
-    """What the STT service needs of a CallSim ``ASREngine``."""
-
-    def transcribe(self, pcm: npt.NDArray[np.int16]) -> str: ...
+logger = logging.getLogger(__name__)
 
 
 ASR_CONFIDENCE = "confidence"
@@ -117,7 +106,7 @@ class CallSimTTSService(TTSService):
 
     def __init__(
         self,
-        engine: SpeechSynthesizer,
+        engine: TTSEngine,
         *,
         executor: Executor | None = None,
         chunk_ms: int = 40,
@@ -199,7 +188,7 @@ class CallSimSTTService(SegmentedSTTService):
 
     def __init__(
         self,
-        engine: SpeechRecognizer,
+        engine: ASREngine,
         *,
         executor: Executor | None = None,
         min_segment_secs: float = 0.1,

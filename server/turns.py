@@ -23,10 +23,10 @@ A turn ends (:func:`turn_stop_strategy`, ``turn_model``):
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from loguru import logger
 from pipecat.audio.turn.smart_turn.base_smart_turn import SmartTurnParams
 from pipecat.audio.vad.silero import SileroVADAnalyzer
 from pipecat.clocks.base_clock import BaseClock
@@ -52,6 +52,8 @@ from server.processors import SegmentWithoutWordsFrame
 
 if TYPE_CHECKING:
     from server.config import AssistantSettings
+
+logger = logging.getLogger(__name__)
 
 
 class VoicingSileroVAD(SileroVADAnalyzer):

@@ -16,10 +16,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from typing import Any
 
 from fastapi import WebSocket
-from loguru import logger
 from pipecat.frames.frames import (
     AudioRawFrame,
     CancelWorkerFrame,
@@ -32,6 +32,8 @@ from pipecat.serializers.twilio import TwilioFrameSerializer
 
 from server.pcm_serializer import PlayoutTracker
 from voice.core.audio import SAMPLE_RATE
+
+logger = logging.getLogger(__name__)
 
 HANDSHAKE_TIMEOUT_SECS = 10.0
 TWILIO_RATE = 8000

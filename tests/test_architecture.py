@@ -367,7 +367,7 @@ ALLOWED: dict[str, set[str]] = {
 DIALOGUE_MODULES = {
     "dialogues", "dialogue_annotations", "dialogue_validation", "dataset_stats", "annotation_file",
 }  # fmt: skip
-CLI_MODULES = {"cli", "data_cli"}  # the command line: ``callsim data`` has a module of its own
+CLI_MODULES = {"cli", "data_cli", "fake_llm_cli"}  # the command line: ``callsim data``, ``callsim fake-llm``
 
 # Arrows that still run back up: (module, what it imports) → why, and what removes it.  An entry whose
 # import is gone fails ``test_the_known_back_arrows_are_current``: delete it then.
@@ -479,9 +479,10 @@ def test_no_module_is_over_400_lines(path):
 # ``recording``: a call on disk (WAV + event log), written by ``run`` and read by ``metrics``, ``report`` and
 # the benchmarks; on ``files``, below all of them (``core`` stays free of I/O).
 # ``data_cli``: the ``callsim data`` command (validate, stats) over dialogue files, beside their loader.
+# ``fake_llm_cli``: ``callsim fake-llm``, the scripted stand-in models: a command (plays the server's rules).
 TOP_LEVEL = {
     "__init__", "cli", "errors", "dialogues", "dataset_stats", "files", "dialogue_annotations",
-    "dialogue_validation", "data_cli", "annotation_file", "recording",
+    "dialogue_validation", "data_cli", "annotation_file", "recording", "fake_llm_cli",
 }  # fmt: skip
 
 # Modules without a tests/<room>/test_<module>.py of their own, and where they are exercised instead.

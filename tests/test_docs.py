@@ -99,7 +99,7 @@ def sections() -> list[tuple[set[str], list[list[str]]]]:
             for line in body.splitlines()
             if line.startswith("|") and not line.startswith("|---")
         ]
-        out.append((set(re.findall(r"`(callsim(?: [a-z]+)*)", heading)), rows))
+        out.append((set(re.findall(r"`(callsim(?: [a-z][a-z-]*)*)", heading)), rows))
     return out
 
 

@@ -319,12 +319,14 @@ def build_parser() -> argparse.ArgumentParser:
     m.set_defaults(func=cmd_measure)
 
     from voice.data_cli import register as register_data
+    from voice.fake_llm_cli import register as register_fake_llm
     from voice.live.command import register as register_talk
     from voice.run.init_cli import register as register_init
     from voice.run.score_cli import register as register_score
     from voice.speech.say_cli import register as register_say
 
-    for register in (register_data, register_init, register_score, register_talk, register_say):
+    registers = (register_data, register_init, register_score, register_talk, register_say, register_fake_llm)
+    for register in registers:
         register(sub)
     return p
 

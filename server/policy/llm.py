@@ -6,27 +6,27 @@ module gives it a CallBench phone assistant to be and wires it into the built-in
     … turns → LLMPolicyProcessor → OpenAILLMService → ReplyGate → TTS → output
 
 - :class:`LLMPolicyProcessor` is the rules' processor with the model in place of ``respond``: the call's
-  assistant view becomes the system prompt (:func:`system_prompt`), each finished caller turn a user message,
-  and the greeting is fixed (it says nothing before the caller is known).  An ``ErrorFrame`` from the model
-  (server down, refused, timed out) gets a spoken fallback and an ``error`` log: never silence, never a crash.
+  policy (:class:`~server.policy.llm_policy.LLMPolicy`, the same one ``load_policy_factory`` gives anyone)
+  gives the system prompt and the fixed greeting, each finished caller turn becomes a user message.  An
+  ``ErrorFrame`` from the model (server down, refused, timed out) gets a spoken fallback and an ``error``
+  log: never silence, never a crash.
 - :class:`ReplyGate` passes the model's tokens on as they stream, in clauses (cut at ，。！？； once four
   characters long: pipecat's own aggregator waits for a full stop, a whole sentence in Mandarin speech),
   so the first audio goes out after the first clause; it keeps what was said in the conversation
   (including a reply cut short by a barge-in, which cancels the stream and the queued audio as pipecat does),
   and turns the hang-up signal into a hang-up once the goodbye has been spoken.
 
-The hang-up signal is the marker :data:`HANG_UP` at the end of a reply: plain text works with every
-OpenAI-compatible server, including those without tool calls.
+The hang-up signal is the marker :data:`~server.policy.llm_policy.HANG_UP` at the end of a reply: plain text
+works with every OpenAI-compatible server, including those without tool calls.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
-from collections.abc import Mapping
 from typing import Any
 
-from loguru import logger
 from pipecat.frames.frames import (
     EndWorkerFrame,
     ErrorFrame,
@@ -43,63 +43,24 @@ from pipecat.frames.frames import (
 from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
+from server.policy.llm_policy import FALLBACK, HANG_UP, LLMPolicy, LLMPolicyFactory
 from server.policy.processor import DEFAULT_VIEW, TURN_TRANSCRIPTS, PolicyProcessor
 from server.policy.rules import GREETING
 
-PROMPT_VERSION = "callsim-assistant/1"
+logger = logging.getLogger(__name__)
+
 MIN_CLAUSE = 4  # characters before a clause boundary may send the clause to the TTS
 _BOUNDARY = re.compile(r"[，,。．！!？?；;：:]")
-HANG_UP = "[挂断]"
-FALLBACK = "抱歉，我这边线路有点问题，我会转告机主您来过电话，再见。"
-
-_RULES = f"""你是机主的 AI 电话助理，正在替机主接听电话。来电者听到的是你的语音。
-
-规则：
-- 你代表机主，但你不是机主；机主现在不方便接听。
-- 机主的交代（预设）优先：紧急预设优先于平时的安排；照预设办，不要答应与预设相反的事。
-- 只说来电者需要知道的；预设里的私事（去向、病情、住址等）除非对方需要才说；
-  验证码、银行卡、身份证号等一律不说。
-- 推销、诈骗、冒充客服或公检法的电话：礼貌拒绝，不透露任何信息，然后挂断。
-- 对方找的不是机主（打错电话）：告诉对方可能打错了，请他核对号码，不要替别人转告。
-- 不清楚对方要做什么时，先问清楚；对方留言时，把关键信息（时间、地点、数量）复述一遍并答应转告。
-- 像打电话一样说话：每次一到两句、口语、简短，用普通话，不用列表、括号或表情。
-- 通话该结束时（对方道别、事情办完、要挂断骚扰电话），说完道别的话后，在回复最后加上 {HANG_UP}。"""
-
-
-def system_prompt(view: Mapping[str, Any]) -> str:
-    """The model's instructions for one call, from its assistant view (never the caller's goal)."""
-    preset = view.get("preset")
-    preset = preset if isinstance(preset, Mapping) else {}
-    kind = str(preset.get("type") or "none")
-    text = str(preset.get("text") or "").strip()
-    owner_goal = str(view.get("owner_goal") or "").strip()
-    label = {"emergent": "紧急预设", "regular": "日常预设"}.get(kind, "")
-    lines = [_RULES, ""]
-    lines.append(f"机主的{label}：{text}" if text and label else "机主没有留下交代。")
-    if owner_goal:
-        lines.append(f"机主希望：{owner_goal}")
-    return "\n".join(lines)
-
-
-class LLMPersona:
-    """What :class:`~server.policy.processor.PolicyProcessor` builds per call: the greeting and the prompt."""
-
-    def __init__(self, view: Mapping[str, Any]) -> None:
-        self.system = system_prompt(view)
-
-    def greeting(self) -> str:
-        return GREETING
-
-    def respond(self, caller_text: str) -> Any:  # the model answers instead (LLMPolicyProcessor)
-        raise NotImplementedError("the LLM policy's replies come from the model")
 
 
 class LLMPolicyProcessor(PolicyProcessor):
     """The rules' processor, answering each finished turn through the model that follows it."""
 
-    def __init__(self, context: LLMContext, **kwargs: Any) -> None:
+    def __init__(self, context: LLMContext, policy_factory: LLMPolicyFactory, **kwargs: Any) -> None:
+        """``policy_factory`` makes the call's :class:`LLMPolicy`: its prompt and greeting are used here, its
+        (blocking, whole-reply) ``respond`` is not: the model's answer streams through the pipeline."""
         kwargs.setdefault("default_view", DEFAULT_VIEW)
-        super().__init__(LLMPersona, **kwargs)
+        super().__init__(policy_factory, **kwargs)
         self.context = context
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
@@ -108,7 +69,7 @@ class LLMPolicyProcessor(PolicyProcessor):
         await super().process_frame(frame, direction)
 
     async def _greet(self) -> None:
-        if isinstance(self._policy, LLMPersona):
+        if isinstance(self._policy, LLMPolicy):
             self.context.set_messages([{"role": "system", "content": self._policy.system}])
         await super()._greet()
         self.context.add_message({"role": "assistant", "content": GREETING})
@@ -129,7 +90,7 @@ class LLMPolicyProcessor(PolicyProcessor):
         await self.push_frame(LLMContextFrame(self.context))
 
     async def _greet_silently(self) -> None:
-        if isinstance(self._policy, LLMPersona) and not self.context.get_messages():
+        if isinstance(self._policy, LLMPolicy) and not self.context.get_messages():
             self.context.set_messages([{"role": "system", "content": self._policy.system}])
 
     async def _fallback(self, error: str) -> None:

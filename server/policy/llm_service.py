@@ -9,18 +9,24 @@ from pipecat.processors.frame_processor import FrameProcessor
 
 from server.config import AssistantSettings
 from server.policy.llm import LLMPolicyProcessor, ReplyGate
+from server.policy.llm_policy import LLMPolicyFactory
 from server.policy.processor import DEFAULT_VIEW
-from voice.llm.settings import parse_model_spec
 
 NO_KEY = "not-needed"  # local servers ignore the key; the openai client insists on one
 
 
-def llm_policy_parts(settings: AssistantSettings) -> tuple[LLMPolicyProcessor, FrameProcessor, ReplyGate]:
-    """The front processor, pipecat's OpenAI-compatible LLM service and the reply gate, sharing a context."""
+def llm_policy_parts(
+    settings: AssistantSettings, factory: LLMPolicyFactory | None = None
+) -> tuple[LLMPolicyProcessor, FrameProcessor, ReplyGate]:
+    """The front processor, pipecat's OpenAI-compatible LLM service and the reply gate, sharing a context.
+
+    ``factory`` is the ``openai:MODEL`` policy (``load_policy_factory``); by default, the settings' own."""
     from pipecat.services.openai.llm import OpenAILLMService
 
-    model = parse_model_spec(settings.policy).model
-    base_url = settings.policy_base_url or os.environ.get("OPENAI_BASE_URL") or None
+    if factory is None:
+        factory = LLMPolicyFactory(settings.policy, base_url=settings.policy_base_url)
+    model = factory.model
+    base_url = factory.base_url or os.environ.get("OPENAI_BASE_URL") or None
     context = LLMContext()
     llm = OpenAILLMService(
         api_key=os.environ.get("OPENAI_API_KEY") or NO_KEY,
@@ -29,6 +35,7 @@ def llm_policy_parts(settings: AssistantSettings) -> tuple[LLMPolicyProcessor, F
     )
     front = LLMPolicyProcessor(
         context,
+        factory,
         default_view=DEFAULT_VIEW,
         start_timeout_secs=settings.start_timeout_secs,
         send_logs=settings.send_logs,

@@ -1,9 +1,10 @@
 """``--policy``: which dialogue policy the built-in assistant runs — the rules, or your own.
 
 A policy is anything with ``greeting() -> str`` and ``respond(caller_text) -> reply`` (a reply has ``text``
-and ``end_call``): the :class:`~server.policy.processor.AssistantPolicy` protocol.  The built-in assistant
+and ``end_call``): the :class:`~voice.core.policy.Policy` protocol.  The built-in assistant
 builds one per call from the call's assistant view (``id``, ``scenario``, ``preset``, ``owner_goal``: never
 the caller's goal) through a *factory*.  ``--policy rules`` (the default) is the rules policy;
+``--policy openai:MODEL`` a chat model (:mod:`server.policy.llm_policy`, streamed on live calls);
 ``--policy package.module:name`` imports ``name`` from ``package.module`` (importable from the current
 directory or ``PYTHONPATH``) and uses it as the factory: a class whose constructor takes the view works as
 is.  ``docs/example_policy.py`` is a complete one.  The pipeline around it — VAD, Whisper, turn-taking,
@@ -14,26 +15,24 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from server.config import default_policy_factory
+from server.policy.llm_policy import LLMPolicyFactory
+from voice.core.policy import PolicyFactory
 from voice.errors import ConfigError
-from voice.llm.settings import parse_model_spec
-
-if TYPE_CHECKING:  # pipecat (and its banner) only when the assistant runs: `callsim bench` checks first
-    from server.policy.processor import PolicyFactory
 
 POLICIES = ("rules", "openai:MODEL", "module:callable")
 
 
-def load_policy_factory(spec: str) -> PolicyFactory | None:
-    """The factory named by ``spec``: ``rules``, or ``module:callable``; None for ``openai:MODEL``, which is
-    no factory but a pipeline of its own (:mod:`server.policy.llm`).  A ConfigError says what is wrong."""
+def load_policy_factory(spec: str, *, base_url: str = "", timeout_s: float = 10.0) -> PolicyFactory:
+    """The factory named by ``spec``: ``rules``, ``openai:MODEL`` (on ``base_url``, "" for
+    ``$OPENAI_BASE_URL``; ``timeout_s`` per reply) or ``module:callable``.  A ConfigError says what is
+    wrong."""
     if spec == "rules":
         return default_policy_factory
     if spec.startswith("openai:"):
-        parse_model_spec(spec)
-        return None
+        return LLMPolicyFactory(spec, base_url=base_url, timeout_s=timeout_s)
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise ConfigError(

@@ -27,11 +27,10 @@ the pipeline's clock (``segment_end`` in the transcript's ``result``), with the 
 from __future__ import annotations
 
 import asyncio
-import inspect
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+import logging
+from collections.abc import Mapping
+from typing import Any
 
-from loguru import logger
 from pipecat.frames.frames import (
     CancelFrame,
     EndFrame,
@@ -49,6 +48,9 @@ from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
 from server.policy.hearing import worst
 from server.processors import ASR_CONFIDENCE
+from voice.core.policy import Policy, PolicyFactory, answer
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_VIEW: dict[str, Any] = {
     "id": "default",
@@ -60,29 +62,6 @@ DEFAULT_VIEW: dict[str, Any] = {
 
 TURN_TRANSCRIPTS = "callsim.turn_transcripts"
 """Metadata key of an answered turn's ``caller`` log frame: the transcripts (frames) that made up the turn."""
-
-
-class PolicyReplyLike(Protocol):
-    """What the processor reads from a policy reply."""
-
-    @property
-    def text(self) -> str: ...
-
-    @property
-    def end_call(self) -> bool: ...
-
-
-class AssistantPolicy(Protocol):
-    """The dialogue policy the processor drives (``server.policy.rules.RulePolicy``)."""
-
-    def greeting(self) -> str: ...
-
-    def respond(self, caller_text: str) -> PolicyReplyLike:
-        """The reply to a turn; a policy may also take ``heard``, the ASR's confidence (module docstring)."""
-        ...
-
-
-PolicyFactory = Callable[[Mapping[str, Any]], AssistantPolicy]
 
 
 class PolicyProcessor(FrameProcessor):
@@ -103,7 +82,7 @@ class PolicyProcessor(FrameProcessor):
         self._default_view = dict(default_view or DEFAULT_VIEW)
         self._start_timeout = start_timeout_secs
         self._send_logs = send_logs
-        self._policy: AssistantPolicy | None = None
+        self._policy: Policy | None = None
         self._start_timer: asyncio.Task[None] | None = None
         self._configure_lock = asyncio.Lock()
         self.call_id: str | None = None
@@ -238,10 +217,7 @@ class PolicyProcessor(FrameProcessor):
         self.caller_turns.append(caller_text)
         heard = worst(t.result.get(ASR_CONFIDENCE) for t in transcripts if isinstance(t.result, dict))
         try:
-            if _takes_heard(self._policy):
-                reply = self._policy.respond(caller_text, heard=heard)  # type: ignore[call-arg]
-            else:
-                reply = self._policy.respond(caller_text)
+            reply = answer(self._policy, caller_text, heard)
         except Exception as exc:
             logger.exception(f"call {self.call_id}: policy failed on [{caller_text}]")
             await self._log({"kind": "error", "message": f"policy failed: {exc}"})
@@ -269,12 +245,3 @@ class PolicyProcessor(FrameProcessor):
             frame = OutputTransportMessageUrgentFrame(message={"event": "log", **payload})
             frame.metadata.update(metadata or {})
             await self.push_frame(frame)
-
-
-def _takes_heard(policy: AssistantPolicy) -> bool:
-    """Whether the policy's ``respond`` takes the ``heard`` keyword (the rules policy does)."""
-    try:
-        parameters = inspect.signature(policy.respond).parameters
-    except (TypeError, ValueError):  # a callable without a signature: the plain protocol
-        return False
-    return "heard" in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())

@@ -1,11 +1,7 @@
-"""The rule-played caller model (``voice/react/standin.py``): its answers to the caller's real prompts, and
-``python -m voice.react.standin`` serving them over HTTP."""
+"""The rule-played caller model (``voice/react/standin.py``): its answers to the caller's real prompts (served
+over HTTP by ``callsim fake-llm --role caller``: tests/test_fake_llm_cli.py)."""
 
 from __future__ import annotations
-
-import json
-import threading
-import urllib.request
 
 import pytest
 
@@ -53,43 +49,3 @@ def test_a_wrong_number_ends_with_the_goal_missed_and_silence_asks_if_anyone_is_
     wrong = ask([*SAID, HeardLine("assistant", "您打错了", (), 20)], Situation("reply_ended", 1))
     assert (wrong["action"], wrong["goal"]) == ("hang_up", "no")
     assert ask(SAID, Situation("reply_missed", 1))["text"] == standin.STILL_THERE
-
-
-def test_the_command_serves_the_rules_as_an_openai_compatible_model(capsys) -> None:
-    stop = threading.Event()
-    server = threading.Thread(target=standin.main, args=(["--port", "0"],), kwargs={"stop": stop})
-    server.start()
-    try:
-        for _ in range(200):
-            if "caller model at" in (out := capsys.readouterr().out):
-                break
-            stop.wait(0.01)
-        url = out.split("caller model at ")[1].strip()
-        user = render_user(DIALOGUE, PERSONAS["terse"], GREETED, Situation("reply_ended", 0), 6)
-        body = {"model": "rules", "messages": [{"role": "user", "content": user}]}
-        request = urllib.request.Request(
-            f"{url}/chat/completions", json.dumps(body).encode(), {"content-type": "application/json"}
-        )
-        with urllib.request.urlopen(request, timeout=10) as response:
-            content = json.loads(response.read())["choices"][0]["message"]["content"]
-        assert json.loads(content)["text"] == "快递到了。"
-    finally:
-        stop.set()
-        server.join(timeout=10)
-    assert not server.is_alive()
-
-
-def test_a_port_in_use_is_one_line_and_exit_2(capsys):
-    import socket
-
-    import pytest
-
-    from voice.react.standin import main
-
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        with pytest.raises(SystemExit) as stopped:
-            main(["--port", str(taken.getsockname()[1])])
-    assert stopped.value.code == 2
-    assert "cannot serve on 127.0.0.1:" in capsys.readouterr().err

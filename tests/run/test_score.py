@@ -9,6 +9,7 @@ import pytest
 from tests.runs import bench
 from voice.core import events as ev
 from voice.dialogues import bundled_dialogues_path, load_dialogues
+from voice.metrics.scoring import standin as judge_standin
 from voice.metrics.scoring.base import DIMENSIONS, JUDGED, DimensionScore, TurnScore
 from voice.metrics.scoring.checklist import ChecklistJudge
 from voice.metrics.scoring.llm import LLMJudge
@@ -114,20 +115,16 @@ async def test_a_call_scored_before_verdicts_existed_is_scored_again(run_dir):
 
 
 def llm_judge_answer(body):
-    """The fake model: every turn asked about scored 4; the takeout call's goal met, the others' not."""
-    user = body["messages"][1]["content"]
-    asked = user.rsplit("Score every assistant turn: ", 1)[1].split(";")[0]
-    scores = {d: {"score": 4, "reason": "fine"} for d in JUDGED}
-    met = "yes" if "Scenario (场景): takeout" in user else "no"
-    return {
-        "turns": [{"turn": int(t), "scores": scores} for t in asked.split(", ")],
-        "call_verdict": {
-            "goal_reason": f"the caller's goal: {met}",
-            "caller_goal_met": met,
-            "preset_reason": "kept to the preset",
-            "preset_respected": "yes",
-        },
+    """The stand-in judge (voice/metrics/scoring/standin.py) scoring every turn 4; the takeout call's goal
+    met, the others' not."""
+    met = "yes" if "Scenario (场景): takeout" in judge_standin.user_message(body) else "no"
+    call = {
+        "goal_reason": f"the caller's goal: {met}",
+        "caller_goal_met": met,
+        "preset_reason": "kept to the preset",
+        "preset_respected": "yes",
     }
+    return judge_standin.answer(body, score=4, reason="fine", call=call)
 
 
 async def test_an_llm_judged_run_records_each_verdict_with_its_reason_and_the_rates(

@@ -1,11 +1,15 @@
-"""The built-in assistant's settings: ``--set KEY=VALUE`` overrides of its turn-taking."""
+"""The built-in assistant's settings (``--set KEY=VALUE`` overrides of its turn-taking) and its logging."""
 
 from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterator
 
 import pytest
 
 from server.__main__ import main as server_main
-from server.config import TUNABLE, AssistantSettings, default_max_calls, parse_overrides
+from server.config import TUNABLE, AssistantSettings, configure_logging, default_max_calls, parse_overrides
 from voice.errors import ConfigError
 
 
@@ -68,3 +72,38 @@ def test_a_network_bind_needs_a_token_and_sizes_fit_a_frame() -> None:
 
 def test_the_default_call_limit_grows_with_the_machine() -> None:
     assert default_max_calls(1) == 8 and default_max_calls(4) == 16 and default_max_calls(64) == 64
+
+
+@pytest.fixture
+def restored_logging() -> Iterator[None]:
+    """The process's logging as it was: the root logger's handlers and levels, loguru's default sink."""
+    from loguru import logger as loguru_logger
+
+    root = logging.getLogger()
+    handlers, level, pipecat_level = list(root.handlers), root.level, logging.getLogger("pipecat").level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    logging.getLogger("pipecat").setLevel(pipecat_level)
+    loguru_logger.remove()
+    loguru_logger.add(sys.stderr)
+
+
+@pytest.mark.usefixtures("restored_logging")
+@pytest.mark.parametrize("verbose", [False, True])
+def test_one_logging_library_with_pipecats_loguru_routed_into_it(
+    verbose: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from loguru import logger as loguru_logger
+
+    configure_logging(verbose)
+    configure_logging(verbose)  # again: still one handler, so nothing is printed twice
+    pipecat = loguru_logger.patch(lambda record: record.update(name="pipecat.transports.base"))
+    logging.getLogger("server.app").info("built-in assistant listening")
+    logging.getLogger("server.turns").debug("turn detail")
+    pipecat.info("pipecat chatter")
+    pipecat.warning("pipecat trouble")
+    err = capsys.readouterr().err
+    assert err.count("built-in assistant listening") == 1 and "INFO     | server.app - " in err
+    assert "WARNING  | pipecat.transports.base - pipecat trouble" in err
+    assert ("turn detail" in err) is verbose and ("pipecat chatter" in err) is verbose

@@ -2,14 +2,14 @@
 
 What CallSim's own tests and CI put where a chat model goes (the reactive caller's, the judge's, the
 built-in assistant's ``openai:`` policy), and what users run to try those paths without a model or a key
-(``python -m voice.react.standin``: the rule-played caller model behind it).
+(``callsim fake-llm --role caller|policy|judge``: a scripted stand-in behind it, not a model).
 
-``StandInLLM`` listens on 127.0.0.1 (a free port) in a thread and answers ``POST …/chat/completions`` with the
-next scripted reply: a completion whose message content is given (:meth:`answer`), an HTTP error
-(:meth:`fail`), or either after a delay (to make the client time out).  With the script empty it answers
-with the :meth:`respond` function's answer to the request, if one is set, else 500.  Every request body,
-path and header set is kept in :attr:`requests`; :attr:`max_in_flight` is the most requests it was serving
-at once.
+``StandInLLM`` listens on 127.0.0.1 (a free port; ``host`` and ``port`` to choose) in a thread and answers
+``POST …/chat/completions`` with the next scripted reply: a completion whose message content is given
+(:meth:`answer`), an HTTP error (:meth:`fail`), or either after a delay (to make the client time out).
+With the script empty it answers with the :meth:`respond` function's answer to the request, if one is set,
+else 500.  Every request body, path and header set is kept in :attr:`requests`; :attr:`max_in_flight` is
+the most requests it was serving at once.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ Responder = Callable[[dict[str, Any]], "str | dict[str, Any]"]
 
 
 class StandInLLM:
-    def __init__(self, *, hold_s: float = 0.0, port: int = 0) -> None:
+    def __init__(self, *, hold_s: float = 0.0, port: int = 0, host: str = "127.0.0.1") -> None:
         self.script: deque[Reply] = deque()
         self.responder: Responder | None = None  # answers when the script is empty
         self.responder_delay_s = 0.0
@@ -56,13 +56,14 @@ class StandInLLM:
         self.max_in_flight = 0
         self.streams_cut = 0  # streamed answers the client hung up on
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+        self._server = ThreadingHTTPServer((host, port), self._handler())
+        self.host = host
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"http://{self.host}:{self._server.server_address[1]}/v1"
 
     def answer(
         self, content: str | dict[str, Any], *, finish_reason: str = "stop", delay_s: float = 0.0

@@ -1,10 +1,11 @@
 """A rule-played caller model: answers the reactive caller's requests from what the prompt says was heard.
 
-It stands in for a real chat model, in CallSim's tests and CI and for anyone trying the reactive caller
-without a model or a key: ``python -m voice.react.standin --port 8011`` serves it as an OpenAI-compatible
-server (:mod:`voice.llm.standin`); point ``callsim bench --caller openai:rules --caller-base-url
-http://127.0.0.1:8011/v1`` at it.  It reads the sections of :func:`voice.react.prompt.render_user` and
-follows the script, except where what it heard calls for something else:
+It stands in for a real chat model (a script, not a model), in CallSim's tests and CI and for anyone trying
+the reactive caller without a model or a key: ``callsim fake-llm --role caller`` serves it as an
+OpenAI-compatible server on port 8011 (:mod:`voice.fake_llm_cli`); point ``callsim bench --caller
+openai:rules --caller-base-url http://127.0.0.1:8011/v1`` at it.  It reads the sections of
+:func:`voice.react.prompt.render_user` and follows the script, except where what it heard calls for
+something else:
 
 - the assistant said goodbye → hang up (goal yes if the script was said through, else partly);
 - the assistant said it was a wrong number → hang up, goal no;
@@ -18,13 +19,7 @@ Deterministic: the same prompt always gets the same answer.
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import threading
-from collections.abc import Sequence
 from typing import Any
-
-from voice.llm.standin import StandInLLM
 
 ASK_AGAIN = "不好意思，您刚才说的我没太明白，能再说一下吗？"
 STILL_THERE = "喂？您还在吗？"
@@ -111,24 +106,3 @@ def answer(body: dict[str, Any]) -> dict[str, Any]:
     if n < len(callers):
         return say(callers[n], "按我的事情往下说")
     return end("yes", "事情办完了")
-
-
-def main(argv: Sequence[str] | None = None, *, stop: threading.Event | None = None) -> int:
-    """Serve the caller model until interrupted (or ``stop`` is set: tests)."""
-    parser = argparse.ArgumentParser(prog="python -m voice.react.standin", description=__doc__.split("\n")[0])
-    parser.add_argument("--port", type=int, default=8011, help="the port on 127.0.0.1 (default %(default)s)")
-    parser.add_argument("--delay", type=float, default=0.0, help="seconds before every answer")
-    args = parser.parse_args(argv)
-    try:
-        served = StandInLLM(port=args.port)
-    except OSError as exc:
-        parser.exit(2, f"{parser.prog}: error: cannot serve on 127.0.0.1:{args.port}: {exc.strerror}\n")
-    with served.respond(answer, delay_s=args.delay) as model:
-        print(f"caller model at {model.url}", flush=True)
-        with contextlib.suppress(KeyboardInterrupt):
-            (stop or threading.Event()).wait()
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

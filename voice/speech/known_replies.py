@@ -14,13 +14,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from voice.core.audio import SAMPLE_RATE
 from voice.core.clock import MonotonicClock
+from voice.core.policy import PolicyFactory
 from voice.dialogues import Dialogue
 from voice.errors import RecordingError
 from voice.files import atomic_write_bytes, cache_root
@@ -38,25 +39,7 @@ _CLOCK = MonotonicClock()  # transcription time is a duration at the edge, for t
 # --- the texts ---------------------------------------------------------------------------------------------
 
 
-class PolicyReply(Protocol):
-    @property
-    def text(self) -> str: ...
-
-    @property
-    def end_call(self) -> bool: ...
-
-
-class Policy(Protocol):
-    """What :func:`replay_policy` needs of a dialogue policy (``server.policy.rules.RulePolicy``)."""
-
-    def greeting(self) -> str: ...
-
-    def respond(self, caller_text: str) -> PolicyReply: ...
-
-
-def replay_policy(
-    dialogues: Iterable[Dialogue], make_policy: Callable[[Mapping[str, Any]], Policy]
-) -> list[str]:
+def replay_policy(dialogues: Iterable[Dialogue], make_policy: PolicyFactory) -> list[str]:
     """Every distinct reply (greeting first) a policy gives to the dialogues' caller turns, as text.
 
     Each dialogue gets a fresh policy built from its assistant view; the caller's script is fed as text (no

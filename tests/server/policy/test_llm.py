@@ -17,7 +17,8 @@ from pipecat.frames.frames import (
 from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.tests.utils import SleepFrame, run_test
 
-from server.policy.llm import FALLBACK, HANG_UP, ReplyGate, system_prompt
+from server.policy.llm import ReplyGate
+from server.policy.llm_policy import FALLBACK, HANG_UP, system_prompt
 
 
 def of_type(frames: list[Frame], kind: type) -> list[Any]:
@@ -95,24 +96,3 @@ async def test_a_model_that_never_answers_gets_the_spoken_fallback_and_a_hang_up
     assert of_type(down, EndWorkerFrame)
     logs = [f.message for f in of_type(down, OutputTransportMessageUrgentFrame)]
     assert logs and logs[0]["kind"] == "error" and "no reply" in logs[0]["message"]
-
-
-def test_the_stand_in_model_answers_as_the_rules_do_with_the_hang_up_marker():
-    from tests.policy_model import answer
-
-    system = system_prompt(
-        {"preset": {"type": "emergent", "text": "在医院陪家人看急诊，暂时不坐车了，帮我取消订单。"}}
-    )
-    first = answer(
-        {
-            "messages": [
-                {"role": "system", "content": system},
-                {"role": "user", "content": "喂，我是滴滴司机，到门口了。"},
-            ]
-        }
-    )
-    assert "麻烦您取消订单" in first and HANG_UP not in first
-    bye = answer(
-        {"messages": [{"role": "system", "content": system}, {"role": "user", "content": "好，再见。"}]}
-    )
-    assert bye.endswith(HANG_UP)

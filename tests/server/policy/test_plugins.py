@@ -3,6 +3,7 @@
 import pytest
 
 from server.config import default_policy_factory
+from server.policy.llm_policy import LLMPolicyFactory
 from server.policy.plugins import load_policy_factory
 from voice.errors import ConfigError
 
@@ -45,7 +46,15 @@ def test_a_factory_that_makes_no_policy_is_refused_when_it_is_used():
         factory(VIEW)
 
 
-def test_an_llm_policy_is_no_factory_but_its_spec_is_checked():
-    assert load_policy_factory("openai:qwen2.5") is None  # the pipeline builds it (server.policy.llm)
+def test_an_llm_policy_is_a_factory_like_the_others_and_its_spec_is_checked():
+    factory = load_policy_factory("openai:qwen2.5", base_url="http://127.0.0.1:9/v1", timeout_s=3.0)
+    assert isinstance(factory, LLMPolicyFactory)
+    assert (factory.model, factory.base_url, factory.settings.timeout_s) == (
+        "qwen2.5",
+        "http://127.0.0.1:9/v1",
+        3.0,
+    )
+    policy = factory(VIEW)  # no request yet: the model is asked only for a reply
+    assert policy.greeting() and "外卖放门口" in policy.system
     with pytest.raises(ConfigError, match="openai:MODEL"):
         load_policy_factory("openai:")
