@@ -7,7 +7,7 @@ import os
 from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.processors.frame_processor import FrameProcessor
 
-from server.config import AssistantSettings
+from server.config import PolicySettings
 from server.policy.llm import LLMPolicyProcessor, ReplyGate
 from server.policy.processor import DEFAULT_VIEW
 from voice.llm.settings import parse_model_spec
@@ -15,7 +15,7 @@ from voice.llm.settings import parse_model_spec
 NO_KEY = "not-needed"  # local servers ignore the key; the openai client insists on one
 
 
-def llm_policy_parts(settings: AssistantSettings) -> tuple[LLMPolicyProcessor, FrameProcessor, ReplyGate]:
+def llm_policy_parts(settings: PolicySettings) -> tuple[LLMPolicyProcessor, FrameProcessor, ReplyGate]:
     """The front processor, pipecat's OpenAI-compatible LLM service and the reply gate, sharing a context."""
     from pipecat.services.openai.llm import OpenAILLMService
 

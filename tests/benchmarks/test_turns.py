@@ -56,7 +56,7 @@ def test_settings_are_named_overrides() -> None:
     assert parse_setting("defaults=") == ("defaults", ())
     with pytest.raises(argparse.ArgumentTypeError):
         parse_setting("no-overrides-sign")
-    from server.config import parse_overrides
+    from voice.core.tuning import parse_tuning
 
     for overrides in SETTINGS.values():  # every built-in comparison is a valid setting
-        parse_overrides(overrides)
+        parse_tuning(overrides)

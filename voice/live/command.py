@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from voice.core.access import access_token, add_access_options, open_without_token
+from voice.core.tuning import parse_tuning
 from voice.errors import ConfigError
 from voice.lines.headers import parse_headers
 from voice.lines.targets import parse_target
@@ -195,6 +196,7 @@ def _config(args: argparse.Namespace, path: Path) -> tuple[TalkConfig, ASREngine
     """The talk's settings from the options, and its transcriber (None with --no-transcribe)."""
     from voice.live.talk import TalkConfig
 
+    tuning = parse_tuning(args.assistant_set, option="--assistant-set")  # refused before Whisper loads
     asr = None
     if not args.no_transcribe:
         from voice.speech.transcribers import make_transcriber
@@ -206,7 +208,7 @@ def _config(args: argparse.Namespace, path: Path) -> tuple[TalkConfig, ASREngine
         headers=parse_headers(args.header),
         policy=args.policy,
         assistant_tts=args.assistant_tts,
-        assistant_settings=tuple(args.assistant_set),
+        assistant_settings=tuning,
         tts=args.tts,
         transcribe=not args.no_transcribe,
         source=str(path),
