@@ -24,7 +24,7 @@ import signal
 import socket
 import threading
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import uvicorn
 from fastapi import FastAPI, WebSocket
@@ -44,6 +44,14 @@ __all__ = ["AssistantServer", "create_app", "run_server", "serve"]
 
 
 # --- the app ---------------------------------------------------------------------------------------------
+
+
+class Health(TypedDict):
+    """``GET /health``: whether the engines are loaded yet (CallSim waits for ``ok``), and how busy."""
+
+    status: Literal["ok", "loading"]
+    tts: str | None
+    active_calls: int
 
 
 def create_app(
@@ -83,8 +91,8 @@ def create_app(
     app.state.calls = calls
     app.state.memory = memory
 
-    @app.get("/health")
-    async def health() -> dict[str, Any]:
+    @app.get("/health", response_model=None)  # Health is for the type checker: nothing to validate
+    async def health() -> Health:
         loaded: SpeechEngines | None = app.state.engines
         return {
             "status": "ok" if loaded is not None else "loading",
