@@ -16,6 +16,9 @@ def test_pairs_become_typed_values_and_canonical_pairs() -> None:
     assert tuning.args("--set") == ["--set", "vad_stop_secs=0.3", "--set", "turn_model=silence",
                                     "--set", "turn_max_silence_secs=1.5"]  # fmt: skip
     assert parse_tuning(tuning.pairs()) == tuning  # what the server reads back is what was parsed
+    assert parse_tuning(["hold_after_secs=0", "vad_confidence=0.65"]).pairs() == (
+        "hold_after_secs=0", "vad_confidence=0.65",
+    )  # fmt: skip  # as typed: a run's fingerprint from before still matches
 
 
 def test_a_later_pair_wins_and_is_given_once() -> None:

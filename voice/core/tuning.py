@@ -145,7 +145,11 @@ class Tuning:
 
 
 def _text(value: TuningValue) -> str:
-    return "full" if value is None else str(value)
+    """A value as typed: ``3`` stays ``3`` (not ``3.0``), so a run recorded with ``vad_stop_secs=3`` before
+    the pairs were parsed once still matches its fingerprint on resume."""
+    if value is None:
+        return "full"
+    return repr(value).removesuffix(".0") if isinstance(value, float) else value
 
 
 def parse_tuning(pairs: Sequence[str], option: str = "--set") -> Tuning:
