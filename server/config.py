@@ -1,5 +1,13 @@
 """The built-in assistant's settings, its logging set-up, the speech engines all its calls share, and the
-one clock read outside the calls' pipelines (:func:`stopwatch`)."""
+one clock read outside the calls' pipelines (:func:`stopwatch`).
+
+The settings are four frozen groups, each checked when built and each handed only to what reads it:
+:class:`ServingSettings` (the app and the gate), :class:`SpeechSettings` (the engines),
+:class:`~voice.core.tuning.TurnSettings` (the pipeline's turn-taking and hold, defined below both sides
+because ``--set`` enters on either) and :class:`PolicySettings` (what it says).  ``--set KEY=VALUE`` is
+parsed once where it enters (:func:`voice.core.tuning.parse_tuning`) and applied by
+:meth:`AssistantSettings.tuned`.
+"""
 
 from __future__ import annotations
 
