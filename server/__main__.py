@@ -6,21 +6,31 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from server.options import add_serve_options, settings_kwargs
-from voice.errors import CallSimError
+from server.options import add_serve_options, settings_from_args
+from voice.errors import CallSimError, ConfigError
 
 
 def run(args: argparse.Namespace) -> int:
-    """Serve with parsed options (``callsim serve`` calls this too); 1 with a clear error on bad settings."""
+    """Serve with parsed options (``callsim serve`` calls this too).
+
+    2 with a one-line error for bad settings (a ``--set`` pair, a value out of range), as for any bad
+    option; 1 when serving itself fails (the port is taken, a model is missing).
+    """
     try:
-        from server.app import run_server
-        from server.config import AssistantSettings, parse_overrides
+        settings = settings_from_args(args)
         from server.policy.plugins import load_policy_factory
 
-        settings = AssistantSettings(**settings_kwargs(args), **parse_overrides(args.overrides))
         factory = load_policy_factory(
-            args.policy, base_url=settings.policy_base_url, timeout_s=settings.policy_timeout_secs
+            args.policy,
+            base_url=settings.policy.policy_base_url,
+            timeout_s=settings.policy.policy_timeout_secs,
         )
+    except ConfigError as exc:
+        print(f"callsim assistant: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        from server.app import run_server
+
         run_server(settings, policy_factory=factory)
     except CallSimError as exc:
         print(f"callsim assistant: error: {exc}", file=sys.stderr)

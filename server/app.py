@@ -6,7 +6,7 @@ on ``/twilio`` (Twilio Media Streams: :mod:`server.twilio_route`), plus ``GET /h
 speech engines before the first call; binding the port; and shutting down so every active call hears a
 ``hangup``.  Starting the server programmatically::
 
-    server = AssistantServer(AssistantSettings(port=0))
+    server = AssistantServer(AssistantSettings(serving=ServingSettings(port=0)))
     await server.start()          # loads + warms the engines, binds, serves; raises CallSimError on failure
     print(server.url)             # ws://127.0.0.1:<port>/pcm (port=0 picks a free port)
     ...
@@ -25,7 +25,7 @@ import signal
 import socket
 import threading
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import uvicorn
 from fastapi import FastAPI, WebSocket
@@ -48,13 +48,21 @@ __all__ = ["AssistantServer", "create_app", "run_server", "serve"]
 # --- the app ---------------------------------------------------------------------------------------------
 
 
+class Health(TypedDict):
+    """``GET /health``: whether the engines are loaded yet (CallSim waits for ``ok``), and how busy."""
+
+    status: Literal["ok", "loading"]
+    tts: str | None
+    active_calls: int
+
+
 def create_app(
     settings: AssistantSettings | None = None,
     *,
     engines: SpeechEngines | None = None,
     policy_factory: PolicyFactory | None = None,
 ) -> FastAPI:
-    """The FastAPI app: websocket ``settings.path`` (one call per connection) and ``GET /health``.
+    """The FastAPI app: websocket ``settings.serving.path`` (one call per connection) and ``GET /health``.
 
     Without ``engines`` they are loaded (and warmed up) in the app's lifespan, before it accepts calls.
     Every websocket passes :class:`server.gate.CallGate` first (token, Origin, call slots, message sizes,
@@ -68,7 +76,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if app.state.engines is None:
-            app.state.engines = await asyncio.to_thread(SpeechEngines.load, settings)
+            app.state.engines = await asyncio.to_thread(SpeechEngines.load, settings.speech)
             if settings.prewarm:
                 await asyncio.to_thread(app.state.engines.warm_up)
         try:
@@ -85,8 +93,8 @@ def create_app(
     app.state.calls = calls
     app.state.memory = memory
 
-    @app.get("/health")
-    async def health() -> dict[str, Any]:
+    @app.get("/health", response_model=None)  # Health is for the type checker: nothing to validate
+    async def health() -> Health:
         loaded: SpeechEngines | None = app.state.engines
         return {
             "status": "ok" if loaded is not None else "loading",
@@ -94,7 +102,7 @@ def create_app(
             "active_calls": len(calls),
         }
 
-    @app.websocket(settings.path)
+    @app.websocket(settings.serving.path)
     async def pcm(websocket: WebSocket) -> None:
         await websocket.accept()
         guard: GuardedSocket | None = websocket.scope.get(GUARD_SCOPE_KEY)
@@ -102,7 +110,7 @@ def create_app(
             return  # closed before saying anything (idle, too big, gone): no pipeline was ever built
         await take_call(websocket)
 
-    @app.websocket(settings.twilio_path)
+    @app.websocket(settings.serving.twilio_path)
     async def twilio(websocket: WebSocket) -> None:
         await websocket.accept()
         answered = await answer_twilio(websocket)
@@ -182,20 +190,22 @@ class AssistantServer:
         self._server: Any = None
         self._task: asyncio.Task[None] | None = None
         self._socket: socket.socket | None = None
-        self.port: int = self.settings.port
+        self.port: int = self.settings.serving.port
         self.app: FastAPI | None = None
 
     @property
     def url(self) -> str:
         """The websocket URL calls connect to."""
-        host = self.settings.host if self.settings.host not in ("0.0.0.0", "::") else "127.0.0.1"
-        return f"ws://{host}:{self.port}{self.settings.path}"
+        return self._ws_url(self.settings.serving.path)
 
     @property
     def twilio_url(self) -> str:
         """The websocket URL Twilio Media Streams calls connect to (``twilio+`` this as a CallSim target)."""
-        host = self.settings.host if self.settings.host not in ("0.0.0.0", "::") else "127.0.0.1"
-        return f"ws://{host}:{self.port}{self.settings.twilio_path}"
+        return self._ws_url(self.settings.serving.twilio_path)
+
+    def _ws_url(self, path: str) -> str:
+        host = self.settings.serving.host
+        return f"ws://{host if host not in ('0.0.0.0', '::') else '127.0.0.1'}:{self.port}{path}"
 
     @property
     def engines(self) -> SpeechEngines | None:
@@ -211,19 +221,19 @@ class AssistantServer:
             configure_logging(self.settings.verbose)
         if self._engines is None:
             elapsed = stopwatch()
-            self._engines = await asyncio.to_thread(SpeechEngines.load, self.settings)
+            self._engines = await asyncio.to_thread(SpeechEngines.load, self.settings.speech)
             logger.info(f"speech engines loaded in {elapsed():.1f}s")
         if self.settings.prewarm and not self._engines.warmup_secs:
             stages = await asyncio.to_thread(self._engines.warm_up)
             logger.info("engines warmed up: " + ", ".join(f"{k} {v:.2f}s" for k, v in stages.items()))
-        self._socket = _bind(self.settings.host, self.settings.port)
+        self._socket = _bind(self.settings.serving.host, self.settings.serving.port)
         self.port = self._socket.getsockname()[1]
         self.app = create_app(self.settings, engines=self._engines, policy_factory=self._policy_factory)
         config = uvicorn.Config(
             self.app,
             log_level="debug" if self.settings.verbose else "warning",
             ws="websockets-sansio",
-            ws_max_size=self.settings.max_text_bytes,  # bigger: 1009 before it is even buffered
+            ws_max_size=self.settings.serving.max_text_bytes,  # bigger: 1009 before it is even buffered
             lifespan="on",
             timeout_graceful_shutdown=3,
             log_config=None,

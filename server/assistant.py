@@ -126,7 +126,7 @@ def build_pipeline(
     settings = settings or AssistantSettings()
     serializer = serializer or PcmSerializer()
     playout = serializer.playout
-    hold = reply_hold(settings, playout, sample_rate)
+    hold = reply_hold(settings.turns, playout, sample_rate)
     transport = PacedWebsocketTransport(
         websocket,
         params=FastAPIWebsocketParams(
@@ -138,20 +138,20 @@ def build_pipeline(
             audio_out_end_silence_secs=0,  # no 2 s of silence before the hangup
             add_wav_header=False,
             serializer=serializer,
-            session_timeout=settings.max_call_secs,
+            session_timeout=settings.serving.max_call_secs,
             allowed_origins=[],
         ),
         playout=playout,
         hold=hold,
-        lead_secs=settings.output_lead_secs,
+        lead_secs=settings.turns.output_lead_secs,
     )
     analyzer = VoicingSileroVAD(
         on_window=hold.observe if hold else None,
         params=VADParams(
-            confidence=settings.vad_confidence,
-            start_secs=settings.vad_start_secs,
-            stop_secs=settings.vad_stop_secs,
-            min_volume=settings.vad_min_volume,
+            confidence=settings.turns.vad_confidence,
+            start_secs=settings.turns.vad_start_secs,
+            stop_secs=settings.turns.vad_stop_secs,
+            min_volume=settings.turns.vad_min_volume,
         ),
     )
     vad = VADProcessor(vad_analyzer=analyzer)
@@ -160,30 +160,30 @@ def build_pipeline(
         user_turn_strategies=UserTurnStrategies(
             start=[
                 BargeInTurnStartStrategy(
-                    confirm_secs=settings.barge_in_confirm_secs,
+                    confirm_secs=settings.turns.barge_in_confirm_secs,
                     assistant_audible=serializer.playout.playing,
                     caller_silent_secs=analyzer.silent_secs,
-                    silence_secs=settings.barge_in_silence_secs,
+                    silence_secs=settings.turns.barge_in_silence_secs,
                 )
             ],
-            stop=[turn_stop_strategy(settings, caller_silent_secs=analyzer.silent_secs)],
+            stop=[turn_stop_strategy(settings.turns, caller_silent_secs=analyzer.silent_secs)],
         ),
-        user_turn_stop_timeout=settings.turn_stop_timeout_secs,
+        user_turn_stop_timeout=settings.turns.turn_stop_timeout_secs,
     )
     tts_service = CallSimTTSService(tts, executor=tts_executor)
     policy: PolicyProcessor
     if isinstance(policy_factory, LLMPolicyFactory) or (
-        policy_factory is None and settings.policy.startswith("openai:")
+        policy_factory is None and settings.policy.policy.startswith("openai:")
     ):  # the chat model streams its reply into the voice (server/policy/llm.py)
         from server.policy.llm_service import llm_policy_parts
 
-        policy, *model = llm_policy_parts(settings, policy_factory)
+        policy, *model = llm_policy_parts(settings.policy, policy_factory)
     else:
         policy = PolicyProcessor(
             policy_factory or default_policy_factory,
             default_view=DEFAULT_VIEW,
-            start_timeout_secs=settings.start_timeout_secs,
-            send_logs=settings.send_logs,
+            start_timeout_secs=settings.policy.start_timeout_secs,
+            send_logs=settings.policy.send_logs,
         )
         model = []
     pipeline = Pipeline([transport.input(), vad, stt, turns, policy, *model, tts_service, transport.output()])
@@ -192,17 +192,22 @@ def build_pipeline(
         params=PipelineParams(audio_in_sample_rate=sample_rate, audio_out_sample_rate=sample_rate),
         enable_rtvi=False,
         enable_turn_tracking=False,
-        idle_timeout_secs=settings.idle_timeout_secs,
+        idle_timeout_secs=settings.serving.idle_timeout_secs,
         check_dangling_tasks=False,
     )
-    if settings.send_logs:
+    if settings.policy.send_logs:
 
         async def send_log(message: dict[str, Any]) -> None:
             await worker.queue_frame(OutputTransportMessageUrgentFrame(message={"event": "log", **message}))
 
         worker.add_observer(StageObserver(policy=policy, tts=tts_service, send=send_log))
     call = AssistantCall(
-        worker, transport, serializer, policy, max_secs=float(settings.max_call_secs), websocket=websocket
+        worker,
+        transport,
+        serializer,
+        policy,
+        max_secs=float(settings.serving.max_call_secs),
+        websocket=websocket,
     )
 
     if start_message is not None:
@@ -219,7 +224,7 @@ def build_pipeline(
 
     @transport.event_handler("on_session_timeout")
     async def _on_session_timeout(_transport: Any, _websocket: Any) -> None:
-        logger.warning(f"call {serializer.call_id}: reached {settings.max_call_secs}s, hanging up")
+        logger.warning(f"call {serializer.call_id}: reached {settings.serving.max_call_secs}s, hanging up")
         await worker.queue_frame(EndFrame(reason="maximum call duration reached"))
 
     @worker.event_handler("on_pipeline_error")
@@ -234,7 +239,7 @@ def build_pipeline(
             await worker.queue_frame(EndFrame(reason=f"assistant failure: {message}"))
         else:
             logger.warning(f"call {serializer.call_id}: {message}")
-            if settings.send_logs:
+            if settings.policy.send_logs:
                 await worker.queue_frame(
                     OutputTransportMessageUrgentFrame(
                         message={"event": "log", "kind": "error", "message": message}

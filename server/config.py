@@ -1,5 +1,13 @@
 """The built-in assistant's settings, its logging set-up, the speech engines all its calls share, and the
-one clock read outside the calls' pipelines (:func:`stopwatch`)."""
+one clock read outside the calls' pipelines (:func:`stopwatch`).
+
+The settings are four frozen groups, each checked when built and each handed only to what reads it:
+:class:`ServingSettings` (the app and the gate), :class:`SpeechSettings` (the engines),
+:class:`~voice.core.tuning.TurnSettings` (the pipeline's turn-taking and hold, defined below both sides
+because ``--set`` enters on either) and :class:`PolicySettings` (what it says).  ``--set KEY=VALUE`` is
+parsed once where it enters (:func:`voice.core.tuning.parse_tuning`) and applied by
+:meth:`AssistantSettings.tuned`.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +15,17 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
 from voice.core.access import open_without_token
 from voice.core.audio import SAMPLE_RATE
+from voice.core.tuning import ASR_CONTEXT_S, ASSISTANT_ASR_PROMPT, Tuning, TurnSettings, asr_context_problem
 from voice.errors import ConfigError
 from voice.speech.tts.base import DEFAULT_TTS
 
@@ -25,36 +34,8 @@ if TYPE_CHECKING:  # pipecat (and its banner) only when the assistant runs: `cal
     from voice.speech.asr import ASREngine
     from voice.speech.tts.base import TTSEngine
 
+T = TypeVar("T")
 WARMUP_TEXT = "您好，这里是机主的智能助理，请问有什么事吗？"
-
-
-TURN_MODELS = ("lexical", "silence", "smart-turn")
-# The built-in's ASR prompt: a phone call, with the fillers written out, so that Whisper base writes "那个"
-# and "就是" (which the lexical turn model reads) instead of dropping or mishearing them.  Caller speech
-# (scripts/bench_asr_cer --speech caller, +3 s window): CER 0.176, against 0.166 with DEFAULT_PROMPT.
-ASSISTANT_ASR_PROMPT = "以下是普通话的电话录音，嗯，那个，就是，然后。"
-
-# The settings ``--set KEY=VALUE`` may change (``python -m server``, ``callsim serve``,
-# ``bench --assistant-set``):
-# turn-taking and the ASR's window, which is what a trade-off bench varies; the rest have flags of their own.
-TUNABLE = (
-    "vad_start_secs",
-    "vad_stop_secs",
-    "vad_confidence",
-    "turn_model",
-    "turn_max_silence_secs",
-    "turn_grace_secs",
-    "barge_in_confirm_secs",
-    "barge_in_silence_secs",
-    "hold_after_secs",
-    "hold_release_secs",
-    "hold_min_gap_secs",
-    "hold_again_secs",
-    "output_lead_secs",
-    "asr_audio_context_s",
-    "asr_prompt",
-)
-
 
 # A 20 ms frame is 640 bytes at 16 kHz (1,920 at 48 kHz): a binary message over this is not a frame, and
 # taking it as audio would make the call's timeline jump (2 MB is 65 s).  Control events are a few hundred
@@ -72,98 +53,40 @@ def default_max_calls(cpus: int | None = None) -> int:
     return min(64, max(8, 4 * (cpus or os.cpu_count() or 1)))
 
 
+def _refuse(problems: list[str]) -> None:
+    if problems:
+        raise ConfigError("invalid assistant settings: " + "; ".join(problems))
+
+
 @dataclass(frozen=True)
-class AssistantSettings:
-    """Everything the built-in assistant can be told.  Invalid values raise :class:`ConfigError`."""
+class ServingSettings:
+    """Where the built-in listens, who may call, how many at once, what a socket may send and how long a
+    call may last (server/gate.py, server/app.py)."""
 
     host: str = "127.0.0.1"
     port: int = 8765  # 0 picks a free port (see AssistantServer.port)
     path: str = "/pcm"  # the raw PCM protocol (docs/protocol.md)
     twilio_path: str = "/twilio"  # Twilio Media Streams (docs/twilio.md)
-    tts: str = DEFAULT_TTS
-    tts_voice: str | None = None
-    tts_cache: bool = True
-    tts_cache_dir: Path | None = None
-    asr_model_dir: Path | None = None
-    asr_audio_context_s: float | None = 3.0  # Whisper's encoder sees the speech + this (None: 30 s; asr.py)
-    asr_prompt: str = ASSISTANT_ASR_PROMPT  # Whisper's initial prompt ("" for none)
-    vad_start_secs: float = 0.2  # speech needed before the VAD says "speaking"
-    vad_stop_secs: float = 0.2  # silence needed before it says "stopped" (ends the ASR segment)
-    vad_confidence: float = 0.7
-    vad_min_volume: float = 0.5
-    turn_model: str = "lexical"  # what ends a turn: "lexical", "silence" or "smart-turn" (server/turns.py)
-    turn_max_silence_secs: float = 2.0  # lexical, smart-turn: an unfinished-sounding turn ends after this
-    turn_grace_secs: float = 0.2  # lexical, silence: after the VAD stops, how long the caller may resume
-    barge_in_confirm_secs: float = 0.3  # extra speech needed to interrupt (short backchannels do not)
-    barge_in_silence_secs: float = 0.1  # silent this long when the confirmation is due: a backchannel
-    hold_after_secs: float = 0.1  # caller speech that holds an audible reply at once (0: off; server/hold.py)
-    hold_release_secs: float = 0.064  # caller silence that lets a held reply go on
-    hold_min_gap_secs: float = 0.22  # ... but not before the caller has heard this much of the hold
-    hold_again_secs: float = 0.4  # caller speech this soon after a release holds again at once
-    output_lead_secs: float = 0.06  # audio sent ahead of the caller's playout (the rest at real time)
-    turn_stop_timeout_secs: float = 3.0  # a turn whose transcript never comes is closed after this
-    start_timeout_secs: float = 2.0  # no 'start' by then: use the default assistant view
-    max_call_secs: int = 900
-    idle_timeout_secs: float = 120.0  # a call with no speech either way for this long is dropped
-    prewarm: bool = True
-    send_logs: bool = True  # send transcripts and replies to CallSim as 'log' events
-    policy: str = "rules"  # rules, module:callable (server.policy.plugins), openai:MODEL (server.policy.llm)
-    policy_base_url: str = ""  # openai:MODEL: the server ("" → $OPENAI_BASE_URL → OpenAI)
-    policy_timeout_secs: float = 10.0  # openai:MODEL: a reply that has not started by then gets the fallback
-    # --- serving: who may call, how many at once, and what a socket may send (server/gate.py) ---
     token: str = field(default="", repr=False)  # required on a non-loopback bind; never logged
     allowed_origins: tuple[str, ...] = ()  # browser pages allowed besides loopback ones ("*": any)
     max_calls: int = field(default_factory=default_max_calls)  # connections at once; more get 1013
     socket_idle_secs: float = 15.0  # a socket that sends nothing this long is closed (CallSim sends 50/s)
     max_binary_bytes: int = MAX_BINARY_BYTES
     max_text_bytes: int = MAX_TEXT_BYTES
-    verbose: bool = False
-    configure_logging: bool = True  # install the logging handler (INFO, pipecat at WARNING) on start
+    max_call_secs: int = 900
+    idle_timeout_secs: float = 120.0  # a call with no speech either way for this long is dropped
 
     def __post_init__(self) -> None:
         problems = []
         if not 0 <= self.port <= 65535:
             problems.append(f"port {self.port} is not in 0..65535")
-        for name in ("path", "twilio_path"):
-            if not getattr(self, name).startswith("/"):
-                problems.append(f"{name} {getattr(self, name)!r} must start with '/'")
+        for name, value in (("path", self.path), ("twilio_path", self.twilio_path)):
+            if not value.startswith("/"):
+                problems.append(f"{name} {value!r} must start with '/'")
         if self.path == self.twilio_path:
             problems.append(f"path and twilio_path are both {self.path!r}")
-        for name in (
-            "vad_start_secs",
-            "vad_stop_secs",
-            "turn_grace_secs",
-            "barge_in_confirm_secs",
-            "barge_in_silence_secs",
-            "hold_after_secs",
-            "hold_release_secs",
-            "hold_min_gap_secs",
-            "hold_again_secs",
-            "output_lead_secs",
-        ):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 5.0:
-                problems.append(f"{name}={value} is not in 0..5 s")
-        if self.turn_model not in TURN_MODELS:
-            problems.append(f"turn_model {self.turn_model!r} is not one of {', '.join(TURN_MODELS)}")
-        if self.asr_audio_context_s is not None and not 0.0 <= self.asr_audio_context_s <= 30.0:
-            problems.append(f"asr_audio_context_s={self.asr_audio_context_s} is not in 0..30 s (or full)")
-        if not 0.1 <= self.turn_max_silence_secs <= 10.0:
-            problems.append(f"turn_max_silence_secs={self.turn_max_silence_secs} is not in 0.1..10 s")
-        if not 0.0 < self.vad_confidence < 1.0:
-            problems.append(f"vad_confidence={self.vad_confidence} is not in (0, 1)")
-        if not 0.0 <= self.vad_min_volume < 1.0:
-            problems.append(f"vad_min_volume={self.vad_min_volume} is not in [0, 1)")
-        for name in (
-            "turn_stop_timeout_secs",
-            "start_timeout_secs",
-            "max_call_secs",
-            "idle_timeout_secs",
-            "socket_idle_secs",
-            "max_calls",
-        ):
-            if getattr(self, name) <= 0:
-                problems.append(f"{name} must be positive")
+        positive = ("max_call_secs", "idle_timeout_secs", "socket_idle_secs", "max_calls")
+        problems += [f"{name} must be positive" for name in positive if getattr(self, name) <= 0]
         if not 640 <= self.max_binary_bytes <= self.max_text_bytes:
             problems.append(
                 f"max_binary_bytes={self.max_binary_bytes} must be at least one 20 ms frame (640) and at most"
@@ -171,37 +94,81 @@ class AssistantSettings:
             )
         if (refused := open_without_token(self.host, self.token)) is not None:
             problems.append(refused)
-        if problems:
-            raise ConfigError("invalid assistant settings: " + "; ".join(problems))
+        _refuse(problems)
 
 
-def parse_overrides(pairs: Sequence[str], option: str = "--set") -> dict[str, Any]:
-    """``["vad_stop_secs=0.3", "turn_model=silence"]`` → typed values for :data:`TUNABLE` settings.
+@dataclass(frozen=True)
+class SpeechSettings:
+    """The built-in's voice and ears: the engines every call shares (:meth:`SpeechEngines.load`)."""
 
-    Raises :class:`ConfigError` naming ``option`` (``--set`` of ``serve``, ``--assistant-set`` of ``bench``:
-    the one the user typed) and the pair for an unknown key, a missing ``=`` or a value of the wrong type;
-    ranges are checked when the settings are built.
-    """
-    defaults = AssistantSettings()
-    values: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, text = pair.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep:
-            raise ConfigError(f"{option} {pair!r}: expected KEY=VALUE")
-        if key not in TUNABLE:
-            raise ConfigError(f"{option} {pair!r}: unknown setting {key!r} (one of {', '.join(TUNABLE)})")
-        default = getattr(defaults, key)
-        if key == "asr_audio_context_s" and text.strip().lower() in ("full", "none"):
-            values[key] = None  # Whisper's full 30 s window
-        elif isinstance(default, float):
-            try:
-                values[key] = float(text)
-            except ValueError:
-                raise ConfigError(f"{option} {pair!r}: {key} takes a number of seconds") from None
-        else:
-            values[key] = text.strip()
-    return values
+    tts: str = DEFAULT_TTS
+    tts_voice: str | None = None
+    tts_cache: bool = True
+    tts_cache_dir: Path | None = None
+    asr_model_dir: Path | None = None
+    asr_audio_context_s: float | None = ASR_CONTEXT_S  # Whisper sees the speech + this (None: 30 s; asr.py)
+    asr_prompt: str = ASSISTANT_ASR_PROMPT  # Whisper's initial prompt ("" for none)
+
+    def __post_init__(self) -> None:
+        problem = asr_context_problem(self.asr_audio_context_s)
+        _refuse([problem] if problem else [])
+
+
+@dataclass(frozen=True)
+class PolicySettings:
+    """What the built-in says, and what it tells CallSim about it."""
+
+    policy: str = "rules"  # rules, module:callable (server.policy.plugins), openai:MODEL (server.policy.llm)
+    policy_base_url: str = ""  # openai:MODEL: the server ("" → $OPENAI_BASE_URL → OpenAI)
+    policy_timeout_secs: float = 10.0  # openai:MODEL: a reply that has not started by then gets the fallback
+    start_timeout_secs: float = 2.0  # no 'start' by then: use the default assistant view
+    send_logs: bool = True  # send transcripts and replies to CallSim as 'log' events
+
+    def __post_init__(self) -> None:
+        names = ("policy_timeout_secs", "start_timeout_secs")
+        _refuse([f"{name} must be positive" for name in names if getattr(self, name) <= 0])
+
+
+class _FromServing(Generic[T]):
+    """A read-only attribute of :class:`AssistantSettings` that is its serving group's of the same name."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, settings: AssistantSettings, owner: type | None = None) -> T:
+        value: T = getattr(settings.serving, self.name)
+        return value
+
+
+@dataclass(frozen=True)
+class AssistantSettings:
+    """Everything the built-in assistant can be told, in its four groups.  Each group checks itself when
+    built: an invalid value raises :class:`ConfigError`."""
+
+    serving: ServingSettings = field(default_factory=ServingSettings)
+    speech: SpeechSettings = field(default_factory=SpeechSettings)
+    turns: TurnSettings = field(default_factory=TurnSettings)  # voice/core/tuning.py: ``--set`` changes these
+    policy: PolicySettings = field(default_factory=PolicySettings)
+    prewarm: bool = True
+    verbose: bool = False
+    configure_logging: bool = True  # install the logging handler (INFO, pipecat at WARNING) on start
+
+    def tuned(self, tuning: Tuning) -> AssistantSettings:
+        """These settings with the ``--set`` values of ``tuning`` (parsed and checked where they entered)."""
+        speech = self.speech
+        if "asr_audio_context_s" in tuning.given:
+            speech = replace(speech, asr_audio_context_s=tuning.asr_audio_context_s)
+        if "asr_prompt" in tuning.given:
+            speech = replace(speech, asr_prompt=tuning.asr_prompt)
+        return replace(self, speech=speech, turns=tuning.applied_to(self.turns))
+
+    # The serving values server/gate.py reads by their flat names (until it reads ``settings.serving``).
+    token = _FromServing[str]()
+    allowed_origins = _FromServing[tuple[str, ...]]()
+    max_calls = _FromServing[int]()
+    socket_idle_secs = _FromServing[float]()
+    max_binary_bytes = _FromServing[int]()
+    max_text_bytes = _FromServing[int]()
 
 
 # --- logging ---------------------------------------------------------------------------------------------
@@ -275,7 +242,7 @@ class SpeechEngines:
         self.warmup_secs: dict[str, float] = {}
 
     @classmethod
-    def load(cls, settings: AssistantSettings) -> SpeechEngines:
+    def load(cls, settings: SpeechSettings) -> SpeechEngines:
         """Build the engines named in ``settings`` (blocking; engine errors are CallSimErrors)."""
         from voice.speech.asr import WhisperASR
         from voice.speech.tts import make_tts

@@ -41,7 +41,7 @@ from pipecat.transports.websocket.fastapi import (
 from server.pcm_serializer import PlayoutTracker
 
 if TYPE_CHECKING:
-    from server.config import AssistantSettings
+    from voice.core.tuning import TurnSettings
 
 logger = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ class ReplyHold:
         await self._open.wait()
 
 
-def reply_hold(settings: AssistantSettings, playout: PlayoutTracker, sample_rate: int) -> ReplyHold | None:
+def reply_hold(settings: TurnSettings, playout: PlayoutTracker, sample_rate: int) -> ReplyHold | None:
     """The call's hold from its settings (seconds → samples of the pipeline's input); None when it is off
     (``hold_after_secs=0``: the reply stops only once a barge-in is confirmed)."""
     hold = ReplyHold(

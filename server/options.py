@@ -7,13 +7,17 @@ command, and only ``serve`` itself loads the server.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from voice.core.access import access_token, add_access_options
+from voice.core.tuning import parse_tuning
+
+if TYPE_CHECKING:
+    from server.config import AssistantSettings
 
 
 def add_serve_options(p: argparse.ArgumentParser) -> None:
-    """Add the built-in server's options to ``p`` (``settings_kwargs`` reads them back)."""
+    """Add the built-in server's options to ``p`` (:func:`settings_from_args` reads them back)."""
     p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default loopback)")
     p.add_argument("--port", type=int, default=8765, help="the port to listen on (default %(default)s)")
     p.add_argument(
@@ -32,7 +36,7 @@ def add_serve_options(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a turn-taking setting, repeatable, e.g. turn_model=silence (server/config.py TUNABLE)",
+        help="a turn-taking setting, repeatable, e.g. turn_model=silence (voice/core/tuning.py TUNABLE)",
     )
     add_access_options(p)
     p.add_argument("--max-calls", type=int, default=None, help="calls at once; more are refused with 1013")
@@ -54,24 +58,29 @@ def add_serve_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verbose", action="store_true", help="pipecat's own logs too")
 
 
-def settings_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """``AssistantSettings`` keyword arguments from parsed options (turn-taking ``--set`` pairs excluded).
+def settings_from_args(args: argparse.Namespace) -> AssistantSettings:
+    """The built-in's settings from parsed options, its ``--set`` pairs parsed here, once.
 
-    Raises :class:`ConfigError` for ``--token-env`` naming an unset variable or with ``--token`` too.
+    Raises :class:`ConfigError` for a bad ``--set`` pair (naming it, and the nearest key for an unknown one),
+    a value out of range, or ``--token-env`` naming an unset variable or with ``--token`` too.
     """
-    token = access_token(args)
-    values: dict[str, Any] = {
-        "host": args.host,
-        "port": args.port,
-        "tts": args.tts,
-        "verbose": args.verbose,
-        "policy": args.policy,
-        "policy_base_url": args.policy_base_url,
-        "token": token,
-        "allowed_origins": tuple(args.allowed_origins),
-        "prewarm": not args.no_prewarm,
-    }
-    optional = {"max_calls": args.max_calls, "socket_idle_secs": args.idle_timeout}
-    optional["max_call_secs"] = args.max_call_secs
-    values.update({key: value for key, value in optional.items() if value is not None})
-    return values
+    from server.config import AssistantSettings, PolicySettings, ServingSettings, SpeechSettings
+
+    tuning = parse_tuning(args.overrides, option="--set")
+    unset = ServingSettings()
+    serving = ServingSettings(
+        host=args.host,
+        port=args.port,
+        token=access_token(args),
+        allowed_origins=tuple(args.allowed_origins),
+        max_calls=unset.max_calls if args.max_calls is None else args.max_calls,
+        socket_idle_secs=unset.socket_idle_secs if args.idle_timeout is None else args.idle_timeout,
+        max_call_secs=unset.max_call_secs if args.max_call_secs is None else args.max_call_secs,
+    )
+    return AssistantSettings(
+        serving=serving,
+        speech=SpeechSettings(tts=args.tts),
+        policy=PolicySettings(policy=args.policy, policy_base_url=args.policy_base_url),
+        prewarm=not args.no_prewarm,
+        verbose=args.verbose,
+    ).tuned(tuning)

@@ -51,7 +51,7 @@ from server.continuation import unfinished_cue
 from server.processors import SegmentWithoutWordsFrame
 
 if TYPE_CHECKING:
-    from server.config import AssistantSettings
+    from voice.core.tuning import TurnSettings
 
 logger = logging.getLogger(__name__)
 
@@ -358,7 +358,7 @@ class LexicalTurnStopStrategy(QuietSpeechTimeoutStopStrategy):
 
 
 def turn_stop_strategy(
-    settings: AssistantSettings, caller_silent_secs: Callable[[], float] | None = None
+    settings: TurnSettings, caller_silent_secs: Callable[[], float] | None = None
 ) -> BaseUserTurnStopStrategy:
     """What ends a caller's turn, by ``settings.turn_model``: silence with lexical cues, silence alone, or
     smart-turn v3 on top of the VAD."""

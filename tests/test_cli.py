@@ -371,6 +371,19 @@ def test_the_built_in_assistants_settings_are_refused_before_pipecats_banner(tmp
     assert "Pipecat" not in done.stderr + done.stdout
 
 
+@pytest.mark.parametrize(
+    ("pair", "says"),
+    [
+        ("vad_stop_sec=0.3", "unknown setting 'vad_stop_sec' (did you mean vad_stop_secs?)"),
+        ("vad_stop_secs=9", "vad_stop_secs=9.0 is not in 0..5 s"),
+    ],
+)
+def test_a_bad_assistant_setting_names_the_key_and_the_nearest_one_exit_2(tmp_path, capsys, pair, says):
+    argv = ["bench", "--assistant-set", "turn_model=silence", "--assistant-set", pair]
+    assert main([*argv, "--dialogues", str(tmp_path / "none.jsonl"), "--out", str(tmp_path)]) == EXIT_ERROR
+    assert capsys.readouterr().err == f"callsim: error: --assistant-set {pair!r}: {says}\n"  # before the file
+
+
 def test_an_unknown_option_or_command_names_the_nearest_under_its_own_usage(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["bench", "--concurency", "2"])

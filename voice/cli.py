@@ -61,6 +61,7 @@ def finish(verdict: Verdict) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """``bench`` and ``run``: the same code path (``run`` is one call at a time on a short subset)."""
+    from voice.core.tuning import parse_tuning
     from voice.dialogues import bundled_dialogues_path, load_dialogues
     from voice.errors import AssistantCrashed
     from voice.metrics.gates import judge_run
@@ -80,10 +81,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             from server.policy.plugins import load_policy_factory
 
             load_policy_factory(args.policy)
-        if args.assistant_set:
-            from server.config import parse_overrides
-
-            parse_overrides(args.assistant_set, option="--assistant-set")
+        tuning = parse_tuning(args.assistant_set, option="--assistant-set")  # parsed once, carried typed
         path = Path(args.dialogues) if args.dialogues else bundled_dialogues_path()
         dialogues = select_dialogues(
             load_dialogues(path, voice_check(args.tts)),  # a line the caller's voice cannot say: refused now
@@ -124,7 +122,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         wait_for_target=args.wait_for_target,
         caller=caller,
         policy=args.policy,
-        assistant_settings=tuple(args.assistant_set),
+        assistant_settings=tuning,
         ray=ray,
         ray_workers=getattr(args, "ray_workers", 1),
         recordings=getattr(args, "recordings", None),

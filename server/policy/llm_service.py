@@ -7,7 +7,7 @@ import os
 from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.processors.frame_processor import FrameProcessor
 
-from server.config import AssistantSettings
+from server.config import PolicySettings
 from server.policy.llm import LLMPolicyProcessor, ReplyGate
 from server.policy.llm_policy import LLMPolicyFactory
 from server.policy.processor import DEFAULT_VIEW
@@ -16,7 +16,7 @@ NO_KEY = "not-needed"  # local servers ignore the key; the openai client insists
 
 
 def llm_policy_parts(
-    settings: AssistantSettings, factory: LLMPolicyFactory | None = None
+    settings: PolicySettings, factory: LLMPolicyFactory | None = None
 ) -> tuple[LLMPolicyProcessor, FrameProcessor, ReplyGate]:
     """The front processor, pipecat's OpenAI-compatible LLM service and the reply gate, sharing a context.
 

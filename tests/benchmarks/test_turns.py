@@ -56,7 +56,12 @@ def test_settings_are_named_overrides() -> None:
     assert parse_setting("defaults=") == ("defaults", ())
     with pytest.raises(argparse.ArgumentTypeError):
         parse_setting("no-overrides-sign")
-    from server.config import parse_overrides
+    with pytest.raises(
+        argparse.ArgumentTypeError, match=r"^patient 'vad_stp_secs=1': .*did you mean vad_stop_secs\?"
+    ):
+        parse_setting("patient=vad_stp_secs=1")  # refused before any setting's calls are made
+    assert parse_setting("x=turn-model = silence") == ("x", ("turn_model=silence",))
+    from voice.core.tuning import parse_tuning
 
     for overrides in SETTINGS.values():  # every built-in comparison is a valid setting
-        parse_overrides(overrides)
+        parse_tuning(overrides)

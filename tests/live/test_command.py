@@ -48,6 +48,17 @@ def test_without_a_sound_device_the_error_says_what_to_do(tmp_path, capsys, monk
     assert "no output sound device no-such-speaker-xyz" in err and "--list-devices" in err
 
 
+def test_a_bad_assistant_setting_is_one_line_before_any_device_or_dialogue(tmp_path, capsys):
+    argv = ["talk", "--assistant-set", "turn_modl=silence", "--id", "nope", "--out", str(tmp_path)]
+    assert main([*argv, "--input-device", "no-such-microphone-xyz"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "callsim: error: --assistant-set 'turn_modl=silence': unknown setting 'turn_modl'"
+        " (did you mean turn_model?)\n"
+    )
+    assert not (tmp_path / "results.json").exists()
+
+
 def test_the_web_page_off_loopback_needs_a_token(tmp_path, capsys, monkeypatch):
     """As ``serve``: anyone who can reach the port could call, or read the recorded calls."""
     assert main(["talk", "--web", "--host", "0.0.0.0", "--no-transcribe", "--out", str(tmp_path)]) == 2

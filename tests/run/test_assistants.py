@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from tests.fakes import reference
+from voice.core.tuning import parse_tuning
 from voice.lines.memory import MemoryLine
 from voice.lines.targets import parse_target
 from voice.run.assistants import (
@@ -33,7 +34,7 @@ def test_a_remote_targets_settings_record_its_line_and_header_names_never_values
 
 def test_the_built_in_targets_settings_record_its_voice_policy_and_overrides(tmp_path) -> None:
     config = BenchConfig(
-        out=tmp_path, tts="espeak", policy="mod:make", assistant_settings=("turn_model=silence",)
+        out=tmp_path, tts="espeak", policy="mod:make", assistant_settings=parse_tuning(["turn-model=silence"])
     )
     fp = target_settings(config, parse_target("builtin"), tmp_path).fingerprint()
     assert (fp["assistant_tts"], fp["policy"], fp["assistant_settings"]) == (
@@ -48,17 +49,17 @@ def test_the_built_in_takes_twice_the_runs_concurrency_and_its_settings(tmp_path
     refuse calls 9..40 with 1013."""
     import argparse
 
-    from server.config import AssistantSettings, parse_overrides
-    from server.options import add_serve_options, settings_kwargs
+    from server.options import add_serve_options, settings_from_args
 
-    config = BenchConfig(out=tmp_path, concurrency=40, assistant_settings=("vad_stop_secs=0.3",))
+    tuning = parse_tuning(["vad_stop_secs=0.3"], option="--assistant-set")
+    config = BenchConfig(out=tmp_path, concurrency=40, assistant_settings=tuning)
     args = builtin_args(config)
     assert args == ["--set", "vad_stop_secs=0.3", "--max-calls", "80"]
     parser = argparse.ArgumentParser()
     add_serve_options(parser)
     parsed = parser.parse_args(args)
-    settings = AssistantSettings(**settings_kwargs(parsed), **parse_overrides(parsed.overrides))
-    assert (settings.max_calls, settings.vad_stop_secs) == (80, 0.3)
+    settings = settings_from_args(parsed)
+    assert (settings.serving.max_calls, settings.turns) == (80, tuning.turns)  # the values parsed at entry
     # without --concurrency the server keeps its own bound (the run's default is below it)
     assert builtin_args(BenchConfig(out=tmp_path)) == []
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 
+from voice.core.tuning import parse_tuning
 from voice.lines.effects import LineEffects
 from voice.lines.targets import BUILTIN
 from voice.run.bench_config import BenchConfig
@@ -20,6 +21,6 @@ def test_the_defaults_are_a_plain_local_bench_of_the_built_in_assistant(tmp_path
 def test_it_pickles_with_everything_a_ray_worker_needs(tmp_path) -> None:
     config = BenchConfig(
         out=tmp_path, targets=("pcm+ws://h:1/p",), effects=LineEffects(jitter_ms=20), headers=(("A", "b"),),
-        ray="ray://head:10001", assistant_settings=("vad_stop_secs=0.3",),
+        ray="ray://head:10001", assistant_settings=parse_tuning(["vad_stop_secs=0.3"]),
     )  # fmt: skip
     assert pickle.loads(pickle.dumps(config)) == config

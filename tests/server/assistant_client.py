@@ -18,7 +18,7 @@ import websockets
 from websockets.exceptions import ConnectionClosed
 
 from server.app import AssistantServer
-from server.config import AssistantSettings, SpeechEngines
+from server.config import AssistantSettings, PolicySettings, ServingSettings, SpeechEngines
 from voice.core.audio import FRAME_SAMPLES, SAMPLE_RATE, Pcm, to_bytes
 
 FRAME_SECS = FRAME_SAMPLES / SAMPLE_RATE
@@ -33,10 +33,19 @@ DIALOGUE = {
 
 @contextlib.asynccontextmanager
 async def running(
-    engines: SpeechEngines, policy_factory: Any = None, **kw: Any
+    engines: SpeechEngines,
+    policy_factory: Any = None,
+    *,
+    start_timeout_secs: float = PolicySettings.start_timeout_secs,
+    prewarm: bool = True,
 ) -> AsyncIterator[AssistantServer]:
     server = AssistantServer(
-        AssistantSettings(port=0, configure_logging=False, **kw),
+        AssistantSettings(
+            serving=ServingSettings(port=0),
+            policy=PolicySettings(start_timeout_secs=start_timeout_secs),
+            prewarm=prewarm,
+            configure_logging=False,
+        ),
         engines=engines,
         policy_factory=policy_factory,
     )

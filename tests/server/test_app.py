@@ -15,7 +15,7 @@ import pytest
 import websockets
 
 from server.app import AssistantServer, serve
-from server.config import AssistantSettings, SpeechEngines
+from server.config import AssistantSettings, PolicySettings, ServingSettings, SpeechEngines
 from tests.server.assistant_client import DIALOGUE, FakeCallSim, call, running, start_message
 from voice.errors import ConfigError
 from voice.speech.asr import MemoryASR
@@ -39,7 +39,12 @@ async def test_two_calls_at_once_and_shutdown_hangs_up_both(engines: SpeechEngin
 async def test_serve_reports_its_url_and_stops_when_cancelled() -> None:
     memory = SpeechEngines(MemoryTTS(), MemoryASR([], default=""))
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    settings = AssistantSettings(port=0, configure_logging=False, prewarm=False, start_timeout_secs=0.2)
+    settings = AssistantSettings(
+        serving=ServingSettings(port=0),
+        policy=PolicySettings(start_timeout_secs=0.2),
+        configure_logging=False,
+        prewarm=False,
+    )
     task = asyncio.create_task(serve(settings, ready, engines=memory))
     try:
         url = await asyncio.wait_for(ready, 30)
@@ -58,11 +63,17 @@ async def test_serve_reports_its_url_and_stops_when_cancelled() -> None:
 
 async def test_a_busy_port_is_a_config_error(tmp_path: Path) -> None:
     memory = SpeechEngines(MemoryTTS(), MemoryASR([], default=""))
-    first = AssistantServer(AssistantSettings(port=0, configure_logging=False, prewarm=False), engines=memory)
+    first = AssistantServer(
+        AssistantSettings(serving=ServingSettings(port=0), configure_logging=False, prewarm=False),
+        engines=memory,
+    )
     await first.start(timeout=30)
     try:
         second = AssistantServer(
-            AssistantSettings(port=first.port, configure_logging=False, prewarm=False), engines=memory
+            AssistantSettings(
+                serving=ServingSettings(port=first.port), configure_logging=False, prewarm=False
+            ),
+            engines=memory,
         )
         with pytest.raises(ConfigError, match="cannot listen"):
             await second.start(timeout=30)

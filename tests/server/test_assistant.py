@@ -19,10 +19,11 @@ from typing import Any
 import pytest
 
 from server.app import AssistantServer
-from server.config import AssistantSettings, SpeechEngines
+from server.config import AssistantSettings, ServingSettings, SpeechEngines
 from server.policy.rules import PolicyReply
 from tests.server.assistant_client import SILENT_RMS, FakeCallSim, call, rms, running, say, start_message
 from voice.core.audio import SAMPLE_RATE, Pcm
+from voice.core.tuning import TurnSettings
 from voice.errors import ConfigError, EngineUnavailable
 from voice.speech.asr import MemoryASR
 
@@ -216,9 +217,8 @@ class UnavailableTTS:
 
 async def test_an_engine_that_cannot_run_ends_the_call_with_an_error() -> None:
     broken = SpeechEngines(UnavailableTTS(), MemoryASR([], default=""))
-    server = AssistantServer(
-        AssistantSettings(port=0, configure_logging=False, prewarm=False), engines=broken
-    )
+    settings = AssistantSettings(serving=ServingSettings(port=0), configure_logging=False, prewarm=False)
+    server = AssistantServer(settings, engines=broken)
     await server.start(timeout=30)
     try:
         async with call(server) as sim:
@@ -234,6 +234,6 @@ async def test_an_engine_that_cannot_run_ends_the_call_with_an_error() -> None:
 
 async def test_settings_are_validated() -> None:
     with pytest.raises(ConfigError, match="port"):
-        AssistantSettings(port=70000)
+        ServingSettings(port=70000)
     with pytest.raises(ConfigError, match="vad_stop_secs"):
-        AssistantSettings(vad_stop_secs=-1)
+        TurnSettings(vad_stop_secs=-1)

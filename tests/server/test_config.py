@@ -1,7 +1,9 @@
-"""The built-in assistant's settings (``--set KEY=VALUE`` overrides of its turn-taking) and its logging."""
+"""The built-in assistant's settings: four groups, each checked when built, ``--set`` applied to them, and
+its logging."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 from collections.abc import Iterator
@@ -9,65 +11,72 @@ from collections.abc import Iterator
 import pytest
 
 from server.__main__ import main as server_main
-from server.config import TUNABLE, AssistantSettings, configure_logging, default_max_calls, parse_overrides
+from server.config import (
+    AssistantSettings,
+    PolicySettings,
+    ServingSettings,
+    SpeechSettings,
+    configure_logging,
+    default_max_calls,
+)
+from voice.core.tuning import TUNABLE, TurnSettings, parse_tuning
 from voice.errors import ConfigError
 
 
-def test_overrides_are_typed_like_the_setting_they_change() -> None:
-    values = parse_overrides(["vad_stop_secs=0.3", "turn-model=silence", "turn_max_silence_secs = 1.5"])
-    assert values == {"vad_stop_secs": 0.3, "turn_model": "silence", "turn_max_silence_secs": 1.5}
-    settings = AssistantSettings(**values)
-    assert (settings.vad_stop_secs, settings.turn_model) == (0.3, "silence")
+def test_a_tuning_changes_the_keys_it_was_given_and_nothing_else() -> None:
+    base = AssistantSettings(speech=SpeechSettings(tts="memory"), turns=TurnSettings(vad_min_volume=0.3))
+    tuned = base.tuned(parse_tuning(["vad_stop_secs=0.3", "turn-model=silence", "asr_audio_context_s=full"]))
+    assert (tuned.turns.vad_stop_secs, tuned.turns.turn_model) == (0.3, "silence")
+    assert tuned.speech.asr_audio_context_s is None and tuned.speech.tts == "memory"
+    assert tuned.turns.vad_min_volume == 0.3  # not a --set key: kept
+    assert tuned.speech.asr_prompt == base.speech.asr_prompt
+    assert base.tuned(parse_tuning([])) == base
 
 
-@pytest.mark.parametrize(
-    ("pair", "says"),
-    [
-        ("vad_stop_secs", "expected KEY=VALUE"),
-        ("port=1", "unknown setting 'port'"),
-        ("vad_stop_secs=soon", "takes a number of seconds"),
-    ],
-)
-def test_a_bad_override_names_the_pair(pair: str, says: str) -> None:
-    with pytest.raises(ConfigError, match=says) as caught:
-        parse_overrides([pair])
-    assert str(caught.value).startswith(f"--set {pair!r}")
-    with pytest.raises(ConfigError, match=f"^--assistant-set {pair!r}"):  # bench's name for it
-        parse_overrides([pair], option="--assistant-set")
+def test_every_tunable_key_is_a_field_of_the_turns_or_speech_group() -> None:
+    groups = {f.name for g in (TurnSettings, SpeechSettings) for f in dataclasses.fields(g)}
+    assert set(TUNABLE) <= groups
 
 
-def test_every_tunable_setting_exists_and_ranges_are_checked_when_built() -> None:
-    defaults = AssistantSettings()
-    assert all(hasattr(defaults, key) for key in TUNABLE)
-    with pytest.raises(ConfigError, match="turn_model 'psychic'"):
-        AssistantSettings(**parse_overrides(["turn_model=psychic"]))
-    with pytest.raises(ConfigError, match=r"turn_max_silence_secs=0\.0"):
-        AssistantSettings(turn_max_silence_secs=0.0)
+def test_the_server_says_a_bad_override_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert server_main(["--port", "0", "--set", "turn_model=psychic"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--set 'turn_model=psychic'" in err
+    assert "turn_model 'psychic' is not one of lexical, silence, smart-turn" in err
+    assert server_main(["--port", "0", "--set", "vad_stop_sec=0.3"]) == 2
+    assert "did you mean vad_stop_secs?" in capsys.readouterr().err
 
 
-def test_the_server_says_a_bad_override_and_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
-    assert server_main(["--port", "0", "--set", "turn_model=psychic"]) == 1
-    assert "turn_model 'psychic' is not one of lexical, silence, smart-turn" in capsys.readouterr().err
-
-
-def test_the_asr_window_is_seconds_or_full() -> None:
-    assert parse_overrides(["asr_audio_context_s=2"]) == {"asr_audio_context_s": 2.0}
-    assert parse_overrides(["asr_audio_context_s=full"]) == {"asr_audio_context_s": None}
-    assert AssistantSettings().asr_audio_context_s == 3.0
-    assert parse_overrides(["asr_prompt=以下是普通话的句子。"]) == {"asr_prompt": "以下是普通话的句子。"}
+def test_the_asr_window_is_checked_by_the_speech_group() -> None:
+    assert SpeechSettings().asr_audio_context_s == 3.0
     with pytest.raises(ConfigError, match="asr_audio_context_s=31"):
-        AssistantSettings(asr_audio_context_s=31)
+        SpeechSettings(asr_audio_context_s=31)
 
 
 def test_a_network_bind_needs_a_token_and_sizes_fit_a_frame() -> None:
     with pytest.raises(ConfigError, match="not a loopback address"):
-        AssistantSettings(host="0.0.0.0")
-    assert AssistantSettings(host="0.0.0.0", token="t").token == "t"
-    assert AssistantSettings(host="localhost").host == "localhost"
+        ServingSettings(host="0.0.0.0")
+    assert ServingSettings(host="0.0.0.0", token="t").token == "t"
+    assert ServingSettings(host="localhost").host == "localhost"
     with pytest.raises(ConfigError, match="max_binary_bytes=100"):
-        AssistantSettings(max_binary_bytes=100)
+        ServingSettings(max_binary_bytes=100)
     with pytest.raises(ConfigError, match="max_calls must be positive"):
-        AssistantSettings(max_calls=0)
+        ServingSettings(max_calls=0)
+    with pytest.raises(ConfigError, match=r"port 70000 is not in 0\.\.65535"):
+        ServingSettings(port=70000)
+
+
+def test_the_gate_reads_the_serving_group_by_its_flat_names() -> None:
+    settings = AssistantSettings(serving=ServingSettings(token="t", allowed_origins=("https://a.example",)))
+    assert (settings.token, settings.allowed_origins) == ("t", ("https://a.example",))
+    assert (settings.max_calls, settings.socket_idle_secs) == (settings.serving.max_calls, 15.0)
+    assert (settings.max_binary_bytes, settings.max_text_bytes) == (8 * 1024, 64 * 1024)
+    assert "'t'" not in repr(settings)  # a token is never logged with the settings
+
+
+def test_the_policy_group_refuses_a_timeout_that_is_not_positive() -> None:
+    with pytest.raises(ConfigError, match="policy_timeout_secs must be positive"):
+        PolicySettings(policy_timeout_secs=0)
 
 
 def test_the_default_call_limit_grows_with_the_machine() -> None:

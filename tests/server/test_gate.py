@@ -18,7 +18,7 @@ import websockets
 from websockets.exceptions import InvalidStatus
 
 from server.app import AssistantServer
-from server.config import AssistantSettings, SpeechEngines
+from server.config import AssistantSettings, ServingSettings, SpeechEngines
 from server.gate import check_upgrade, control_problem, json_depth
 from tests.server.assistant_client import start_message
 from voice.speech.asr import MemoryASR
@@ -32,7 +32,9 @@ FRAME = b"\0" * 640
 @contextlib.asynccontextmanager
 async def gated(**kw: Any) -> AsyncIterator[AssistantServer]:
     engines = SpeechEngines(MemoryTTS(), MemoryASR([], default=""))
-    settings = AssistantSettings(port=0, configure_logging=False, prewarm=False, **kw)
+    settings = AssistantSettings(
+        serving=ServingSettings(port=0, **kw), configure_logging=False, prewarm=False
+    )
     server = AssistantServer(settings, engines=engines)
     await server.start(timeout=30)
     try:
@@ -61,7 +63,7 @@ def scope(headers: dict[str, str], query: str = "") -> dict[str, Any]:
 
 
 def test_the_token_comes_as_a_bearer_header_or_a_query_parameter() -> None:
-    settings = AssistantSettings(token="s3cret")
+    settings = AssistantSettings(serving=ServingSettings(token="s3cret"))
     assert check_upgrade(scope({"Authorization": "Bearer s3cret"}), settings) is None
     assert check_upgrade(scope({}, "token=s3cret"), settings) is None
     missing = check_upgrade(scope({}), settings)
@@ -72,7 +74,7 @@ def test_the_token_comes_as_a_bearer_header_or_a_query_parameter() -> None:
 
 def test_a_foreign_page_is_refused_and_a_listed_one_is_not() -> None:
     assert check_upgrade(scope({"Origin": "https://evil.example"}), AssistantSettings()) is not None
-    listed = AssistantSettings(allowed_origins=("https://evil.example",))
+    listed = AssistantSettings(serving=ServingSettings(allowed_origins=("https://evil.example",)))
     assert check_upgrade(scope({"Origin": "https://evil.example"}), listed) is None
 
 

@@ -12,9 +12,9 @@ from pipecat.frames.frames import Frame, InterruptionFrame, OutputAudioRawFrame
 from pipecat.processors.frame_processor import FrameDirection
 from pipecat.transports.websocket.fastapi import FastAPIWebsocketOutputTransport, FastAPIWebsocketParams
 
-from server.config import AssistantSettings
 from server.hold import PacedWebsocketOutputTransport, PacedWebsocketTransport, ReplyHold, reply_hold
 from server.pcm_serializer import PlayoutTracker
+from voice.core.tuning import TurnSettings
 
 WINDOW = 512  # samples in one Silero window at 16 kHz (32 ms)
 
@@ -180,7 +180,7 @@ async def test_a_held_output_sends_nothing_until_release_and_an_interruption_rel
 def test_the_calls_hold_comes_from_its_settings_in_samples_and_is_absent_when_off() -> None:
     playout = PlayoutTracker(clock=lambda: 0.0)
     playout.on_audio_sent(0.05)  # the caller hears 50 ms more of the reply
-    h = reply_hold(AssistantSettings(configure_logging=False), playout, 8000)
+    h = reply_hold(TurnSettings(), playout, 8000)
     assert h is not None
     held = []
     for voiced in [True] * 4 + [False] * 10:  # 32 ms windows at 8 kHz
@@ -189,5 +189,5 @@ def test_the_calls_hold_comes_from_its_settings_in_samples_and_is_absent_when_of
     # 0.1 s = 800 samples: held at the 4th window; released once 0.064 s silent and 0.05 + 0.22 s heard
     # after the hold (1024 + 400 + 1760 = 3184 samples): let go at the 13th window (3328)
     assert held == [False, False, False] + [True] * 9 + [False, False]
-    off = AssistantSettings(configure_logging=False, hold_after_secs=0)
+    off = TurnSettings(hold_after_secs=0)
     assert reply_hold(off, playout, 8000) is None

@@ -7,8 +7,8 @@ import argparse
 import pytest
 
 from server.__main__ import main as server_main
-from server.config import AssistantSettings
-from server.options import add_serve_options, settings_kwargs
+from server.config import ServingSettings
+from server.options import add_serve_options, settings_from_args
 from voice.errors import ConfigError
 
 
@@ -23,32 +23,48 @@ def test_the_serving_limits_reach_the_settings() -> None:
         "--token", "t0k", "--allow-origin", "https://a.example", "--allow-origin", "https://b.example",
         "--max-calls", "3", "--idle-timeout", "2.5", "--max-call-secs", "60", "--no-prewarm",
     )  # fmt: skip
-    settings = AssistantSettings(**settings_kwargs(args))
-    assert (settings.token, settings.max_calls, settings.socket_idle_secs) == ("t0k", 3, 2.5)
-    assert settings.allowed_origins == ("https://a.example", "https://b.example")
-    assert (settings.max_call_secs, settings.prewarm) == (60, False)
+    settings = settings_from_args(args)
+    serving = settings.serving
+    assert (serving.token, serving.max_calls, serving.socket_idle_secs) == ("t0k", 3, 2.5)
+    assert serving.allowed_origins == ("https://a.example", "https://b.example")
+    assert (serving.max_call_secs, settings.prewarm) == (60, False)
     assert "t0k" not in repr(settings)  # a token is never logged with the settings
 
 
 def test_unset_limits_keep_the_defaults() -> None:
-    settings = AssistantSettings(**settings_kwargs(parse()))
-    defaults = AssistantSettings()
-    assert (settings.max_calls, settings.socket_idle_secs, settings.max_call_secs, settings.prewarm) == (
-        defaults.max_calls, defaults.socket_idle_secs, defaults.max_call_secs, True,
+    settings = settings_from_args(parse())
+    assert (settings.serving, settings.prewarm) == (ServingSettings(), True)
+
+
+def test_the_other_options_reach_their_groups_and_set_pairs_are_parsed_once_here() -> None:
+    args = parse(
+        "--tts", "memory", "--policy", "openai:qwen", "--policy-base-url", "http://127.0.0.1:9/v1",
+        "--verbose", "--set", "turn_model=silence", "--set", "asr_audio_context_s=full",
     )  # fmt: skip
+    settings = settings_from_args(args)
+    assert (settings.speech.tts, settings.speech.asr_audio_context_s, settings.turns.turn_model) == (
+        "memory", None, "silence",
+    )  # fmt: skip
+    assert (settings.policy.policy, settings.policy.policy_base_url) == (
+        "openai:qwen",
+        "http://127.0.0.1:9/v1",
+    )
+    assert settings.verbose
+    with pytest.raises(ConfigError, match=r"^--set 'turn_modle=silence': .*did you mean turn_model\?"):
+        settings_from_args(parse("--set", "turn_modle=silence"))
 
 
 def test_the_token_can_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_SERVE_TOKEN", "from-env")
-    assert settings_kwargs(parse("--token-env", "MY_SERVE_TOKEN"))["token"] == "from-env"
+    assert settings_from_args(parse("--token-env", "MY_SERVE_TOKEN")).serving.token == "from-env"
     with pytest.raises(ConfigError, match="not both"):
-        settings_kwargs(parse("--token-env", "MY_SERVE_TOKEN", "--token", "x"))
+        settings_from_args(parse("--token-env", "MY_SERVE_TOKEN", "--token", "x"))
     monkeypatch.delenv("MY_SERVE_TOKEN")
     with pytest.raises(ConfigError, match="MY_SERVE_TOKEN: the environment variable is unset"):
-        settings_kwargs(parse("--token-env", "MY_SERVE_TOKEN"))
+        settings_from_args(parse("--token-env", "MY_SERVE_TOKEN"))
 
 
 def test_a_network_bind_without_a_token_refuses_to_start(capsys: pytest.CaptureFixture[str]) -> None:
-    assert server_main(["--host", "0.0.0.0", "--port", "0"]) == 1
+    assert server_main(["--host", "0.0.0.0", "--port", "0"]) == 2  # bad input, as for any option
     err = capsys.readouterr().err
     assert "host '0.0.0.0' is not a loopback address" in err and "--token" in err

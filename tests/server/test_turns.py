@@ -26,7 +26,6 @@ from pipecat.tests.utils import SleepFrame, run_test
 from pipecat.turns.user_turn_processor import UserTurnProcessor
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
-from server.config import AssistantSettings
 from server.processors import SegmentWithoutWordsFrame
 from server.turns import (
     BargeInTurnStartStrategy,
@@ -35,6 +34,7 @@ from server.turns import (
     turn_stop_strategy,
 )
 from tests.server.test_processors import of_type, turn_processor
+from voice.core.tuning import TurnSettings
 
 
 class Silence:
@@ -130,7 +130,7 @@ def test_the_analyzer_remembers_when_it_last_heard_voice(monkeypatch) -> None:
 
 
 def smart_turn_processor(**settings: Any) -> UserTurnProcessor:
-    config = AssistantSettings(configure_logging=False, **settings)
+    config = TurnSettings(**settings)
     return UserTurnProcessor(
         user_turn_strategies=UserTurnStrategies(
             start=[BargeInTurnStartStrategy(confirm_secs=0.3)], stop=[turn_stop_strategy(config)]

@@ -22,7 +22,7 @@ from pipecat.frames.frames import (
 )
 
 from server.app import AssistantServer
-from server.config import AssistantSettings, SpeechEngines
+from server.config import AssistantSettings, ServingSettings, SpeechEngines
 from server.policy.rules import PolicyReply
 from server.twilio_route import TwilioCallSerializer, start_message
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed
@@ -81,9 +81,9 @@ def test_the_start_message_comes_from_custom_parameters() -> None:
 
 def test_the_routes_must_differ() -> None:
     with pytest.raises(ConfigError, match="twilio_path"):
-        AssistantSettings(twilio_path="/pcm")
+        ServingSettings(twilio_path="/pcm")
     with pytest.raises(ConfigError, match="twilio_path"):
-        AssistantSettings(twilio_path="twilio")
+        ServingSettings(twilio_path="twilio")
 
 
 @dataclass
@@ -105,7 +105,7 @@ async def test_a_twilio_call_is_configured_from_custom_parameters_and_greets() -
     seen: list[Mapping[str, Any]] = []
     engines = SpeechEngines(MemoryTTS(), MemoryASR([], default=""))
     server = AssistantServer(
-        AssistantSettings(port=0, configure_logging=False, prewarm=False),
+        AssistantSettings(serving=ServingSettings(port=0), configure_logging=False, prewarm=False),
         engines=engines,
         policy_factory=lambda view: Recording(view, seen),
     )
@@ -143,7 +143,8 @@ async def test_a_twilio_call_is_configured_from_custom_parameters_and_greets() -
 async def test_a_client_that_does_not_speak_twilio_is_turned_away() -> None:
     engines = SpeechEngines(MemoryTTS(), MemoryASR([], default=""))
     server = AssistantServer(
-        AssistantSettings(port=0, configure_logging=False, prewarm=False), engines=engines
+        AssistantSettings(serving=ServingSettings(port=0), configure_logging=False, prewarm=False),
+        engines=engines,
     )
     await server.start(timeout=30)
     try:

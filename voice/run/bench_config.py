@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from voice.core.caller import CallerTiming
+from voice.core.tuning import Tuning
 from voice.lines.effects import LineEffects
 from voice.lines.headers import Headers
 from voice.lines.targets import BUILTIN
@@ -34,7 +35,7 @@ class BenchConfig:
     wait_for_target: float | None = None  # seconds to wait for remote targets to accept a connection
     caller: ReactiveCaller | None = None  # None: the scripted caller
     policy: str = "rules"  # the built-in assistant's dialogue policy (docs/policies.md)
-    assistant_settings: tuple[str, ...] = ()  # the built-in assistant's ``--set KEY=VALUE`` overrides
+    assistant_settings: Tuning = field(default_factory=Tuning)  # the built-in's ``--assistant-set``, parsed
     headers: Headers = ()  # on every remote target's websocket upgrade (``--header``); names recorded only
     ray: str | None = None  # a Ray cluster's address, or "auto" (a local Ray): calls made by its workers
     ray_workers: int = 1  # worker processes per node (each with its own built-in assistant, if one is called)

@@ -4,9 +4,10 @@ A run can take hours: an option refused after the last call (``--judge gpt4``), 
 (``--limit -2``), silently ignored (``--persona`` with the scripted caller) or refused only after the start-up
 line wastes them or, worse, measures something else than asked.  So every value that can be judged without
 loading a model, opening a socket or importing the built-in assistant (pipecat) is judged here, first; the
-built-in assistant's own settings (``--policy``, ``--assistant-set``) are checked by :mod:`voice.cli`,
-which alone may import ``server``, right after.  Each refusal is a :class:`~voice.errors.ConfigError`
-naming the option (exit 2, as argparse's own usage errors).
+built-in assistant's policy (``--policy``) is checked by :mod:`voice.cli`, which alone may import
+``server``, right after, and its ``--assistant-set`` pairs are parsed there, once (:mod:`voice.core.tuning`).
+Each refusal is a :class:`~voice.errors.ConfigError` naming the option (exit 2, as argparse's own usage
+errors).
 """
 
 from __future__ import annotations

@@ -238,7 +238,7 @@ def auth_and_origin(scratch: Path) -> FaultOutcome:
             callsim_command("serve", "--host", "0.0.0.0", "--port", "0", "--tts", "memory", "--no-prewarm"),
             timeout=60,
         )
-        refused = bind.returncode == 1 and "not a loopback address" in bind.stderr
+        refused = bind.returncode == 2 and "not a loopback address" in bind.stderr  # bad input: exit 2
         outcome = (
             ", ".join(f"{k} {v}" for k, v in tried.items())
             + f"; 0.0.0.0 without a token: exit {bind.returncode}"
