@@ -320,11 +320,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     from voice.data_cli import register as register_data
     from voice.live.command import register as register_talk
+    from voice.run.annotate_cli import register as register_annotate
     from voice.run.init_cli import register as register_init
     from voice.run.score_cli import register as register_score
     from voice.speech.say_cli import register as register_say
 
-    for register in (register_data, register_init, register_score, register_talk, register_say):
+    registers = (register_data, register_init, register_score, register_annotate, register_talk, register_say)
+    for register in registers:
         register(sub)
     return p
 
