@@ -246,10 +246,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = blind.calibrate(make_judge(args.judge), dialogues, replies)
             text = blind.render(result, args.verbose)
             if args.write_calibration:
-                from voice.metrics.scoring.calibration import CALIBRATION_PATH, record
+                from voice.metrics.scoring import calibration
 
-                record(result, args.blind or "voice/data/blind")
-                text += f"\nrecorded in {CALIBRATION_PATH}"
+                calibration.record(result, args.blind or "voice/data/blind")
+                text += f"\nrecorded in {calibration.CALIBRATION_PATH}"
         else:
             result = separation(
                 make_judge(args.judge), *_bundled(args.dialogues, args.annotations, args.bad_replies)

@@ -153,6 +153,11 @@ def cmd_score(args: argparse.Namespace) -> int:
         base_url=args.llm_base_url,
         ran=ran,
     )
+    if args.annotations:
+        from voice.annotation_file import drafts_warning
+
+        if warning := drafts_warning(args.annotations):  # a model's draft, not reviewed: say so by the table
+            print(f"annotations: {warning}; the scores against them are provisional")
     for b in broken:
         print(f"callsim: gate broke: {b}", file=sys.stderr)
     return EXIT_GATE if broken else 0

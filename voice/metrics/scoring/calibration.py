@@ -21,10 +21,10 @@ CALIBRATION_PATH = Path(__file__).resolve().with_name("calibration.json")
 WRITTEN_BY = "scripts/bench_judge --blind --write-calibration"
 
 
-def read(path: Path = CALIBRATION_PATH) -> dict[str, Any]:
+def read(path: Path | None = None) -> dict[str, Any]:
     """Every judge's recorded figures (``{}`` when the file is missing or unreadable)."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads((path or CALIBRATION_PATH).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     judges = doc.get("judges") if isinstance(doc, dict) else None
@@ -35,7 +35,7 @@ def _pct(share: Any) -> str:
     return f"{100 * share:.0f} %" if isinstance(share, int | float) else "?"
 
 
-def judge_label(judge: str, path: Path = CALIBRATION_PATH) -> str:
+def judge_label(judge: str, path: Path | None = None) -> str:
     """``checklist/2: blind separation 79 %, paraphrases low 16 %``, or the judge's name and that it has no
     blind figures (an LLM judge nobody ran the blind set with)."""
     figures = read(path).get(judge)
@@ -63,11 +63,13 @@ def figures(result: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def record(result: Mapping[str, Any], source: str, path: Path = CALIBRATION_PATH) -> dict[str, Any]:
+def record(result: Mapping[str, Any], source: str, path: Path | None = None) -> dict[str, Any]:
     """Write one blind run's figures under its judge's name (other judges' kept); the figures written."""
     judges = read(path)
     entry = {**figures(result), "set": source}
     judges[str(result["judge"])] = entry
     doc = {"written_by": WRITTEN_BY, "judges": dict(sorted(judges.items()))}
-    atomic_write_bytes(path, (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    atomic_write_bytes(
+        path or CALIBRATION_PATH, (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    )
     return entry
