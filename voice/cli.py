@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from voice.errors import CallSimError, ConfigError, StorageError
 
 if TYPE_CHECKING:
+    from voice.dialogues import Dialogue
     from voice.metrics.gates import Verdict
 
 DEFAULT_OUT = Path("recordings/latest")
@@ -93,6 +94,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
             relations=split_values(args.relation),
             limit=None if args.all else args.limit,
         )
+        scoring: tuple[dict[str, Dialogue], dict[str, str] | None] = ({d.id: d for d in dialogues}, None)
+        if args.annotations:  # called as written; judged with the file's annotations, checked before any call
+            from voice.run.score_cli import merge_annotations
+
+            scoring = merge_annotations(scoring[0], args.annotations)
     targets = checked.targets
     concurrency = checked.concurrency or default_concurrency(checked.parsed)
     tts = make_tts(args.tts)
@@ -165,7 +171,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.judge:
         from voice.run.score_cli import score_run
 
-        score_run(out, args.judge, asr, dialogues={d.id: d for d in dialogues})
+        score_run(out, args.judge, asr, dialogues=scoring[0], ran=scoring[1], annotations=args.annotations)
     if not args.no_report:
         from voice.report.build import build_report
 
