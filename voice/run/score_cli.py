@@ -64,11 +64,13 @@ def run_dialogues(folder: Path, given: str | None) -> dict[str, Dialogue]:
 def annotated_dialogues(
     folder: Path, given: str | None, annotations: str
 ) -> tuple[dict[str, Dialogue], dict[str, str]]:
-    """The run's dialogues with the annotations of a file of their own merged in (:func:`merge_annotations`)."""
+    """The run's dialogues with the annotations of a file of their own merged in (see merge_annotations)."""
     return merge_annotations(run_dialogues(folder, given), annotations)
 
 
-def merge_annotations(ran: dict[str, Dialogue], annotations: str) -> tuple[dict[str, Dialogue], dict[str, str]]:
+def merge_annotations(
+    ran: dict[str, Dialogue], annotations: str
+) -> tuple[dict[str, Dialogue], dict[str, str]]:
     """``ran`` with the annotations of a file of their own merged in, and the content hash of each as it was
     run: annotations added after the run change what is judged, not what was called, so the calls are
     scored rather than skipped as made from an edited dialogue.  Any problem of the file is raised."""
