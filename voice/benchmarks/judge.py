@@ -276,11 +276,13 @@ def _bundled(
     if len({d.id for d in dialogues}) < len(dialogues):
         raise ConfigError("a dialogue id appears in more than one of the dialogue files")
     if annotations is not None:
-        from voice.annotation_file import apply_annotations
+        from voice.annotation_file import apply_annotations, drafts_warning
 
         dialogues, problems = apply_annotations(annotations, dialogues)
         if problems:
             raise DialogueError(problems)
+        if warning := drafts_warning(annotations):  # figures on a model's unreviewed draft: provisional
+            print(f"scripts/bench_judge: warning: {warning}", file=sys.stderr)
     return dialogues, load_bad_replies(bad_replies, dialogues)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from voice.metrics.scoring.base import DIMENSIONS, GOAL_MET, PRESET_RESPECTED
 from voice.metrics.scoring.calibration import judge_label
+from voice.metrics.scoring.coverage import NOT_COVERED
 from voice.metrics.scoring.verdicts import NOT_JUDGED, goal_from_json, goal_lines, percent, verdict_text
 from voice.report.data import RunView, TargetView
 from voice.run.score import heard_minus_text, score_cell
@@ -177,16 +178,21 @@ def call_scores_html(t: TargetView, call_id: str) -> str:
         cells = []
         for d in DIMENSIONS:
             s = turn["scores"].get(d, {})
-            value = "–" if s.get("score") is None else str(s["score"])
             reason = str(s.get("reason") or "").strip()  # a tooltip only where there is one to show
+            value = str(s["score"]) if s.get("score") is not None else "n/c" if _uncovered(reason) else "–"
             cells.append(f'<td title="{escape(reason)}">{value}</td>' if reason else f"<td>{value}</td>")
         rows.append(f"<tr><td>T{turn['turn'] + 1}</td>{''.join(cells)}</tr>")
     judge = escape(str(doc.get("judge")))
     return (
         _call_verdict_html(doc)
-        + f'<p class="meta">scores by {judge} (hover a score for its reason; – not scored)</p>'
+        + f'<p class="meta">scores by {judge} (hover a score for its reason; – not scored; '
+        f"n/c {NOT_COVERED})</p>"
         f"<table>{head}{''.join(rows)}</table>"
     )
+
+
+def _uncovered(reason: str) -> bool:
+    return reason.startswith(NOT_COVERED)
 
 
 def _call_verdict_html(doc: dict[str, Any]) -> str:
