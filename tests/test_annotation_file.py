@@ -99,3 +99,24 @@ def test_data_validate_takes_the_annotations_file(tmp_path, dialogues, capsys):
     assert main(["data", "validate", str(dialogues), "--annotations", str(bad)]) == 1
     assert f"{bad}:1: dialogue: no dialogue 'nope'" in capsys.readouterr().out
     assert main(["data", "validate", str(dialogues), "--annotations", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_a_draft_is_valid_and_counted_and_its_flag_must_be_true_or_false(tmp_path, dialogues, capsys):
+    from voice.annotation_file import drafts, drafts_warning
+
+    rows = [entry(draft=True), {"dialogue": "other", "draft": False, "turns": []}]
+    path = write(tmp_path / "a.jsonl", rows)
+    assert apply_annotations(path, load_dialogues(dialogues))[1] == []
+    assert drafts(path) == ["takeout-regular-01"]
+    assert drafts_warning(path) == (
+        f"{path}: 1 entry is an unreviewed draft (takeout-regular-01): "
+        'review each and delete its "draft": true'
+    )
+    assert drafts_warning(write(tmp_path / "b.jsonl", [entry()])) is None
+    [problem] = apply_annotations(
+        write(tmp_path / "c.jsonl", [entry(draft="yes")]), load_dialogues(dialogues)
+    )[1]
+    assert (problem.field, problem.reason) == (
+        "draft",
+        "must be true (a draft not yet reviewed) or left out, got 'yes'",
+    )

@@ -186,6 +186,30 @@ def test_failed_calls_fail_the_run_unless_max_failed_allows_them(made, rerun):
     assert rerun("--max-failed", "many")[0] == EXIT_ERROR
 
 
+def test_bench_judges_with_annotations_of_their_own_checked_before_any_call(
+    bot, rerun, made, tmp_path, capsys
+):
+    root, _ = made
+    notes = tmp_path / "a.jsonl"
+    row = {"dialogue": "k-0", "draft": True, "turns": [{"turn": 0, "key_points": [["驿站"]]}]}
+    notes.write_text(json.dumps({**row, "dialogue": "nope"}) + "\n", encoding="utf-8")
+    options = ("--judge", "checklist", "--max-failed", "1")
+    argv = bench_args(root / "d.jsonl", tmp_path / "run", bot.target, *options)
+    assert main([*argv, "--annotations", str(notes)]) == EXIT_ERROR  # refused before the resume, no call
+    assert f"{notes}:1: dialogue: no dialogue 'nope'" in capsys.readouterr().err
+    notes.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert rerun(*options, "--annotations", str(notes))[0] == 0
+    assert main([*argv, "--annotations", str(notes)]) == 0  # the run resumed, then scored
+    out = capsys.readouterr().out
+    assert "judge checklist/2: blind separation" in out and "1 entry is an unreviewed draft (k-0)" in out
+    [scored] = (tmp_path / "run").glob("*/k-0.scores.json")
+    scores = json.loads(scored.read_text(encoding="utf-8"))
+    reference = scores["versions"]["reference"][0]["scores"]["semantic_understanding"]
+    assert reference == {"score": 5, "reason": "conveys 1 of 1 key points"}  # the file's point, checked
+    assert main(bench_args(root / "d.jsonl", tmp_path / "x", bot.target, "--annotations", str(notes))) == 2
+    assert "--annotations goes with --judge" in capsys.readouterr().err
+
+
 def test_retry_failed_makes_the_failed_calls_again(bot, rerun, tmp_path):
     bot.fail.clear()  # the bot is fixed
     try:

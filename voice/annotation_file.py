@@ -28,7 +28,11 @@ from voice.dialogue_annotations import DialogueAnnotations, TurnAnnotations
 from voice.dialogues import AssistantTurn, CallerTurn, Dialogue
 from voice.errors import DialogueProblem
 
-ENTRY_KEYS = frozenset({"dialogue", "turns"}) | ann.DIALOGUE_KEYS
+DRAFT = (
+    "draft"  # ``"draft": true`` on a line: drafted by a model (``callsim annotate --judge``), not reviewed
+)
+
+ENTRY_KEYS = frozenset({"dialogue", "turns", DRAFT}) | ann.DIALOGUE_KEYS
 TURN_ENTRY_KEYS = frozenset({"turn"}) | ann.TURN_KEYS
 
 Add = Callable[[str, str], None]
@@ -97,6 +101,8 @@ def _entry(obj: Any, by_id: dict[str, Dialogue], add: _Collector) -> Dialogue | 
         return None
     for key in sorted(set(obj) - ENTRY_KEYS):
         add(key, f"unknown key (allowed: {', '.join(sorted(ENTRY_KEYS))})")
+    if DRAFT in obj and not isinstance(obj[DRAFT], bool):
+        add(DRAFT, f"must be true (a draft not yet reviewed) or left out, got {ann.shown(obj[DRAFT])}")
     did = obj.get("dialogue")
     dialogue = by_id.get(did) if isinstance(did, str) else None
     if dialogue is None:
@@ -118,6 +124,47 @@ def _entry(obj: Any, by_id: dict[str, Dialogue], add: _Collector) -> Dialogue | 
         for i, t in enumerate(dialogue.turns)
     )
     return replace(dialogue, turns=merged, annotations=notes)
+
+
+def check_entry(
+    obj: dict[str, Any], dialogue: Dialogue, path: str = "", line: int = 0
+) -> list[DialogueProblem]:
+    """Every problem of one line's entry ``obj`` for ``dialogue`` (as :func:`apply_annotations` finds them):
+    what a drafted entry is checked with before it is written."""
+    add = _Collector(path, line)
+    _entry(obj, {dialogue.id: dialogue}, add)
+    return add.problems
+
+
+def drafts(path: str | Path) -> list[str]:
+    """The dialogues whose line in the annotations file ``path`` is marked ``"draft": true`` (unreviewed);
+    a line that cannot be read is left to :func:`apply_annotations` to report."""
+    found: list[str] = []
+    try:
+        lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return found
+    for text in lines:
+        try:
+            obj = json.loads(text) if text.strip() else None
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(obj, dict) and obj.get(DRAFT) is True:
+            found.append(str(obj.get("dialogue")))
+    return found
+
+
+def drafts_warning(path: str | Path) -> str | None:
+    """The warning for an annotations file with unreviewed drafts in it, or None: a score or a validation
+    against drafted annotations says it is provisional."""
+    found = drafts(path)
+    if not found:
+        return None
+    shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    return (
+        f"{path}: {len(found)} entr{'y is an' if len(found) == 1 else 'ies are'} unreviewed draft"
+        f'{"" if len(found) == 1 else "s"} ({shown}): review each and delete its "draft": true'
+    )
 
 
 def apply_annotations(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from voice.errors import CallSimError, ConfigError, StorageError
 
 if TYPE_CHECKING:
+    from voice.dialogues import Dialogue
     from voice.metrics.gates import Verdict
 
 DEFAULT_OUT = Path("recordings/latest")
@@ -91,6 +92,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
             relations=split_values(args.relation),
             limit=None if args.all else args.limit,
         )
+        scoring: tuple[dict[str, Dialogue], dict[str, str] | None] = ({d.id: d for d in dialogues}, None)
+        if args.annotations:  # called as written; judged with the file's annotations, checked before any call
+            from voice.run.score_cli import merge_annotations
+
+            scoring = merge_annotations(scoring[0], args.annotations)
     targets = checked.targets
     concurrency = checked.concurrency or default_concurrency(checked.parsed)
     tts = make_tts(args.tts)
@@ -163,7 +169,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.judge:
         from voice.run.score_cli import score_run
 
-        score_run(out, args.judge, asr, dialogues={d.id: d for d in dialogues})
+        score_run(out, args.judge, asr, dialogues=scoring[0], ran=scoring[1], annotations=args.annotations)
     if not args.no_report:
         from voice.report.build import build_report
 
@@ -319,11 +325,20 @@ def build_parser() -> argparse.ArgumentParser:
     from voice.data_cli import register as register_data
     from voice.fake_llm_cli import register as register_fake_llm
     from voice.live.command import register as register_talk
+    from voice.run.annotate_cli import register as register_annotate
     from voice.run.init_cli import register as register_init
     from voice.run.score_cli import register as register_score
     from voice.speech.say_cli import register as register_say
 
-    registers = (register_data, register_init, register_score, register_talk, register_say, register_fake_llm)
+    registers = (
+        register_data,
+        register_init,
+        register_score,
+        register_annotate,
+        register_talk,
+        register_say,
+        register_fake_llm,
+    )
     for register in registers:
         register(sub)
     return p

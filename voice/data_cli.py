@@ -38,6 +38,11 @@ def validate(path: Path, tts: str, readings: bool, annotations: str | None = Non
         return EXIT_UNREAD
     for p in [*(differing_readings(path) if readings else []), *problems]:
         print(p)
+    if annotations:
+        from voice.annotation_file import drafts_warning
+
+        if warning := drafts_warning(annotations):  # valid, but nobody has reviewed them yet
+            print(f"callsim: warning: {warning}", file=sys.stderr)
     if problems:
         print(f"{path}: {len(problems)} problem(s)", file=sys.stderr)
         return EXIT_PROBLEMS

@@ -95,3 +95,19 @@ def test_bench_judge_takes_annotations_from_a_file_of_their_own(folder, tmp_path
     broken = write(tmp_path / "a.jsonl", [{"dialogue": "nope"}])
     assert bj.main([*args, "--annotations", str(broken)]) == 1
     assert f"{broken}:1: dialogue: no dialogue 'nope'" in capsys.readouterr().err
+
+
+def test_bench_judge_blind_records_the_judges_figures_where_the_labels_read_them(
+    folder, tmp_path, monkeypatch, capsys
+):
+    from voice.metrics.scoring import calibration
+
+    monkeypatch.setattr(calibration, "CALIBRATION_PATH", tmp_path / "calibration.json")
+    assert bj.main(["--blind", str(folder), "--write-calibration"]) == 0
+    assert f"recorded in {tmp_path / 'calibration.json'}" in capsys.readouterr().out
+    assert calibration.judge_label(ChecklistJudge().name).endswith(
+        "blind separation 33 %, paraphrases low 50 %"
+    )
+    with pytest.raises(SystemExit):
+        bj.main(["--write-calibration"])  # only the blind set's figures are recorded
+    assert "--write-calibration goes with --blind" in capsys.readouterr().err

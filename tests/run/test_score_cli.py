@@ -58,11 +58,19 @@ async def test_score_reads_annotations_kept_apart_from_the_dialogues_and_still_s
     dialogues.write_text(json.dumps(good(), ensure_ascii=False) + "\n", encoding="utf-8")
     await bench(tmp_path / "run", [parse_dialogue(good(), dialogues, 1)])  # run without annotations
     notes = tmp_path / "a.jsonl"
-    row = {"dialogue": "takeout-regular-01", "turns": [{"turn": 0, "key_points": [["门口"]]}]}
+    row = {"dialogue": "takeout-regular-01", "draft": True, "turns": [{"turn": 0, "key_points": [["门口"]]}]}
     notes.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
     args = ["score", str(tmp_path / "run"), "--dialogues", str(dialogues), "--transcriber", "memory"]
     assert main([*args, "--annotations", str(notes)]) == 0
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert f"annotations: {notes}: 1 entry is an unreviewed draft (takeout-regular-01)" in out
+    assert "the scores against them are provisional" in out
+    assert "judge checklist/2: blind separation " in out  # the judge named with its blind figures
+    rows = {line.split("  ")[0]: line for line in out.splitlines()}
+    assert (
+        rows["context use"].count("not covered by annotations") == 2
+    )  # heard and reference: no turn has any
+    assert "turns not covered by annotations" in rows["semantic understanding"]  # turn 0 has key points
     assert "takeout-regular-01: scored" in err and "skipped" not in err  # annotated since: not "edited"
     scored = tmp_path / "run" / "pcm-ws-a.test-pcm" / "takeout-regular-01.scores.json"
     first = json.loads(scored.read_text())["versions"]["heard"][0]["scores"]["semantic_understanding"]

@@ -25,9 +25,10 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from voice.dialogues import AssistantTurn, CallerTurn, Dialogue, bundled_dialogues_path, load_dialogues
+from voice.dialogues import Dialogue, bundled_dialogues_path, load_dialogues
 from voice.errors import ConfigError, DialogueError, DialogueProblem
-from voice.metrics.scoring.base import JUDGED, HeardTurn, Judge, ScoringInput, TurnScore
+from voice.metrics.scoring.base import JUDGED, Judge, ScoringInput, TurnScore
+from voice.metrics.scoring.coverage import reference_call
 from voice.metrics.scoring.judges import make_judge
 from voice.run.provenance import bench_provenance
 
@@ -123,20 +124,6 @@ def load_bad_replies(path: str | Path, dialogues: Sequence[Dialogue]) -> list[Ba
     if rows.problems:
         raise DialogueError(rows.problems)
     return found
-
-
-def reference_call(dialogue: Dialogue) -> ScoringInput:
-    """The call as if the caller had heard every reference reply word for word."""
-    turns: list[HeardTurn] = []
-    items = dialogue.turns
-    for index, item in enumerate(items):
-        if not isinstance(item, CallerTurn):
-            continue
-        nxt = items[index + 1] if index + 1 < len(items) else None
-        reference = nxt.text if isinstance(nxt, AssistantTurn) else None
-        turns.append(HeardTurn(len(turns), index, item.text, reference or "[no reply]", reference))
-    greeting = items[0].text if items and isinstance(items[0], AssistantTurn) else None
-    return ScoringInput(dialogue.id, dialogue, turns, greeting, "completed", "reference text")
 
 
 def with_reply(call: ScoringInput, turn: int, reply: str) -> ScoringInput:
@@ -235,6 +222,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="measure on a blind calibration folder instead (dialogues.jsonl, annotations.jsonl, "
         "replies.jsonl; default voice/data/blind)",
     )
+    p.add_argument(
+        "--write-calibration",
+        action="store_true",
+        help="--blind: record the judge's figures in voice/metrics/scoring/calibration.json, where score "
+        "output and reports read its label",
+    )
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument(
         "--verbose",
@@ -242,6 +235,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="list every bad reply's score and reason (--blind: each failure)",
     )
     args = p.parse_args(argv)
+    if args.write_calibration and args.blind is None:
+        p.error("--write-calibration goes with --blind: only the blind set's figures are recorded")
     provenance = bench_provenance("scripts/bench_judge", argv, json_out=args.json)
     from voice.benchmarks import judge_blind as blind
 
@@ -250,6 +245,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             dialogues, replies = blind.load_blind(Path(args.blind) if args.blind else blind.blind_folder())
             result = blind.calibrate(make_judge(args.judge), dialogues, replies)
             text = blind.render(result, args.verbose)
+            if args.write_calibration:
+                from voice.metrics.scoring import calibration
+
+                calibration.record(result, args.blind or "voice/data/blind")
+                text += f"\nrecorded in {calibration.CALIBRATION_PATH}"
         else:
             result = separation(
                 make_judge(args.judge), *_bundled(args.dialogues, args.annotations, args.bad_replies)
@@ -276,11 +276,13 @@ def _bundled(
     if len({d.id for d in dialogues}) < len(dialogues):
         raise ConfigError("a dialogue id appears in more than one of the dialogue files")
     if annotations is not None:
-        from voice.annotation_file import apply_annotations
+        from voice.annotation_file import apply_annotations, drafts_warning
 
         dialogues, problems = apply_annotations(annotations, dialogues)
         if problems:
             raise DialogueError(problems)
+        if warning := drafts_warning(annotations):  # figures on a model's unreviewed draft: provisional
+            print(f"scripts/bench_judge: warning: {warning}", file=sys.stderr)
     return dialogues, load_bad_replies(bad_replies, dialogues)
 
 

@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from voice.metrics.scoring.base import DIMENSIONS, GOAL_MET, PRESET_RESPECTED
+from voice.metrics.scoring.calibration import judge_label
+from voice.metrics.scoring.coverage import NOT_COVERED
 from voice.metrics.scoring.verdicts import NOT_JUDGED, goal_from_json, goal_lines, percent, verdict_text
 from voice.report.data import RunView, TargetView
-from voice.run.score import heard_minus_text
+from voice.run.score import heard_minus_text, score_cell
 
 VERSIONS = ("heard", "text", "reference")
 
@@ -39,10 +41,7 @@ def target_scores(t: TargetView) -> dict[str, Any] | None:
 
 
 def _cell(summary: dict[str, Any], version: str, dim: str) -> str:
-    cell = summary.get("dimensions", {}).get(version, {}).get(dim)
-    if not cell or cell.get("mean") is None:
-        return "not scored"
-    return f"{cell['mean']:.2f} (n={cell['scored']})"
+    return score_cell(summary.get("dimensions", {}).get(version, {}).get(dim), "(n={})")
 
 
 def dimension_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
@@ -123,12 +122,14 @@ def scores_html(run: RunView) -> str:
         head = "".join(f"<th>{escape(h)}</th>" for h in header)
         body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>" for r in rows)
         parts.append(
-            f"<h3>{escape(t.target)} · judge {escape(str(summary.get('judge')))} · "
+            f"<h3>{escape(t.target)} · judge {escape(judge_label(str(summary.get('judge'))))} · "
             f"{summary.get('calls')} calls</h3><table><tr>{head}</tr>{body}</table>" + _goal_html(t, summary)
         )
     note = (
         '<p class="meta">1-5 per assistant turn, mean over the turns a judge could score (n); "not scored" '
-        "where it could not decide. Heard: what the caller heard (transcribed, with timing tags); text: what "
+        'where it could not decide, "not covered by annotations" where the dialogue\'s annotations give the '
+        "checklist judge nothing to check (the judge's blind figures: scripts/bench_judge --blind). Heard: "
+        "what the caller heard (transcribed, with timing tags); text: what "
         "the assistant meant to say (its own log); reference: the dataset's replies. Dialogue rhythm is the "
         "measured timing score. Verdicts: the judge's, per call as heard; rates over the calls it judged "
         "(the checklist judge cannot judge a goal). Rubric: docs/scoring.md.</p>"
@@ -143,7 +144,8 @@ def scores_md(run: RunView) -> list[str]:
         if summary is None:
             continue
         header, rows = dimension_rows(summary)
-        out += ["", f"### {t.target} (judge {summary.get('judge')}, {summary.get('calls')} calls)", ""]
+        label = judge_label(str(summary.get("judge")))
+        out += ["", f"### {t.target} (judge {label}; {summary.get('calls')} calls)", ""]
         out.append("| " + " | ".join(header) + " |")
         out.append("|" + "---|" * len(header))
         out += ["| " + " | ".join(r) + " |" for r in rows]
@@ -176,16 +178,21 @@ def call_scores_html(t: TargetView, call_id: str) -> str:
         cells = []
         for d in DIMENSIONS:
             s = turn["scores"].get(d, {})
-            value = "–" if s.get("score") is None else str(s["score"])
             reason = str(s.get("reason") or "").strip()  # a tooltip only where there is one to show
+            value = str(s["score"]) if s.get("score") is not None else "n/c" if _uncovered(reason) else "–"
             cells.append(f'<td title="{escape(reason)}">{value}</td>' if reason else f"<td>{value}</td>")
         rows.append(f"<tr><td>T{turn['turn'] + 1}</td>{''.join(cells)}</tr>")
     judge = escape(str(doc.get("judge")))
     return (
         _call_verdict_html(doc)
-        + f'<p class="meta">scores by {judge} (hover a score for its reason; – not scored)</p>'
+        + f'<p class="meta">scores by {judge} (hover a score for its reason; – not scored; '
+        f"n/c {NOT_COVERED})</p>"
         f"<table>{head}{''.join(rows)}</table>"
     )
+
+
+def _uncovered(reason: str) -> bool:
+    return reason.startswith(NOT_COVERED)
 
 
 def _call_verdict_html(doc: dict[str, Any]) -> str:

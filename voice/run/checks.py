@@ -111,6 +111,8 @@ def check_engines(args: argparse.Namespace) -> None:
     check_transcriber(args.transcriber, option="--transcriber")
     if args.judge is not None:
         check_judge(args.judge, option="--judge")
+    if getattr(args, "annotations", None) and args.judge is None:  # nothing would read them
+        raise ConfigError("--annotations goes with --judge: they are what the checklist judge scores against")
 
 
 def check_caller(args: argparse.Namespace) -> None:

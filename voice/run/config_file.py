@@ -70,6 +70,7 @@ TABLES: dict[str, dict[str, str]] = {
         "transcriber": "--transcriber",
         "no-transcribe": "--no-transcribe",
         "judge": "--judge",
+        "annotations": "--annotations",
     },
     "gates": {  # the verdict a CI reads from the exit code
         "max-failed": "--max-failed",

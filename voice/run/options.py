@@ -122,6 +122,10 @@ def add_call_options(
         "--transcriber", default="whisper", help="for the replies: whisper (default) or openai:MODEL"
     )
     p.add_argument("--judge", help="score the run when it ends: checklist (offline) or openai:MODEL")
+    p.add_argument(
+        "--annotations",
+        help="with --judge: the checklist's annotations, in a file apart from the dialogues (checked first)",
+    )
     from voice.react.options import add_caller_options
 
     add_caller_options(p)

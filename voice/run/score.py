@@ -43,6 +43,8 @@ from voice.metrics.scoring.base import (
     ScoringInput,
     TurnScore,
 )
+from voice.metrics.scoring.calibration import judge_label
+from voice.metrics.scoring.coverage import NOT_COVERED, mark_not_covered
 from voice.metrics.scoring.transcript import build_scoring_input
 from voice.metrics.scoring.verdicts import goal_from_json, goal_lines, goal_to_json, summarize_goals
 from voice.metrics.simulator import SIMULATOR_OUTCOMES
@@ -152,7 +154,13 @@ def score_call(
     references: dict[int, str | None] = {t.turn: t.reference for t in call.turns}
     if any(references.values()):
         versions["reference"] = judge.score_call(_as_text(call, references, timed=False))
-    return call, versions, judged.goal
+    return call, {v: _covered(dialogue, call, scores) for v, scores in versions.items()}, judged.goal
+
+
+def _covered(dialogue: Dialogue, call: ScoringInput, scores: list[TurnScore]) -> list[TurnScore]:
+    """Each unscored dimension the annotations leave uncovered marked so (never silently "not scored")."""
+    marked = mark_not_covered(dialogue, call.turns, {s.turn: s.scores for s in scores})
+    return [replace(s, scores=marked[s.turn]) for s in scores]
 
 
 def scores_path(folder: Path, call_id: str) -> Path:
@@ -255,6 +263,7 @@ def dimension_row(calls: Sequence[CallScores], version: str = "heard") -> dict[s
             "mean": round(sum(values) / len(values), 3) if values else None,
             "scored": len(values),
             "not_scored": len(turns) - len(values),
+            "not_covered": sum(s.scores[dim].reason.startswith(NOT_COVERED) for s in turns),
         }
     return row
 
@@ -294,14 +303,26 @@ def format_scores(summary: Mapping[str, Any], title: str = "") -> str:
     for dim in DIMENSIONS:
         row = [dim.replace("_", " ")]
         for v in versions:
-            cell = dims[v][dim]
-            row.append("not scored" if cell["mean"] is None else f"{cell['mean']:.2f} ({cell['scored']})")
+            row.append(score_cell(dims[v][dim], "({})"))
         if "text_vs_heard" in summary:
             row.append(heard_minus_text(summary, dim))
         rows.append(tuple(row))
-    head = f"{title}  judge {summary.get('judge')}, {summary.get('calls')} calls\n" if title else ""
+    label = judge_label(str(summary.get("judge")))
+    head = f"{title}  judge {label}; {summary.get('calls')} calls\n" if title else ""
     goal = "".join(f"\n{line}" for line in goal_lines(summary["goal"])) if "goal" in summary else ""
     return head + text_table(header, rows) + goal
+
+
+def score_cell(cell: Mapping[str, Any] | None, count: str) -> str:
+    """A table's cell: the mean and how many turns were scored (``count``: ``"({})"``, ``"(n={})"``), how
+    many the annotations do not cover; ``not covered by annotations`` when no turn was covered."""
+    if not cell:
+        return "not scored"
+    uncovered = int(cell.get("not_covered", 0))
+    if cell.get("mean") is None:
+        return NOT_COVERED if uncovered and uncovered == cell.get("not_scored") else "not scored"
+    mean = f"{cell['mean']:.2f} {count.format(cell['scored'])}"
+    return mean + (f", {uncovered} turns {NOT_COVERED}" if uncovered else "")
 
 
 def heard_minus_text(summary: Mapping[str, Any], dim: str) -> str:

@@ -64,14 +64,20 @@ def run_dialogues(folder: Path, given: str | None) -> dict[str, Dialogue]:
 def annotated_dialogues(
     folder: Path, given: str | None, annotations: str
 ) -> tuple[dict[str, Dialogue], dict[str, str]]:
-    """The run's dialogues with the annotations of a file of their own merged in, and the content hash of
-    each as it was run: annotations added after the run change what is judged, not what was called, so
-    the calls are scored rather than skipped as made from an edited dialogue."""
+    """The run's dialogues with the annotations of a file of their own merged in (see merge_annotations)."""
+    return merge_annotations(run_dialogues(folder, given), annotations)
+
+
+def merge_annotations(
+    ran: dict[str, Dialogue], annotations: str
+) -> tuple[dict[str, Dialogue], dict[str, str]]:
+    """``ran`` with the annotations of a file of their own merged in, and the content hash of each as it was
+    run: annotations added after the run change what is judged, not what was called, so the calls are
+    scored rather than skipped as made from an edited dialogue.  Any problem of the file is raised."""
     from voice.annotation_file import apply_annotations
     from voice.errors import DialogueError
     from voice.run.resume import dialogue_sha
 
-    ran = run_dialogues(folder, given)
     merged, problems = apply_annotations(annotations, list(ran.values()))
     if problems:
         raise DialogueError(problems)
@@ -87,9 +93,11 @@ def score_run(
     floors: dict[str, float] | None = None,
     base_url: str | None = None,
     ran: dict[str, str] | None = None,
+    annotations: str | None = None,
 ) -> list[str]:
     """Score every target of a run folder, print each seven-dimension table; the floors that broke.  ``ran``:
-    each dialogue's content hash as run, when ``dialogues`` carry annotations merged in since."""
+    each dialogue's content hash as run, when ``dialogues`` carry the annotations of the file
+    ``annotations`` merged in (whose unreviewed drafts, if any, are said under the tables)."""
     from voice.metrics.scoring.judges import make_judge
     from voice.run.score import broken_floors, format_scores, score_target
 
@@ -111,6 +119,11 @@ def score_run(
         if (cer := facts.get("known_reply_cer")) is not None:
             print(f"transcripts by {facts['name']}: CER {cer:.3f} on the built-in assistant's known replies")
         broken += [f"{target}: {b}" for b in broken_floors(summary, floors or {})]
+    if annotations:
+        from voice.annotation_file import drafts_warning
+
+        if warning := drafts_warning(annotations):  # a model's draft, not reviewed: say so by the table
+            print(f"annotations: {warning}; the scores against them are provisional")
     return broken
 
 
@@ -152,6 +165,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         floors=floors,
         base_url=args.llm_base_url,
         ran=ran,
+        annotations=args.annotations,
     )
     for b in broken:
         print(f"callsim: gate broke: {b}", file=sys.stderr)

@@ -1,0 +1,75 @@
+"""What a judge's scores are worth, in one place: its figures on the blind calibration set.
+
+A score table that names its judge ("checklist/2") says nothing of how far to trust it.  The blind
+benchmark (``scripts/bench_judge --blind --write-calibration``, :mod:`voice.benchmarks.judge_blind`)
+measures a judge on replies nobody tuned it for and records, per judge name, the share of bad replies it
+ranks below their reference and the share of good paraphrases it scores low, in ``calibration.json`` next
+to this module.  The score output and the reports read the label from here: the figures are never typed by
+hand, and a judge that was not measured says so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from voice.files import atomic_write_bytes
+
+CALIBRATION_PATH = Path(__file__).resolve().with_name("calibration.json")
+WRITTEN_BY = "scripts/bench_judge --blind --write-calibration"
+
+
+def read(path: Path | None = None) -> dict[str, Any]:
+    """Every judge's recorded figures (``{}`` when the file is missing or unreadable)."""
+    try:
+        doc = json.loads((path or CALIBRATION_PATH).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    judges = doc.get("judges") if isinstance(doc, dict) else None
+    return judges if isinstance(judges, dict) else {}
+
+
+def _pct(share: Any) -> str:
+    return f"{100 * share:.0f} %" if isinstance(share, int | float) else "?"
+
+
+def judge_label(judge: str, path: Path | None = None) -> str:
+    """``checklist/2: blind separation 79 %, paraphrases low 16 %``, or the judge's name and that it has no
+    blind figures (an LLM judge nobody ran the blind set with)."""
+    figures = read(path).get(judge)
+    if not isinstance(figures, dict):
+        return f"{judge}: no blind calibration figures ({WRITTEN_BY} --judge ...)"
+    return (
+        f"{judge}: blind separation {_pct(figures.get('bad_below_share'))}, "
+        f"paraphrases low {_pct(figures.get('good_low_share'))}"
+    )
+
+
+def figures(result: Mapping[str, Any]) -> dict[str, Any]:
+    """What is recorded of one blind run (:func:`voice.benchmarks.judge_blind.calibrate`'s result)."""
+    total = result["total"]
+    return {
+        "bad_below_share": None if total["bad_below_share"] is None else round(total["bad_below_share"], 4),
+        "good_low_share": None if total["good_low_share"] is None else round(total["good_low_share"], 4),
+        "bad": total["bad"],
+        "below": total["below"],
+        "not_scored": total["not_scored"],
+        "good": total["good"],
+        "good_low": total["good_low"],
+        "dialogues": result["dialogues"],
+        "goal_met": result["goal"]["met"],
+    }
+
+
+def record(result: Mapping[str, Any], source: str, path: Path | None = None) -> dict[str, Any]:
+    """Write one blind run's figures under its judge's name (other judges' kept); the figures written."""
+    judges = read(path)
+    entry = {**figures(result), "set": source}
+    judges[str(result["judge"])] = entry
+    doc = {"written_by": WRITTEN_BY, "judges": dict(sorted(judges.items()))}
+    atomic_write_bytes(
+        path or CALIBRATION_PATH, (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    )
+    return entry
