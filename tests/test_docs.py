@@ -239,3 +239,13 @@ def test_every_command_line_in_the_docs_parses(page: str, line: str, argv: list[
             build_parser().parse_args(argv[1:])
         except SystemExit as exc:
             assert exc.code == 0, f"{page}: {' '.join(argv)}: {err.getvalue().strip().splitlines()[-1:]}"
+
+
+def test_the_judge_figures_the_readme_quotes_are_the_recorded_ones():
+    """README quotes the checklist's blind figures; calibration.json (written by the blind benchmark) is
+    the source, so a rerun that moves them must move the README too."""
+    from voice.metrics.scoring.calibration import judge_label
+    from voice.metrics.scoring.checklist import NAME
+
+    figures = judge_label(NAME).split(" (")[0]
+    assert "blind separation" in figures and f"`{figures}`" in " ".join(README.split()), figures

@@ -106,7 +106,7 @@ def test_bench_judge_blind_records_the_judges_figures_where_the_labels_read_them
     assert bj.main(["--blind", str(folder), "--write-calibration"]) == 0
     assert f"recorded in {tmp_path / 'calibration.json'}" in capsys.readouterr().out
     assert calibration.judge_label(ChecklistJudge().name).endswith(
-        "blind separation 33 %, paraphrases low 50 %"
+        f"blind separation 33 %, paraphrases low 50 % (blind set {folder.name})"
     )
     with pytest.raises(SystemExit):
         bj.main(["--write-calibration"])  # only the blind set's figures are recorded

@@ -65,7 +65,7 @@ async def test_score_reads_annotations_kept_apart_from_the_dialogues_and_still_s
     out, err = capsys.readouterr()
     assert f"annotations: {notes}: 1 entry is an unreviewed draft (takeout-regular-01)" in out
     assert "the scores against them are provisional" in out
-    assert "judge checklist/2: blind separation " in out  # the judge named with its blind figures
+    assert "judge checklist/3: blind separation " in out  # the judge named with its blind figures
     rows = {line.split("  ")[0]: line for line in out.splitlines()}
     assert (
         rows["context use"].count("not covered by annotations") == 2

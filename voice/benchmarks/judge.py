@@ -242,13 +242,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         if args.blind is not None:
-            dialogues, replies = blind.load_blind(Path(args.blind) if args.blind else blind.blind_folder())
+            folder = Path(args.blind) if args.blind else blind.blind_folder()
+            dialogues, replies = blind.load_blind(folder)
             result = blind.calibrate(make_judge(args.judge), dialogues, replies)
             text = blind.render(result, args.verbose)
             if args.write_calibration:
                 from voice.metrics.scoring import calibration
 
-                calibration.record(result, args.blind or "voice/data/blind")
+                calibration.record(result, folder.resolve().name)
                 text += f"\nrecorded in {calibration.CALIBRATION_PATH}"
         else:
             result = separation(

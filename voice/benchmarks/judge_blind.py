@@ -39,6 +39,12 @@ def blind_folder() -> Path:
     return DATA / "blind"
 
 
+def blind_sets() -> list[Path]:
+    """Every blind set that ships with CallSim (``voice/data/blind*`` folders holding replies), by name:
+    the set the checklist's rules were worked on and the sets written after it, held out."""
+    return sorted(p for p in DATA.glob("blind*") if (p / "replies.jsonl").is_file())
+
+
 @dataclass(frozen=True)
 class BlindReply:
     """A reply in place of the reference reply to caller turn ``turn``: ``bad`` (fails ``fails``) or

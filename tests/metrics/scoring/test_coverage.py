@@ -68,7 +68,7 @@ def test_the_check_scores_every_reference_reply_and_sums_the_gaps(tmp_path):
 
 
 def test_a_reference_that_scores_low_on_its_own_annotations_is_flagged(tmp_path):
-    d = annotated(tmp_path, {0: {"key_points": [["门口"]], "should_ask": True}})  # the reference asks nothing
+    d = annotated(tmp_path, {1: {"key_points": [["谢谢"]], "should_ask": True}})  # 好的，谢谢您。asks nothing
     text = render_checks(list(check_dialogues(ChecklistJudge(), [d])))
     assert "the reference itself scores low: check the annotations" in text
     assert text.endswith("reference scores below 4 where covered: 1")

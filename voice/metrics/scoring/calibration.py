@@ -1,6 +1,6 @@
 """What a judge's scores are worth, in one place: its figures on the blind calibration set.
 
-A score table that names its judge ("checklist/2") says nothing of how far to trust it.  The blind
+A score table that names its judge ("checklist/3") says nothing of how far to trust it.  The blind
 benchmark (``scripts/bench_judge --blind --write-calibration``, :mod:`voice.benchmarks.judge_blind`)
 measures a judge on replies nobody tuned it for and records, per judge name, the share of bad replies it
 ranks below their reference and the share of good paraphrases it scores low, in ``calibration.json`` next
@@ -22,7 +22,8 @@ WRITTEN_BY = "scripts/bench_judge --blind --write-calibration"
 
 
 def read(path: Path | None = None) -> dict[str, Any]:
-    """Every judge's recorded figures (``{}`` when the file is missing or unreadable)."""
+    """Every judge's recorded figures, ``{judge: {blind set: figures}}`` (``{}`` when the file is missing
+    or unreadable)."""
     try:
         doc = json.loads((path or CALIBRATION_PATH).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -35,16 +36,23 @@ def _pct(share: Any) -> str:
     return f"{100 * share:.0f} %" if isinstance(share, int | float) else "?"
 
 
+def _shares(sets: Mapping[str, Any], key: str) -> list[float]:
+    return [f[key] for f in sets.values() if isinstance(f, dict) and isinstance(f.get(key), int | float)]
+
+
 def judge_label(judge: str, path: Path | None = None) -> str:
-    """``checklist/2: blind separation 79 %, paraphrases low 16 %``, or the judge's name and that it has no
-    blind figures (an LLM judge nobody ran the blind set with)."""
-    figures = read(path).get(judge)
-    if not isinstance(figures, dict):
+    """``checklist/3: blind separation 80 %, paraphrases low 9 % (worst of 2 blind sets)``, or the judge's
+    name and that it has no blind figures (an LLM judge nobody ran the blind set with).
+
+    With several blind sets the label quotes the worst figure of each kind: a set the judge's rules were
+    later worked on flatters it, and a reader cannot tell from a label which set was still blind."""
+    recorded = read(path).get(judge)
+    sets: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
+    below, low = _shares(sets, "bad_below_share"), _shares(sets, "good_low_share")
+    if not below or not low:
         return f"{judge}: no blind calibration figures ({WRITTEN_BY} --judge ...)"
-    return (
-        f"{judge}: blind separation {_pct(figures.get('bad_below_share'))}, "
-        f"paraphrases low {_pct(figures.get('good_low_share'))}"
-    )
+    which = f"worst of {len(sets)} blind sets" if len(sets) > 1 else f"blind set {next(iter(sets))}"
+    return f"{judge}: blind separation {_pct(min(below))}, paraphrases low {_pct(max(low))} ({which})"
 
 
 def figures(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -63,11 +71,15 @@ def figures(result: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def record(result: Mapping[str, Any], source: str, path: Path | None = None) -> dict[str, Any]:
-    """Write one blind run's figures under its judge's name (other judges' kept); the figures written."""
+def record(result: Mapping[str, Any], blind_set: str, path: Path | None = None) -> dict[str, Any]:
+    """Write one blind run's figures under its judge's name and its set's name (other judges' and other
+    sets' kept); the figures written."""
     judges = read(path)
-    entry = {**figures(result), "set": source}
-    judges[str(result["judge"])] = entry
+    entry = figures(result)
+    sets = judges.get(str(result["judge"]))
+    sets = dict(sets) if isinstance(sets, dict) else {}
+    sets[blind_set] = entry
+    judges[str(result["judge"])] = dict(sorted(sets.items()))
     doc = {"written_by": WRITTEN_BY, "judges": dict(sorted(judges.items()))}
     atomic_write_bytes(
         path or CALIBRATION_PATH, (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8")

@@ -74,7 +74,7 @@ from voice.metrics.scoring.base import (
 from voice.metrics.scoring.leaks import disclosure
 from voice.metrics.scoring.synonyms import expand
 
-VERSION = 2
+VERSION = 3  # 3: negation scope, forms, points, leaks, numbers (issue 24, second pass); 2: the first pass
 NAME = f"checklist/{VERSION}"
 
 RAMBLE_RATIO, RAMBLE_MIN_CHARS = 2.5, 45

@@ -12,7 +12,7 @@ from voice.errors import ConfigError
 from voice.metrics.scoring.base import Judge
 
 DEFAULT_JUDGE = "checklist"
-CHECKLIST = ("checklist", "checklist/2")
+CHECKLIST = ("checklist", "checklist/3")
 
 
 def check_judge(spec: str, *, option: str | None = None) -> None:
