@@ -372,20 +372,9 @@ CLI_MODULES = {"cli", "data_cli", "fake_llm_cli"}  # the command line: ``callsim
 # Arrows that still run back up: (module, what it imports) → why, and what removes it.  An entry whose
 # import is gone fails ``test_the_known_back_arrows_are_current``: delete it then.
 KNOWN_BACK_ARROWS: dict[tuple[str, str], str] = {
-    ("voice/core/caller.py", "voice.dialogues"): "the caller plan is built from a Dialogue: move the builder"
-    " up (run/) or give the core a plain turn list",
-    ("voice/core/caller.py", "voice.speech.tts.base"): "the caller plan synthesizes its lines (TTSEngine):"
-    " same move",
     ("voice/dialogue_annotations.py", "voice.metrics.scoring.matching"): "the reference must satisfy its"
     " annotations as the checklist judge hears them: the phrase matching belongs below both",
     ("voice/dialogue_annotations.py", "voice.metrics.scoring.synonyms"): "the same",
-    ("voice/speech/say_cli.py", "voice.live.devices"): "`callsim say --play` plays on the PortAudio device"
-    " of live/: device access belongs in a lower room",
-    ("server/policy/bench.py", "voice.benchmarks.judge"): "a benchmark in server/policy/: move it to"
-    " voice/benchmarks/ (left for later in issue 25)",
-    ("server/policy/bench.py", "voice.metrics.scoring.base"): "the same",
-    ("server/policy/bench.py", "voice.metrics.scoring.judges"): "the same",
-    ("server/policy/bench.py", "voice.run.provenance"): "the same",
 }
 
 
