@@ -59,7 +59,6 @@ from dataclasses import dataclass
 
 from voice.dialogue_annotations import TurnAnnotations
 from voice.dialogues import AssistantTurn, CallerTurn, Dialogue
-from voice.metrics.scoring import matching as m
 from voice.metrics.scoring import points as pt
 from voice.metrics.scoring.base import (
     DIMENSIONS,
@@ -72,7 +71,8 @@ from voice.metrics.scoring.base import (
     not_scored,
 )
 from voice.metrics.scoring.leaks import disclosure
-from voice.metrics.scoring.synonyms import expand
+from voice.text import matching as m
+from voice.text.synonyms import expand
 
 VERSION = 2
 NAME = f"checklist/{VERSION}"
