@@ -441,6 +441,7 @@ def test_the_known_back_arrows_are_current():
 def test_the_direction_check_resolves_from_imports_and_places_every_room():
     assert room("voice.run.driver") == "run" and room("voice.dialogue_annotations") == "dialogues"
     assert room("server.policy.rules") == "server" and room("voice") == "api" and room("numpy") is None
+    assert room("voice.text.matching") == "text" and "text" in ALLOWED["dialogues"] & ALLOWED["metrics"]
     every = set(ALLOWED) | {r for allowed in ALLOWED.values() for r in allowed}
     assert every == set(ALLOWED), "a room that ALLOWED names but does not place"
     lower = {r: {o for o in allowed if o != r} for r, allowed in ALLOWED.items()}
