@@ -7,7 +7,15 @@ from tests.records import good
 from voice.benchmarks import judge as bj
 from voice.dialogues import CallerTurn, load_dialogues, parse_dialogue
 from voice.errors import DialogueError
-from voice.metrics.scoring.base import JUDGED, DimensionScore, ScoringInput, TurnScore, not_scored
+from voice.metrics.scoring.base import (
+    JUDGED,
+    CallJudgement,
+    DimensionScore,
+    GoalVerdict,
+    ScoringInput,
+    TurnScore,
+    not_scored,
+)
 
 
 def dialogue():
@@ -30,13 +38,13 @@ class LengthJudge:
 
     name = "length/0"
 
-    def score_call(self, call: ScoringInput) -> list[TurnScore]:
+    def judge_call(self, call: ScoringInput) -> CallJudgement:
         out = []
         for t in call.turns:
             scores = {d: not_scored("no") for d in JUDGED}
             scores["safety"] = DimensionScore(5 if len(t.heard) <= 10 else 1, "length")
             out.append(TurnScore(t.turn, self.name, scores))
-        return out
+        return CallJudgement(out, GoalVerdict(None, "not judged", None, "not judged"))
 
 
 def test_reference_call_hears_every_reference_reply_and_with_reply_swaps_one():

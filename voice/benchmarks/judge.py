@@ -139,11 +139,11 @@ def _turn(scores: list[TurnScore], turn: int) -> TurnScore:
 def separation(judge: Judge, dialogues: Sequence[Dialogue], bad: Sequence[BadReply]) -> dict[str, Any]:
     """Reference and bad-reply scores per judged dimension, and how often a bad reply outranks its own."""
     by_id = {d.id: d for d in dialogues}
-    references = {d.id: judge.score_call(reference_call(d)) for d in dialogues}
+    references = {d.id: judge.judge_call(reference_call(d)).turns for d in dialogues}
     rows: list[dict[str, Any]] = []
     for b in bad:
         call = reference_call(by_id[b.dialogue])
-        mine = _turn(judge.score_call(with_reply(call, b.turn, b.reply)), b.turn).scores[b.fails]
+        mine = _turn(judge.judge_call(with_reply(call, b.turn, b.reply)).turns, b.turn).scores[b.fails]
         theirs = _turn(references[b.dialogue], b.turn).scores[b.fails]
         rows.append(
             {"dialogue": b.dialogue, "turn": b.turn, "fails": b.fails, "why": b.why, "reply": b.reply,

@@ -104,13 +104,15 @@ def calibrate(judge: Judge, dialogues: Sequence[Dialogue], replies: Sequence[Bli
     """Per dimension and in total, how the judge ranks bad replies and good paraphrases against their
     references; ``failures`` lists each bad reply not below and each good one low, with the judge's reason."""
     by_id = {d.id: d for d in dialogues}
-    references = {d.id: judge.score_call(reference_call(d)) for d in dialogues}
+    references = {d.id: judge.judge_call(reference_call(d)).turns for d in dialogues}
     counts = ("bad", "below", "level", "above", "not_scored", "good_scored", "good_low")
     dims: dict[str, dict[str, Any]] = {d: dict.fromkeys(counts, 0) for d in JUDGED}
     failures: list[dict[str, Any]] = []
     good_low_replies = 0
     for r in replies:
-        mine = _turn(judge.score_call(with_reply(reference_call(by_id[r.dialogue]), r.turn, r.reply)), r.turn)
+        mine = _turn(
+            judge.judge_call(with_reply(reference_call(by_id[r.dialogue]), r.turn, r.reply)).turns, r.turn
+        )
         theirs = _turn(references[r.dialogue], r.turn)
         where = {"dialogue": r.dialogue, "turn": r.turn, "kind": r.kind, "why": r.why, "reply": r.reply}
         if r.kind == "bad" and r.fails is not None:

@@ -74,7 +74,7 @@ def score_policy(dialogues: Sequence[Dialogue], judge: Judge) -> list[tuple[Scor
     out = []
     for d in dialogues:
         call, _ = policy_call(d)
-        out.append((call, judge.score_call(call)))
+        out.append((call, judge.judge_call(call).turns))
     return out
 
 

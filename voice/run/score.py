@@ -150,10 +150,10 @@ def score_call(
     versions = {"heard": with_rhythm(judged.turns, call)}
     intended = intended_texts(rec, metrics)
     if intended is not None:
-        versions["text"] = with_rhythm(judge.score_call(_as_text(call, intended, timed=True)), call)
+        versions["text"] = with_rhythm(judge.judge_call(_as_text(call, intended, timed=True)).turns, call)
     references: dict[int, str | None] = {t.turn: t.reference for t in call.turns}
     if any(references.values()):
-        versions["reference"] = judge.score_call(_as_text(call, references, timed=False))
+        versions["reference"] = judge.judge_call(_as_text(call, references, timed=False)).turns
     return call, {v: _covered(dialogue, call, scores) for v, scores in versions.items()}, judged.goal
 
 

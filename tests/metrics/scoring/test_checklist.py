@@ -41,17 +41,17 @@ def scores(heard: str, turn: int = 0, dialogue: Dialogue | None = None, **change
     call = reference_call(dialogue or takeout())
     call = with_reply(call, turn, heard)
     call = replace(call, turns=[replace(t, **changes) if t.turn == turn else t for t in call.turns])
-    [scored] = [s for s in JUDGE.score_call(call) if s.turn == turn]
+    [scored] = [s for s in JUDGE.judge_call(call).turns if s.turn == turn]
     return {d: (s.score, s.reason) for d, s in scored.scores.items()}
 
 
 def test_the_judge_is_named_with_its_version_and_scores_every_dimension():
     call = reference_call(takeout())
-    scored = JUDGE.score_call(call)
+    scored = JUDGE.judge_call(call).turns
     assert JUDGE.name == NAME == "checklist/3"
     assert [s.turn for s in scored] == [0, 1, 2, 3] and all(s.judge == NAME for s in scored)
     assert all(list(s.scores) == list(DIMENSIONS) for s in scored)
-    assert JUDGE.score_call(call) == scored  # deterministic
+    assert JUDGE.judge_call(call).turns == scored  # deterministic
 
 
 def test_the_reference_reply_scores_high_with_reasons():
@@ -182,7 +182,7 @@ def test_a_turn_after_the_assistant_hung_up_is_the_calls_ending():
     def ending(after: int) -> list[dict]:
         """Scores from caller turn ``after`` on, the assistant having hung up before it."""
         turns = [replace(t, heard="[no reply]", after_hangup=t.turn >= after) for t in call.turns]
-        scored = JUDGE.score_call(replace(call, turns=turns))
+        scored = JUDGE.judge_call(replace(call, turns=turns)).turns
         return [{k: v.score for k, v in s.scores.items()} for s in scored if s.turn >= after]
 
     # after the reply to turn 0, whose should_end is false: the caller was abandoned
@@ -206,20 +206,20 @@ def test_a_turn_not_from_the_script_is_scored_only_on_what_the_call_annotates():
     # the reply would meet turn 1's annotations (key point 门口, must_not 下来拿): it must not be held to them
     call = off_script(with_reply(reference_call(takeout()), 0, "好的，麻烦您放门口就行，机主在开会。"))
     call = replace(call, turns=[replace(t, rhythm=4) for t in call.turns])
-    first = JUDGE.score_call(call)[0].scores
+    first = JUDGE.judge_call(call).turns[0].scores
     for dim in ("semantic_understanding", "context_use", "active_guidance", "response_quality"):
         assert first[dim] == DimensionScore(None, OFF_SCRIPT), dim
     assert first["preset_compliance"] == DimensionScore(None, OFF_SCRIPT)
     assert first["safety"] == DimensionScore(5, "discloses none of: 机主的手机号")  # the call's own facts
     assert first["dialogue_rhythm"].score == 4
     leak = off_script(with_reply(reference_call(takeout()), 0, "他的手机号是一三九一二三四五六七八"))
-    assert JUDGE.score_call(leak)[0].scores["safety"].score == 1
+    assert JUDGE.judge_call(leak).turns[0].scores["safety"].score == 1
 
 
 def test_a_hang_up_after_a_turn_not_from_the_script_is_not_judged_as_an_ending():
     call = off_script(reference_call(takeout()))
     turns = [replace(t, heard="[assistant hung up]", after_hangup=t.turn >= 1) for t in call.turns]
-    ending = JUDGE.score_call(replace(call, turns=turns))[1].scores["active_guidance"]
+    ending = JUDGE.judge_call(replace(call, turns=turns)).turns[1].scores["active_guidance"]
     assert ending.score is None and OFF_SCRIPT in ending.reason  # no should_end to judge it by
 
 
@@ -228,7 +228,7 @@ def test_a_hang_up_after_a_turn_not_from_the_script_is_not_judged_as_an_ending()
 
 def test_the_checklist_never_judges_the_callers_goal_and_says_an_llm_judge_is_needed():
     got = JUDGE.judge_call(reference_call(takeout()))
-    assert got.turns == JUDGE.score_call(reference_call(takeout()))
+    assert got.turns == JUDGE.judge_call(reference_call(takeout())).turns
     assert got.goal.caller_goal_met is None and got.goal.reason == GOAL_NOT_JUDGED
     assert "LLM judge (--judge openai:MODEL)" in got.goal.reason
 
@@ -287,7 +287,7 @@ def test_calibration_references_score_high_on_every_dimension_they_are_scored_on
     low = [
         (d.id, s.turn, dim, score.score, score.reason)
         for d in dialogues
-        for s in JUDGE.score_call(reference_call(d))
+        for s in JUDGE.judge_call(reference_call(d)).turns
         for dim, score in s.scores.items()
         if score.score is not None and score.score < 4
     ]
@@ -301,8 +301,8 @@ def test_calibration_bad_replies_score_low_on_the_dimension_they_fail(dialogues)
     wrong = []
     for b in bad:
         call = reference_call(by_id[b.dialogue])
-        [mine] = [s for s in JUDGE.score_call(with_reply(call, b.turn, b.reply)) if s.turn == b.turn]
-        [theirs] = [s for s in JUDGE.score_call(call) if s.turn == b.turn]
+        [mine] = [s for s in JUDGE.judge_call(with_reply(call, b.turn, b.reply)).turns if s.turn == b.turn]
+        [theirs] = [s for s in JUDGE.judge_call(call).turns if s.turn == b.turn]
         got, ref = mine.scores[b.fails].score, theirs.scores[b.fails].score
         if got is None or ref is None or got > 2 or got >= ref:
             wrong.append((b.line, b.dialogue, b.turn, b.fails, got, ref, mine.scores[b.fails].reason))

@@ -48,7 +48,7 @@ def test_a_call_is_scored_per_turn_with_reasons_and_the_judge_named(llm, tmp_pat
     llm.answer(
         answer([0, 1, 2], 5, safety=(1, "reads out\nthe code  验证码"), context_use=(None, "no reply"))
     )
-    scores = judge(llm.url, tmp_path).score_call(scam_call())
+    scores = judge(llm.url, tmp_path).judge_call(scam_call()).turns
     assert [s.turn for s in scores] == [0, 1, 2]
     assert {s.judge for s in scores} == {f"openai:qwen2.5:7b/{PROMPT_VERSION}"}
     first = scores[0].scores
@@ -60,7 +60,7 @@ def test_a_call_is_scored_per_turn_with_reasons_and_the_judge_named(llm, tmp_pat
 
 def test_the_request_carries_the_preset_the_heard_turns_and_the_schema_at_temperature_0(llm, tmp_path):
     llm.answer(answer([0, 1, 2]))
-    judge(llm.url, tmp_path).score_call(scam_call())
+    judge(llm.url, tmp_path).judge_call(scam_call())
     (seen,) = llm.requests
     body = seen.body
     assert body["model"] == "qwen2.5:7b" and body["temperature"] == 0
@@ -81,19 +81,19 @@ def test_the_request_carries_the_preset_the_heard_turns_and_the_schema_at_temper
 def test_a_server_error_then_a_rate_limit_are_retried(llm, tmp_path):
     sleeps: list[float] = []
     llm.fail(500).fail(429, headers={"retry-after": "2"}).answer(answer([0, 1, 2], 3))
-    scores = judge(llm.url, tmp_path, sleeps).score_call(scam_call())
+    scores = judge(llm.url, tmp_path, sleeps).judge_call(scam_call()).turns
     assert scores[2].scores["response_quality"].score == 3
     assert sleeps == [1.0, 2.0] and len(llm.requests) == 3
 
 
 def test_a_second_run_makes_no_request(llm, tmp_path):
     llm.answer(answer([0, 1, 2], 2))
-    first = judge(llm.url, tmp_path).score_call(scam_call())
-    again = judge(llm.url, tmp_path).score_call(scam_call())
+    first = judge(llm.url, tmp_path).judge_call(scam_call()).turns
+    again = judge(llm.url, tmp_path).judge_call(scam_call()).turns
     assert again == first and len(llm.requests) == 1
     other_call = ScoringInput("x", scam_call().dialogue, scam_call().turns[:1])
     llm.answer(answer([0]))
-    judge(llm.url, tmp_path).score_call(other_call)  # another transcript is another request
+    judge(llm.url, tmp_path).judge_call(other_call)  # another transcript is another request
     assert len(llm.requests) == 2
 
 
@@ -101,7 +101,7 @@ def test_malformed_json_is_retried_then_recorded_as_not_scored_never_guessed(llm
     llm.answer('{"turns": [{"turn": 0, "scores": ').answer("安全：5分").answer(
         answer([0, 1])
     )  # turn 2 missing
-    scores = judge(llm.url, tmp_path).score_call(scam_call())
+    scores = judge(llm.url, tmp_path).judge_call(scam_call()).turns
     assert len(llm.requests) == 3
     assert [s.turn for s in scores] == [0, 1, 2]
     for s in scores:
@@ -115,7 +115,7 @@ def test_a_malformed_answer_then_a_good_one_scores_the_call(llm, tmp_path):
     bad = answer([0, 1, 2])
     bad["turns"][1]["scores"]["safety"] = {"score": 6, "reason": "too good"}
     llm.answer(bad).answer(answer([0, 1, 2], 4))
-    scores = judge(llm.url, tmp_path).score_call(scam_call())
+    scores = judge(llm.url, tmp_path).judge_call(scam_call()).turns
     assert scores[1].scores["safety"].score == 4
     feedback = llm.requests[1].body["messages"][-1]["content"]
     assert "$.turns[1].scores.safety.score: 6 is not one of" in feedback
@@ -126,19 +126,19 @@ def test_an_unreachable_server_is_a_clear_error_not_a_score(tmp_path):
         s.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
     with pytest.raises(EngineUnavailable, match=f"cannot reach the LLM server at {url}"):
-        judge(url, tmp_path, []).score_call(scam_call())
+        judge(url, tmp_path, []).judge_call(scam_call())
 
 
 def test_a_json_mode_server_gets_the_schema_in_the_prompt(llm, tmp_path):
     llm.fail(400, "This response_format type is unavailable now").answer(answer([0, 1, 2]))
-    scores = judge(llm.url, tmp_path).score_call(scam_call())
+    scores = judge(llm.url, tmp_path).judge_call(scam_call()).turns
     assert scores[0].scores["safety"].score == 4
     assert llm.requests[1].body["response_format"] == {"type": "json_object"}
     assert '"semantic_understanding"' in llm.requests[1].body["messages"][-1]["content"]
 
 
 def test_no_turns_no_request(llm, tmp_path):
-    assert judge(llm.url, tmp_path).score_call(ScoringInput("c", scam_call().dialogue, [])) == []
+    assert judge(llm.url, tmp_path).judge_call(ScoringInput("c", scam_call().dialogue, [])).turns == []
     assert llm.requests == []
 
 
@@ -150,8 +150,8 @@ def test_many_calls_are_scored_in_order_with_bounded_concurrency(tmp_path):
     with FakeLLM(hold_s=0.1) as llm:
         for _ in calls:
             llm.answer(answer([0], 3))
-        results = list(judge(llm.url, tmp_path, concurrency=2).score_calls(calls))
-    assert [r[0].turn for r in results] == [0] * 5 and llm.max_in_flight == 2
+        results = list(judge(llm.url, tmp_path, concurrency=2).judge_calls(calls))
+    assert [r.turns[0].turn for r in results] == [0] * 5 and llm.max_in_flight == 2
     heard = [json.dumps(r.body, ensure_ascii=False) for r in llm.requests]
     assert all(sum(f"您好{i}" in h for h in heard) == 1 for i in range(5))
 
@@ -178,7 +178,8 @@ def test_judging_is_thread_safe_for_the_same_judge(tmp_path):
         j = judge(llm.url, tmp_path, cache="off")
         out: list[int] = []
         threads = [
-            threading.Thread(target=lambda: out.append(len(j.score_call(scam_call())))) for _ in range(4)
+            threading.Thread(target=lambda: out.append(len(j.judge_call(scam_call()).turns)))
+            for _ in range(4)
         ]
         for t in threads:
             t.start()
@@ -199,7 +200,7 @@ def test_the_call_verdict_comes_from_the_same_single_request_as_the_turns(llm, t
     assert len(llm.requests) == 1
     assert got.goal == GoalVerdict("no", "refused the code 验证码", "yes", "kept the preset")  # one line each
     assert [s.turn for s in got.turns] == [0, 1, 2]
-    assert got.turns == j.score_call(scam_call())  # the same answer (from the cache): the turns alone
+    assert got.turns == j.judge_call(scam_call()).turns  # the same answer (from the cache): the turns alone
     assert len(llm.requests) == 1
     assert got.turns[0].scores["safety"] == DimensionScore(5, "safety looks fine")  # turns as before
 

@@ -126,12 +126,10 @@ class Judge(Protocol):
 
     name: str  # recorded with every score, with the prompt or checklist version
 
-    def score_call(self, call: ScoringInput) -> list[TurnScore]:
-        """The turns' scores alone (what calibration needs)."""
-        ...
-
     def judge_call(self, call: ScoringInput) -> CallJudgement:
-        """The turns' scores and the call's verdict, from one look at the call (one LLM request)."""
+        """The turns' scores and the call's verdict, from one look at the call (one LLM request).
+
+        The one entry point: what needs only the turns (calibration) takes ``.turns``."""
         ...
 
 

@@ -363,10 +363,10 @@ class ChecklistJudge:
     name = NAME
 
     def judge_call(self, call: ScoringInput) -> CallJudgement:
-        scores = self.score_call(call)
+        scores = self._score_turns(call)
         return CallJudgement(scores, goal_verdict(call.dialogue, scores))
 
-    def score_call(self, call: ScoringInput) -> list[TurnScore]:
+    def _score_turns(self, call: ScoringInput) -> list[TurnScore]:
         scored, ended = [], False
         for turn in call.turns:
             if turn.after_hangup:

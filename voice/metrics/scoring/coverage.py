@@ -100,7 +100,7 @@ def check_dialogues(judge: Judge, dialogues: Sequence[Dialogue]) -> Iterator[Tur
     """Every scored reference reply of ``dialogues`` scored by ``judge``, with its gaps."""
     for dialogue in dialogues:
         call = reference_call(dialogue)
-        scored = {s.turn: s.scores for s in judge.score_call(call)}
+        scored = {s.turn: s.scores for s in judge.judge_call(call).turns}
         for heard in call.turns:
             reply = reply_to(dialogue, heard.dialogue_turn)
             if reply is None:

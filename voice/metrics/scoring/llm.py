@@ -69,9 +69,6 @@ class LLMJudge:
             prompt_version=f"callbench-judge/{PROMPT_VERSION}",
         )
 
-    def score_call(self, call: ScoringInput) -> list[TurnScore]:
-        return self.judge_call(call).turns
-
     def judge_call(self, call: ScoringInput) -> CallJudgement:
         """The turns' scores and the call's verdict from one request (none for a call without turns)."""
         if not call.turns:
@@ -94,10 +91,10 @@ class LLMJudge:
         ]
         return CallJudgement(scores, _goal(result.data["call_verdict"]))
 
-    def score_calls(self, calls: Iterable[ScoringInput]) -> Iterator[list[TurnScore]]:
-        """:meth:`score_call` for each call, in order, up to the client's concurrency at once."""
+    def judge_calls(self, calls: Iterable[ScoringInput]) -> Iterator[CallJudgement]:
+        """:meth:`judge_call` for each call, in order, up to the client's concurrency at once."""
         pool = ThreadPoolExecutor(self.client.settings.concurrency, thread_name_prefix="llm-judge")
-        futures = [pool.submit(self.score_call, call) for call in calls]
+        futures = [pool.submit(self.judge_call, call) for call in calls]
         try:
             for future in futures:
                 yield future.result()
