@@ -192,7 +192,8 @@ def configure_logging(verbose: bool = False) -> None:
     _handler.setFormatter(logging.Formatter(LOG_FORMAT))
     root.addHandler(_handler)
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
-    logging.getLogger("pipecat").setLevel(logging.DEBUG if verbose else logging.WARNING)
+    for chatty in ("pipecat", "httpx", "httpcore", "openai"):  # a line per request otherwise
+        logging.getLogger(chatty).setLevel(logging.DEBUG if verbose else logging.WARNING)
     _route_pipecat(verbose)
 
 

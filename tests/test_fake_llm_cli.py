@@ -97,7 +97,11 @@ def test_a_port_in_use_is_one_line_and_exit_2(capsys):
 
 @pytest.mark.parametrize(
     ("argv", "says"),
-    [(["--role", "caller", "--delay", "-1"], "--delay -1.0"), (["--role", "oracle"], "invalid choice")],
+    [
+        (["--role", "caller", "--delay", "-1"], "--delay -1.0"),
+        (["--role", "oracle"], "invalid choice"),
+        (["--role", "judge", "--port", "99999"], "--port 99999"),
+    ],
 )
 def test_a_bad_option_is_one_line_and_exit_2(capsys, argv, says):
     try:

@@ -82,6 +82,8 @@ def cmd_fake_llm(args: argparse.Namespace, stop: threading.Event | None = None) 
         raise ConfigError(f"--delay {args.delay}: a number of seconds, 0 or more")
     answer = responder(args.role)
     port = DEFAULT_PORTS[args.role] if args.port is None else args.port
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--port {port}: a port number, 0..65535 (0 picks a free one)")
     try:
         served = StandInLLM(host=args.host, port=port)
     except OSError as exc:

@@ -103,6 +103,10 @@ def test_bench_judge_blind_records_the_judges_figures_where_the_labels_read_them
     from voice.metrics.scoring import calibration
 
     monkeypatch.setattr(calibration, "CALIBRATION_PATH", tmp_path / "calibration.json")
+    assert bj.main(["--blind", str(folder), "--write-calibration"]) == 1  # not a set that ships
+    assert "records the blind sets that ship" in capsys.readouterr().err
+    assert not (tmp_path / "calibration.json").exists()
+    monkeypatch.setattr(blind, "blind_sets", lambda: [folder])
     assert bj.main(["--blind", str(folder), "--write-calibration"]) == 0
     assert f"recorded in {tmp_path / 'calibration.json'}" in capsys.readouterr().out
     assert calibration.judge_label(ChecklistJudge().name).endswith(

@@ -150,6 +150,28 @@ async def test_an_llm_judged_run_records_each_verdict_with_its_reason_and_the_ra
     assert asked == 4
 
 
+async def test_an_llm_judges_not_scored_keeps_its_own_reason_never_not_covered_by_annotations(
+    run_dir, llm, tmp_path, no_openai_env
+):
+    """ "not covered by annotations" is the checklist's reason: an LLM judge reads no annotations."""
+    folder = run_dir / "pcm-ws-a.test-pcm"
+
+    def abstains(body):
+        doc = judge_standin.answer(body, score=4, reason="fine")
+        for turn in doc["turns"]:
+            turn["scores"]["context_use"] = {"score": None, "reason": "nothing earlier to use"}
+        return doc
+
+    llm.respond(abstains)
+    judge = LLMJudge.from_spec("openai:fake", base_url=llm.url, cache_dir=tmp_path / "cache")
+    calls, _ = score_target(folder, DIALOGUES, judge, MemoryASR([], default="好的"))
+    for turn in calls[0].versions["heard"]:
+        assert turn.scores["context_use"].reason == "nothing earlier to use"
+    checked, _ = score_target(folder, DIALOGUES, ChecklistJudge(), MemoryASR([], default="好的"))
+    reasons = [t.scores["context_use"].reason for t in checked[0].versions["heard"]]
+    assert any(r.startswith("not covered by annotations") for r in reasons)  # the checklist's own mark
+
+
 async def test_a_call_whose_caller_turns_are_not_from_the_script_is_scored_honestly(run_dir):
     # the recording rewritten as a reactive caller's: every plan off the script, no reference on it
     folder = run_dir / "pcm-ws-a.test-pcm"

@@ -112,7 +112,9 @@ def test_one_logging_library_with_pipecats_loguru_routed_into_it(
     logging.getLogger("server.turns").debug("turn detail")
     pipecat.info("pipecat chatter")
     pipecat.warning("pipecat trouble")
+    logging.getLogger("httpx").info("HTTP Request: POST /v1/chat/completions")  # one per policy request
     err = capsys.readouterr().err
     assert err.count("built-in assistant listening") == 1 and "INFO     | server.app - " in err
     assert "WARNING  | pipecat.transports.base - pipecat trouble" in err
     assert ("turn detail" in err) is verbose and ("pipecat chatter" in err) is verbose
+    assert ("HTTP Request" in err) is verbose

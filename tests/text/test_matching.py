@@ -252,3 +252,13 @@ def test_a_dont_about_a_feeling_denies_only_the_feeling():
     assert m.says("不要紧帮您取消", "取消") and m.says("别忘了给他回电话", "回电话")
     assert not m.hands_back("他几点回来我也不知道，您是哪位？")  # a question guides
     assert m.says("明天几点到", "明天", stated=True)  # asking the hour states the day
+
+
+def test_passing_the_matter_on_is_a_next_step_not_leaving_the_caller_alone():
+    for reply in (
+        "这个我也不清楚，等他回来我转告他，让他给您回电。",
+        "具体金额我也不清楚，机主回来后会跟您确认。",
+        "我也没办法替他决定，我把您的意思转达给他。",
+    ):
+        assert not m.hands_back(reply), reply
+    assert m.hands_back("这个我也不清楚，您看着办吧。")

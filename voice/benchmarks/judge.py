@@ -249,6 +249,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.write_calibration:
                 from voice.metrics.scoring import calibration
 
+                if folder.resolve() not in {f.resolve() for f in blind.blind_sets()}:
+                    raise ConfigError(
+                        f"--write-calibration records the blind sets that ship (voice/data/blind*/), not"
+                        f" {folder}: the score labels quote them"
+                    )
                 calibration.record(result, folder.resolve().name)
                 text += f"\nrecorded in {calibration.CALIBRATION_PATH}"
         else:

@@ -154,11 +154,14 @@ def score_call(
     references: dict[int, str | None] = {t.turn: t.reference for t in call.turns}
     if any(references.values()):
         versions["reference"] = judge.judge_call(_as_text(call, references, timed=False)).turns
+    if not getattr(judge, "reads_annotations", False):  # an LLM judge's "not scored" is its own
+        return call, versions, judged.goal
     return call, {v: _covered(dialogue, call, scores) for v, scores in versions.items()}, judged.goal
 
 
 def _covered(dialogue: Dialogue, call: ScoringInput, scores: list[TurnScore]) -> list[TurnScore]:
-    """Each unscored dimension the annotations leave uncovered marked so (never silently "not scored")."""
+    """Each unscored dimension the annotations leave uncovered marked so (never silently "not scored"):
+    for a judge that scores from the annotations (``reads_annotations``) only."""
     marked = mark_not_covered(dialogue, call.turns, {s.turn: s.scores for s in scores})
     return [replace(s, scores=marked[s.turn]) for s in scores]
 

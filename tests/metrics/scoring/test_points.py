@@ -35,3 +35,21 @@ def test_a_number_said_otherwise_contradicts_the_point():
 def test_clash_names_what_the_call_had():
     assert clash("对，5栋2单元", [("2单元",), ("对", "3栋")]) == "says 5栋 where the call had 3栋"
     assert clash("对，3栋2单元", [("2单元",), ("对", "3栋")]) is None
+
+
+def test_every_phrasing_of_a_point_is_the_same_fact_and_never_contradicts_another():
+    point = ("三点", "3点", "下午三点", "十五点", "15点", "下午3点")
+    assert contradiction("好的，下午三点见。", point) is None
+    assert contradiction("十五点整可以。", point) is None
+    assert contradiction("尾号5521，我记下了。", ("5521", "0876", "13908765521")) is None
+    assert contradiction("那就五点见。", point) == ("5点", "三点")  # another number is still caught
+    assert contradiction("139 0876 5512", ("13908765521",)) == ("13908765512", "13908765521")
+
+
+def test_a_little_and_rough_ranges_are_not_numbers_that_contradict():
+    point = ("三点", "3点")
+    for reply in ("他在开会，晚一点给您回电。", "您快一点好吗", "大概一两个小时", "三四点吧", "五六分钟就到"):
+        assert contradiction(reply, point) is None, reply
+    assert contradiction("下午一点到。", point) == ("1点", "三点")  # 一点 with a time of day is one o'clock
+    assert contradiction("一点钟到。", point) == ("1点", "三点")
+    assert contradiction("星期三一点到。", ("三点",)) is None  # no hour reads 31点

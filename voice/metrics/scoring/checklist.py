@@ -361,6 +361,7 @@ class ChecklistJudge:
     """The deterministic judge behind ``--judge checklist`` (see the module docstring)."""
 
     name = NAME
+    reads_annotations = True  # a dimension it leaves unscored is one the annotations do not cover
 
     def judge_call(self, call: ScoringInput) -> CallJudgement:
         scores = self._score_turns(call)

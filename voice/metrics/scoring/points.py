@@ -29,20 +29,56 @@ _COUNTED = re.compile(r"(\d+)(号楼|单元|栋|楼|层|室|号|点|分钟|个�
 READ_OUT_MIN = 4  # a number read out digit by digit this long or more is a fact that can be wrong
 
 
+# two neighbouring numerals say a rough range, not a number (一两个小时, 三四点, 五六分钟, 二三十层): the
+# canonical form would read them as 12, 34, 56 and 30
+_RANGE = re.compile(
+    r"(?:一两|两三|二三|三四|四五|五六|六七|七八|八九)十?(?=号楼|单元|栋|楼|层|室|号|点|分钟|个小时|小时)"
+)
+# 一点 is "a little" (晚一点, 快一点, 多一点) unless a time of day is named around it
+_ONE_OCLOCK = re.compile(
+    r"(?:上午|下午|中午|晚上|早上|凌晨|今天|明天|后天|周.|星期.|礼拜.)1点|1点(?:钟|半|整|\d+分?)"
+)
+
+
+def _counted(text: str, hay: str) -> list[tuple[str, str]]:
+    """(number with its measure word, the measure word) for each ``text`` says (``hay`` its canonical
+    form), rough ranges and the "a little" 一点 left out."""
+    ranges = {m.canonical(r.group(0) + text[r.end()]) for r in _RANGE.finditer(text) if r.end() < len(text)}
+    found = []
+    for match in _COUNTED.finditer(hay):
+        said = match.group(0)
+        if any(said.startswith(r) or r.startswith(said) for r in ranges):
+            continue
+        near = hay[max(0, match.start() - 3) : match.end() + 2]
+        if match.group(2) == "点" and (
+            int(match.group(1)) > 24 or (match.group(1) == "1" and not _ONE_OCLOCK.search(near))
+        ):  # no hour (星期三一点 reads 31点), or "a little"
+            continue
+        found.append((said, match.group(2)))
+    return found
+
+
 def contradiction(text: str, point: Point) -> tuple[str, str] | None:
-    """The words of ``text`` that give one of the point's numbers otherwise (5栋 for 3栋, a phone number
-    with two digits swapped), when it never gives the point's own, and that phrase; or None."""
+    """The words of ``text`` that give the point's number otherwise (5栋 for 3栋, a phone number with two
+    digits swapped), when it says none of the point's phrasings, and that phrasing; or None.
+
+    Every phrasing of a point is the same fact (三点, 下午3点, 十五点): a reply that says any of them is not
+    contradicted by the others, and a number that is itself one of the phrasings is never "another"."""
     hay = m.canonical(text)
+    own = {m.canonical(phrase) for phrase in point}
+    said_units = {u[2] for w in own if w in hay and (u := _COUNTED.fullmatch(w)) is not None}
+    counted = _counted(text, hay)
+    read_out = read_out_numbers(text)
     for phrase in point:
         wanted = m.canonical(phrase)
         if wanted in hay:
             continue
-        if (counted := _COUNTED.fullmatch(wanted)) is not None:
-            other = next((f"{n}{u}" for n, u in _COUNTED.findall(hay) if u == counted[2]), None)
+        if (unit := _COUNTED.fullmatch(wanted)) is not None and unit[2] not in said_units:
+            other = next((c for c, u in counted if u == unit[2] and c not in own), None)
             if other is not None:
                 return other, phrase
         if wanted.isdigit() and len(wanted) >= READ_OUT_MIN:
-            other = next((n for n in read_out_numbers(text) if len(n) == len(wanted)), None)
+            other = next((n for n in read_out if len(n) == len(wanted) and n not in own), None)
             if other is not None:
                 return other, phrase
     return None
