@@ -149,12 +149,14 @@ def ray_cluster() -> Iterator[Any]:
     from ray.cluster_utils import Cluster
 
     two = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
-    two.add_node(num_cpus=1)
-    two.wait_for_nodes()
-    ray.init(address=two.address, log_to_driver=False)
-    yield two
-    ray.shutdown()
-    two.shutdown()
+    try:
+        two.add_node(num_cpus=1)
+        two.wait_for_nodes()
+        ray.init(address=two.address, log_to_driver=False)
+        yield two
+    finally:  # its raylets and object stores outlive this process otherwise
+        ray.shutdown()
+        two.shutdown()
 
 
 # --- one built-in assistant for the model layer ----------------------------------------------------------
