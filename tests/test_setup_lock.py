@@ -8,7 +8,10 @@ install from it (or someone installed over it), and the tests are then passing o
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
 import tomllib
 from importlib import metadata
 from pathlib import Path
@@ -70,7 +73,7 @@ def test_setup_installs_the_lock_then_callsim_without_dependencies():
     lock_at = script.index("pip install -q -r requirements.lock")
     assert script.index("pip install -q --no-deps -e .") > lock_at
     # the stamp that skips a second install changes with the lock (a hash of it, not its mtime)
-    assert re.search(r"cat requirements\.lock pyproject\.toml \| sha256sum", script)
+    assert re.search(r"cat requirements\.lock pyproject\.toml; echo \"\$venv_python\"\) \| sha256sum", script)
     install = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
     assert UPDATE in install, "docs/install.md: the lock's update command"
 
@@ -86,3 +89,46 @@ def test_this_environment_is_the_locked_one():
         if Version(installed) != Version(version):
             wrong.append(f"{name}: {installed} installed, lock {version}")
     assert not wrong, "the environment is not requirements.lock's (run scripts/setup):\n" + "\n".join(wrong)
+
+
+# A stand-in for the venv's Python: notes each call, installs nothing, says the version it is told to
+FAKE_PYTHON = """#!/usr/bin/env bash
+echo "$*" >> "$SETUP_LOG"
+if [ "$1" = -c ]; then case "$2" in *sys.version*) echo "$FAKE_VERSION" ;; *) echo ok ;; esac; fi
+"""
+
+
+def _setup(folder: Path, version: str) -> list[str]:
+    """``scripts/setup`` run in ``folder`` with the stand-in Python; the pip commands it ran."""
+    log = folder / "log"
+    log.write_text("")
+    env = os.environ | {
+        "SETUP_LOG": str(log),
+        "FAKE_VERSION": version,
+        "PATH": f"{folder / 'bin'}:{os.environ['PATH']}",
+    }
+    done = subprocess.run(
+        ["bash", "scripts/setup"], cwd=folder, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return [line for line in log.read_text().splitlines() if line.startswith("-m pip")]
+
+
+def test_setup_installs_once_and_again_only_when_the_lock_or_the_venvs_python_changes(tmp_path: Path) -> None:
+    for name in ("scripts/setup", "requirements.lock", "pyproject.toml"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, tmp_path / name)
+    for name, text in {
+        ".venv/bin/python": FAKE_PYTHON,
+        "bin/dpkg-query": "#!/bin/sh\necho 'install ok installed'\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+        (tmp_path / name).chmod(0o755)
+    assert any("-r requirements.lock" in c for c in _setup(tmp_path, "3.11.7 (main)"))  # no stamp: installs
+    assert _setup(tmp_path, "3.11.7 (main)") == []  # the same lock and Python: nothing to install
+    assert any("-r requirements.lock" in c for c in _setup(tmp_path, "3.11.9 (main)"))  # another Python
+    assert _setup(tmp_path, "3.11.9 (main)") == []
+    with (tmp_path / "requirements.lock").open("a") as lock:
+        lock.write("# a new pin\n")
+    assert any("-r requirements.lock" in c for c in _setup(tmp_path, "3.11.9 (main)"))  # another lock

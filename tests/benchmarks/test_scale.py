@@ -13,7 +13,8 @@ if not os.environ.get("CALLSIM_REQUIRE_RAY"):
     pytest.importorskip("ray", reason="Ray is an optional extra: pip install -e '.[ray]'")
 
 
-def test_both_runners_make_the_calls_and_the_table_says_what_they_measured(tmp_path) -> None:
+@pytest.mark.full  # on the run's Ray cluster (tests/conftest.py), which run_rows joins
+def test_both_runners_make_the_calls_and_the_table_says_what_they_measured(ray_cluster, tmp_path) -> None:
     rows = run_rows([1], 1, tmp_path, ["local", "ray"])
     assert [(r.runner, r.workers, r.calls, r.failed) for r in rows] == [("local", 1, 1, 0), ("ray", 1, 1, 0)]
     for r in rows:

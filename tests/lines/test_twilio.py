@@ -50,10 +50,12 @@ async def recv_until(line: TwilioLine, n: int, timeout: float = 5.0) -> list[Lin
 
 async def test_handshake_media_and_stop_are_twilio_shaped() -> None:
     got: list[dict[str, Any]] = []
+    ended = asyncio.Event()
 
     async def bot(ws: Any) -> None:
         async for message in ws:
             got.append(json.loads(message))
+        ended.set()  # CallSim closed the socket: every message it sent is in
 
     server, url = await _server(bot)
     async with server:
@@ -62,7 +64,7 @@ async def test_handshake_media_and_stop_are_twilio_shaped() -> None:
         for _ in range(3):
             await line.send(np.full(320, 2000, dtype=np.int16))
         await line.hangup("completed")
-        await asyncio.sleep(0.2)
+        await asyncio.wait_for(ended.wait(), 5)
     connected, start, *frames, stop = got
     assert connected == {"event": "connected", "protocol": "Call", "version": "1.0.0"}
     assert start["event"] == "start" and start["sequenceNumber"] == "1" and start["streamSid"] == SID

@@ -199,7 +199,9 @@ async def test_reading_pauses_while_too_many_messages_wait_and_resumes_as_they_a
     server, url = await _server(handler)
     async with server:
         client = await connect(url)
-        await asyncio.sleep(0.3)
+        async with asyncio.timeout(5):  # until the client has read past the high water
+            while not client._paused:
+                await asyncio.sleep(0.005)
         assert client._paused and len(client._messages) < 50
         got = [await asyncio.wait_for(client.recv(), 5) for _ in range(50)]
         assert got == [bytes([i]) for i in range(50)]

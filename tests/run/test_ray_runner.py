@@ -1,7 +1,9 @@
-"""``callsim bench --ray`` on a real Ray cluster of two nodes (started by the test on this machine: two
-raylets and object stores, 1 CPU each) against real assistants over real websockets: calls spread over
-both nodes measure as the same calls made locally, a killed worker's calls are made again, a node that
-leaves mid-run hands its calls to the others, a killed driver is resumed.
+"""``callsim bench --ray`` on a real Ray cluster of two nodes (started once per pytest run on this
+machine, ``ray_cluster`` in tests/conftest.py: two raylets and object stores, 1 CPU each) against real
+assistants over real websockets: calls spread over both nodes measure as the same calls made locally, a
+killed worker's calls are made again, a node that leaves mid-run hands its calls to the others, a killed
+driver is resumed.  Those run in the full layer (``scripts/test --full``); the units around them here run
+in every layer.
 
 Ray is an optional extra: without it these tests skip, except under ``CALLSIM_REQUIRE_RAY`` (CI), where
 they fail.
@@ -17,7 +19,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,7 @@ else:
     ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install -e '.[ray]'")
 
 pytestmark = pytest.mark.timeout(600)
+on_ray = pytest.mark.full  # a real Ray cluster: scripts/test --full
 FIDELITY_MS = 10.0  # the fidelity bound the tests of a busy machine use (tests/live/test_talk.py)
 REFERENCE = {
     "reply_ms": 600.0,
@@ -57,18 +59,10 @@ REFERENCE = {
 }
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Any]:
-    """Two nodes, as two machines would be (CallSim's workers share nothing through the file system)."""
-    from ray.cluster_utils import Cluster
-
-    two = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
-    two.add_node(num_cpus=1)
-    two.wait_for_nodes()
-    ray.init(address=two.address, log_to_driver=False)
-    yield two
-    ray.shutdown()
-    two.shutdown()
+@pytest.fixture
+def cluster(ray_cluster: Any) -> Any:
+    """The run's two-node cluster (tests/conftest.py)."""
+    return ray_cluster
 
 
 def dialogues(n: int) -> list[Any]:
@@ -86,6 +80,7 @@ def latencies(folder: Path) -> dict[str, list[float | None]]:
     }
 
 
+@on_ray
 async def test_calls_made_on_two_nodes_measure_as_the_same_calls_made_locally(cluster, tmp_path) -> None:
     with echo_assistant(300, ["--skip-silence"]) as (echo, _):
         async with reference_assistant(REFERENCE) as ref:
@@ -120,6 +115,7 @@ async def test_calls_made_on_two_nodes_measure_as_the_same_calls_made_locally(cl
             assert json.loads(metrics.read_text())["node"] in {n["node"] for n in run["nodes"]}
 
 
+@on_ray
 async def test_a_killed_worker_is_restarted_and_its_calls_are_made_again_once(cluster, tmp_path) -> None:
     statuses: list[CallStatus] = []
     loop = asyncio.get_running_loop()
@@ -155,6 +151,7 @@ async def test_a_killed_worker_is_restarted_and_its_calls_are_made_again_once(cl
     assert all("Actor" in e for e in errors), errors  # the worker's death, not the call's own failure
 
 
+@on_ray
 async def test_a_node_that_leaves_mid_run_hands_its_calls_to_the_others(cluster, tmp_path) -> None:
     third = cluster.add_node(num_cpus=1)
     cluster.wait_for_nodes()
@@ -196,6 +193,7 @@ def decisions(folder: Path) -> dict[str, list[tuple[str, str, str]]]:
     }
 
 
+@on_ray
 async def test_a_reactive_caller_on_two_nodes_keeps_its_answers_in_the_drivers_cache(
     cluster, tmp_path
 ) -> None:
@@ -265,6 +263,7 @@ async def test_when_every_node_has_left_the_calls_still_to_make_are_lost_at_once
     assert calls.nodes_left == {"gone:abc123"}
 
 
+@on_ray
 def test_a_driver_killed_with_sigkill_leaves_nothing_running_and_a_rerun_resumes(tmp_path) -> None:
     data = tmp_path / "d.jsonl"
     data.write_text(

