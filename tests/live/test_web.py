@@ -152,9 +152,7 @@ async def test_a_call_from_headless_chromium_with_a_fake_microphone(tmp_path, ru
     write_wav(wav, [np.concatenate([silence(ms_to_samples(6000)), speech, silence(ms_to_samples(6000))])])
     config = TalkConfig(out=tmp_path / "run")
     url = running_builtin.target
-    web = WebTalk(
-        one_turn("web-call"), config, asr=make_transcriber("whisper"), port=0, assistant_url=url
-    )
+    web = WebTalk(one_turn("web-call"), config, asr=make_transcriber("whisper"), port=0, assistant_url=url)
     async with await web.start(), async_playwright() as pw:
         browser = await pw.chromium.launch(
             executable_path=chromium(),
