@@ -65,6 +65,7 @@ limit = 6  # at most N dialogues, one per scenario first; remove it (or all = tr
 # transcriber = "whisper"  # whisper (offline) or openai:MODEL
 # no-transcribe = false  # skip transcribing the replies
 # judge = "checklist"  # score the run when it ends: checklist (offline) or openai:MODEL (docs/judges.md)
+# annotations = "annotations.jsonl"  # the dialogues' annotations in a file of their own (with judge)
 
 [gates]  # the exit code a CI reads (docs/ci.md)
 max-failed = "0"  # failed calls allowed: a count or a share such as "5%" (exit 3 if more)
