@@ -39,7 +39,7 @@ def validate(path: Path, tts: str, readings: bool, annotations: str | None = Non
     for p in [*(differing_readings(path) if readings else []), *problems]:
         print(p)
     if annotations:
-        from voice.annotation_file import drafts_warning
+        from voice.dialogues.annotation_file import drafts_warning
 
         if warning := drafts_warning(annotations):  # valid, but nobody has reviewed them yet
             print(f"callsim: warning: {warning}", file=sys.stderr)
@@ -51,8 +51,8 @@ def validate(path: Path, tts: str, readings: bool, annotations: str | None = Non
 
 
 def cmd_data(args: argparse.Namespace) -> int:
-    from voice.dataset_stats import dialogue_stats, format_stats
     from voice.dialogues import load_dialogues
+    from voice.dialogues.stats import dialogue_stats, format_stats
 
     paths = [Path(p) for p in args.paths]
     if args.action == "validate":
