@@ -5,6 +5,9 @@ every one, never stopping at the first bad file: each problem is printed as ``fi
 problem of a whole file, as ``file: reason``), then one line per file (``OK``, or how many problems).  The
 exit code is the worst of the files': 2 if one could not be read (missing, a folder: no verdict on it), else
 1 if one has problems, else 0.  ``stats`` pools the dialogues of every file given.
+
+In the ``speech`` room, not in :mod:`voice.dialogues` whose files it reads: ``validate`` holds each caller
+line to a caller voice (``--tts``, ``--readings``), and the dialogue schema sits below the speech engines.
 """
 
 from __future__ import annotations
