@@ -337,8 +337,10 @@ def test_the_cycle_check_sees_module_level_imports_only():
 
 # --- facts flow one way: which room may import which ----------------------------------------------------
 
-# The rooms, bottom up.  A room may import the rooms listed for it, and its own modules; nothing else.  The
-# dialogue schema and its checks are one room; ``api`` is ``voice/__init__.py`` (the lazy Python API).
+# The rooms, bottom up.  A room may import the rooms listed for it, and its own modules; nothing else.  A
+# room is a folder of voice/ (the dialogue schema and its checks: ``voice/dialogues/``), a top-level module
+# (``errors``, ``files``, ``recording``, ``cli``), or the server's; ``api`` is ``voice/__init__.py`` (the
+# lazy Python API).
 # ``text`` is Chinese text as the judges hear it (script, numerals, phrase matching): below the dialogue
 # schema (a reference must satisfy its annotations) and the metrics (the checklist judge) alike.
 _BELOW_RUN = {
@@ -367,10 +369,6 @@ ALLOWED: dict[str, set[str]] = {
     # a benchmark measures both sides: the one room that may import everything
     "benchmarks": _BELOW_RUN | {"run", "report", "live", "api", "cli", "server", "server.assistants"},
 }  # fmt: skip
-DIALOGUE_MODULES = {
-    "dialogues", "dialogue_annotations", "dialogue_validation", "dataset_stats", "annotation_file",
-}  # fmt: skip
-CLI_MODULES = {"cli", "data_cli", "fake_llm_cli"}  # the command line: ``callsim data``, ``callsim fake-llm``
 
 # Arrows that still run back up: (module, what it imports) → why, and what removes it.  An entry whose
 # import is gone fails ``test_the_known_back_arrows_are_current``: delete it then.
@@ -378,17 +376,14 @@ KNOWN_BACK_ARROWS: dict[tuple[str, str], str] = {}
 
 
 def room(module: str) -> str | None:
-    """The room of a CallSim module (``voice.run.driver`` → ``run``); None for anything else."""
+    """The room of a CallSim module: its folder (``voice.run.driver`` → ``run``), or a top-level module's own
+    name (``voice.cli`` → ``cli``); None for anything else."""
     parts = module.split(".")
     if parts[0] == "server":
         return "server.assistants" if parts[1:2] == ["assistants"] else "server"
     if parts[0] != "voice":
         return None
-    if len(parts) == 1:
-        return "api"
-    if parts[1] in CLI_MODULES:
-        return "cli"
-    return "dialogues" if parts[1] in DIALOGUE_MODULES else parts[1]
+    return "api" if len(parts) == 1 else parts[1]
 
 
 def resolved_imports(path: Path, known: set[str]) -> set[str]:
@@ -439,7 +434,7 @@ def test_the_known_back_arrows_are_current():
 
 
 def test_the_direction_check_resolves_from_imports_and_places_every_room():
-    assert room("voice.run.driver") == "run" and room("voice.dialogue_annotations") == "dialogues"
+    assert room("voice.run.driver") == "run" and room("voice.dialogues.annotations") == "dialogues"
     assert room("server.policy.rules") == "server" and room("voice") == "api" and room("numpy") is None
     assert room("voice.text.matching") == "text" and "text" in ALLOWED["dialogues"] & ALLOWED["metrics"]
     every = set(ALLOWED) | {r for allowed in ALLOWED.values() for r in allowed}
@@ -451,7 +446,7 @@ def test_the_direction_check_resolves_from_imports_and_places_every_room():
 # --- no module over 400 lines ------------------------------------------------------------------------------
 
 MAX_LINES = 400
-KNOWN_LONG = {}
+KNOWN_LONG: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("path", cases(ALL_MODULES, KNOWN_LONG))
@@ -462,17 +457,12 @@ def test_no_module_is_over_400_lines(path):
 
 # --- the tree: rooms, and tests that mirror the modules ---------------------------------------------------
 
-# ``annotations``: the dialogue schema's optional annotations (what the checklist judge reads), split out of
-# ``dialogues`` (near 400 lines) and validated by its loader: part of the dialogue schema, so beside it.
-# ``annotation_file``: the same annotations kept in a file apart from the dialogues, merged by the loader.
-# ``recording``: a call on disk (WAV + event log), written by ``run`` and read by ``metrics``, ``report`` and
-# the benchmarks; on ``files``, below all of them (``core`` stays free of I/O).
-# ``data_cli``: the ``callsim data`` command (validate, stats) over dialogue files, beside their loader.
-# ``fake_llm_cli``: ``callsim fake-llm``, the scripted stand-in models: a command (plays the server's rules).
-TOP_LEVEL = {
-    "__init__", "cli", "errors", "dialogues", "dataset_stats", "files", "dialogue_annotations",
-    "dialogue_validation", "data_cli", "annotation_file", "recording", "fake_llm_cli",
-}  # fmt: skip
+# The modules left at the top are the entry point and the shared leaves, each a room of its own: ``__init__``
+# (the lazy Python API), ``cli`` (``callsim``: the entry point, the one room besides the benchmarks that
+# sees the server), ``errors`` (the one exception root, below everything), ``files`` (atomic writes, WAV,
+# the cache root) and ``recording`` (a call on disk, written by ``run`` and read by ``metrics``, ``report``
+# and the benchmarks; on ``files``, below all of them: ``core`` stays free of I/O).
+TOP_LEVEL = {"__init__", "cli", "errors", "files", "recording"}
 
 # Modules without a tests/<room>/test_<module>.py of their own, and where they are exercised instead.
 UNMIRRORED = {

@@ -14,6 +14,7 @@ from voice.errors import CallSimError, ConfigError, StorageError
 
 if TYPE_CHECKING:
     from voice.dialogues import Dialogue
+    from voice.llm.standin import Responder
     from voice.metrics.gates import Verdict
 
 DEFAULT_OUT = Path("recordings/latest")
@@ -22,7 +23,7 @@ DEFAULT_LIMIT = 6
 
 # Exit codes, one per reason (docs/cli.md, "Exit codes"; ``callsim bench --help``).
 EXIT_OK = 0
-EXIT_PROBLEMS = 1  # ``data validate`` found problems (``voice/data_cli.py``)
+EXIT_PROBLEMS = 1  # ``data validate`` found problems (``voice/speech/data_cli.py``)
 EXIT_ERROR = 2  # usage or settings, unreadable files, a refused resume, a target that never came up, a crash
 EXIT_FAILED_CALLS = 3  # more failed calls than --max-failed allows (wins over 4 when both happen)
 EXIT_GATE = 4  # a --fail-if threshold broke
@@ -245,6 +246,21 @@ def _call_options(
     p.set_defaults(func=cmd_bench)
 
 
+def standin_answer(role: str) -> Responder:
+    """``callsim fake-llm --role ROLE``'s answers, imported on demand: only the command line sees all 3."""
+    if role == "caller":
+        from voice.react.standin import answer as caller
+
+        return caller
+    if role == "policy":
+        from server.policy.standin import answer as policy
+
+        return policy
+    from voice.metrics.scoring.standin import answer as judge  # argparse let only the three roles through
+
+    return judge
+
+
 def build_parser() -> argparse.ArgumentParser:
     from voice.run.usage import RedactingParser
 
@@ -322,12 +338,12 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--json", help="also write the metrics to this JSON file")
     m.set_defaults(func=cmd_measure)
 
-    from voice.data_cli import register as register_data
-    from voice.fake_llm_cli import register as register_fake_llm
     from voice.live.command import register as register_talk
+    from voice.llm.fake_cli import register as register_fake_llm
     from voice.run.annotate_cli import register as register_annotate
     from voice.run.init_cli import register as register_init
     from voice.run.score_cli import register as register_score
+    from voice.speech.data_cli import register as register_data
     from voice.speech.say_cli import register as register_say
 
     registers = (
@@ -337,10 +353,10 @@ def build_parser() -> argparse.ArgumentParser:
         register_annotate,
         register_talk,
         register_say,
-        register_fake_llm,
     )
     for register in registers:
         register(sub)
+    register_fake_llm(sub, standin_answer)
     return p
 
 

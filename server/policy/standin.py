@@ -5,7 +5,7 @@ Not a model: a script for tests and demos.  It answers each chat request of the 
 say: the preset is read back from the system prompt, the conversation replayed from the user messages, and a
 hang-up marked with ``[挂断]``.  With it the LLM policy's whole path — pipecat's OpenAI service, streaming
 (the stand-in server streams a reply clause by clause when asked to), the reply gate, hang-ups — runs and is
-measured without model weights: ``callsim fake-llm --role policy`` serves it (:mod:`voice.fake_llm_cli`).
+measured without model weights: ``callsim fake-llm --role policy`` serves it (:mod:`voice.llm.fake_cli`).
 """
 
 from __future__ import annotations

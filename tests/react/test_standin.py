@@ -1,5 +1,5 @@
 """The rule-played caller model (``voice/react/standin.py``): its answers to the caller's real prompts (served
-over HTTP by ``callsim fake-llm --role caller``: tests/test_fake_llm_cli.py)."""
+over HTTP by ``callsim fake-llm --role caller``: tests/llm/test_fake_cli.py)."""
 
 from __future__ import annotations
 

@@ -6,8 +6,8 @@ from dataclasses import replace
 from tests.run.test_score import llm_judge_answer
 from tests.runs import bench
 from voice.cli import main
-from voice.dialogue_annotations import TurnAnnotations
 from voice.dialogues import AssistantTurn, bundled_dialogues_path, load_dialogues
+from voice.dialogues.annotations import TurnAnnotations
 from voice.metrics.scoring.checklist import ChecklistJudge
 from voice.metrics.scoring.llm import LLMJudge
 from voice.report.compare import compare_judge_goals, compare_sides, judge_goal_rows, pick_sides

@@ -282,7 +282,7 @@ def _bundled(
     if len({d.id for d in dialogues}) < len(dialogues):
         raise ConfigError("a dialogue id appears in more than one of the dialogue files")
     if annotations is not None:
-        from voice.annotation_file import apply_annotations, drafts_warning
+        from voice.dialogues.annotation_file import apply_annotations, drafts_warning
 
         dialogues, problems = apply_annotations(annotations, dialogues)
         if problems:

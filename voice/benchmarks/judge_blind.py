@@ -5,7 +5,8 @@ annotations and the bad replies.  A blind folder keeps three files apart, each w
 not see the others' (its README records who saw what):
 
 - ``dialogues.jsonl``: dialogues with reference replies and no annotations;
-- ``annotations.jsonl``: their annotations (:mod:`voice.annotation_file`), written without the replies;
+- ``annotations.jsonl``: their annotations (:mod:`voice.dialogues.annotation_file`), written without the
+  replies;
 - ``replies.jsonl``: ``{dialogue, turn, kind, fails, reply, why}``, written without the annotations:
   ``kind`` ``bad`` (a reply that should score below the reference on the dimension it ``fails``) or
   ``good`` (a paraphrase of the reference, as good as it; no ``fails``).

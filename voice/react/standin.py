@@ -2,7 +2,7 @@
 
 It stands in for a real chat model (a script, not a model), in CallSim's tests and CI and for anyone trying
 the reactive caller without a model or a key: ``callsim fake-llm --role caller`` serves it as an
-OpenAI-compatible server on port 8011 (:mod:`voice.fake_llm_cli`); point ``callsim bench --caller
+OpenAI-compatible server on port 8011 (:mod:`voice.llm.fake_cli`); point ``callsim bench --caller
 openai:rules --caller-base-url http://127.0.0.1:8011/v1`` at it.  It reads the sections of
 :func:`voice.react.prompt.render_user` and follows the script, except where what it heard calls for
 something else:

@@ -62,8 +62,8 @@ def cmd_annotate(args: argparse.Namespace) -> int:
 
 def check(path: Path, annotations: str | None) -> int:
     """Print every reference reply's checklist scores and the gaps; a warning for drafted annotations."""
-    from voice.annotation_file import drafts_warning
     from voice.dialogues import load_dialogues
+    from voice.dialogues.annotation_file import drafts_warning
     from voice.metrics.scoring.checklist import ChecklistJudge
     from voice.metrics.scoring.coverage import check_dialogues, render_checks
 
@@ -81,8 +81,8 @@ def default_out(path: Path) -> Path:
 
 def draft(path: Path, judge: str, base_url: str | None, out: str | None, timeout_s: float) -> int:
     """Draft every dialogue's annotations, then write them all at once (atomically), or nothing."""
-    from voice.dialogue_annotations import DialogueAnnotations, TurnAnnotations
     from voice.dialogues import AssistantTurn, load_dialogues
+    from voice.dialogues.annotations import DialogueAnnotations, TurnAnnotations
     from voice.files import atomic_write_bytes
     from voice.llm.client import LLMClient
     from voice.llm.settings import LLMSettings, parse_model_spec

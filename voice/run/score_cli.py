@@ -74,7 +74,7 @@ def merge_annotations(
     """``ran`` with the annotations of a file of their own merged in, and the content hash of each as it was
     run: annotations added after the run change what is judged, not what was called, so the calls are
     scored rather than skipped as made from an edited dialogue.  Any problem of the file is raised."""
-    from voice.annotation_file import apply_annotations
+    from voice.dialogues.annotation_file import apply_annotations
     from voice.errors import DialogueError
     from voice.run.resume import dialogue_sha
 
@@ -120,7 +120,7 @@ def score_run(
             print(f"transcripts by {facts['name']}: CER {cer:.3f} on the built-in assistant's known replies")
         broken += [f"{target}: {b}" for b in broken_floors(summary, floors or {})]
     if annotations:
-        from voice.annotation_file import drafts_warning
+        from voice.dialogues.annotation_file import drafts_warning
 
         if warning := drafts_warning(annotations):  # a model's draft, not reviewed: say so by the table
             print(f"annotations: {warning}; the scores against them are provisional")

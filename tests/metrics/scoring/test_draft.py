@@ -4,8 +4,8 @@ import pytest
 
 from tests.llm_fake import FakeLLM
 from tests.records import good
-from voice.annotation_file import check_entry
 from voice.dialogues import parse_dialogue
+from voice.dialogues.annotation_file import check_entry
 from voice.errors import EngineError, EngineOutputError
 from voice.llm.client import LLMClient
 from voice.llm.settings import LLMSettings

@@ -1,4 +1,4 @@
-from voice.dialogue_annotations import DialogueAnnotations, PrivateFact
+from voice.dialogues.annotations import DialogueAnnotations, PrivateFact
 from voice.metrics.scoring.leaks import about_money, disclosure, stated_amount
 
 SALARY = PrivateFact("机主的收入", ("年薪是", "工资是"))

@@ -1,8 +1,8 @@
 """The offline checklist judge: deterministic checks of each heard reply against the dialogue's annotations.
 
 No network, no model: the same input always gets the same scores.  It scores a dimension only where the
-annotations (:mod:`voice.annotations`) give it something to check, and says "not scored" with the reason
-everywhere else; dialogue rhythm is the timing score CallSim measured, copied in.  Per reply:
+annotations (:mod:`voice.dialogues.annotations`) give it something to check, and says "not scored" with
+the reason everywhere else; dialogue rhythm is the timing score CallSim measured, copied in.  Per reply:
 
 Phrases are matched as :mod:`voice.text.matching` hears them (by sound, a phrase said denied is
 not said: 这单先别取消 does not convey 取消, 请不要敲门 does not say a forbidden 敲门; a word or two slipped
@@ -57,8 +57,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from voice.dialogue_annotations import TurnAnnotations
 from voice.dialogues import AssistantTurn, CallerTurn, Dialogue
+from voice.dialogues.annotations import TurnAnnotations
 from voice.metrics.scoring import points as pt
 from voice.metrics.scoring.base import (
     DIMENSIONS,

@@ -4,7 +4,7 @@ Writing a dialogue's annotations by hand takes about fifteen minutes; a model dr
 a reviewer deletes and adds phrases instead of starting from nothing.  One request per dialogue, through
 the same client as the LLM judge (:class:`voice.llm.client.LLMClient`: JSON schema, temperature 0,
 retries, a timeout on every request, the disk cache), asks for the entry of an annotations file
-(:mod:`voice.annotation_file`) for every scored reply.
+(:mod:`voice.dialogues.annotation_file`) for every scored reply.
 
 What comes back is held to two standards:
 
@@ -27,9 +27,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from voice.annotation_file import DRAFT, check_entry
-from voice.dialogue_annotations import PHRASE_MAX_CHARS
 from voice.dialogues import CallerTurn, Dialogue
+from voice.dialogues.annotation_file import DRAFT, check_entry
+from voice.dialogues.annotations import PHRASE_MAX_CHARS
 from voice.errors import EngineOutputError
 from voice.llm.client import ChatRequest, LLMClient, Message
 from voice.metrics.scoring.coverage import reference_call, reply_to

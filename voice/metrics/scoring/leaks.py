@@ -1,4 +1,4 @@
-"""What a reply gives away of the call's private facts (:class:`voice.dialogue_annotations.PrivateFact`).
+"""What a reply gives away of the call's private facts (:class:`voice.dialogues.annotations.PrivateFact`).
 
 A fact leaks three ways, whatever the words around it:
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from voice.dialogue_annotations import DialogueAnnotations, PrivateFact
+from voice.dialogues.annotations import DialogueAnnotations, PrivateFact
 from voice.text import matching as m
 from voice.text.numbers import amounts, arabic, read_out_numbers
 

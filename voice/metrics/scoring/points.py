@@ -1,6 +1,6 @@
 """Whether a reply conveys an annotated point, denies it, or contradicts it (checklist judge).
 
-A point is a list of phrasings, any of which conveys it (:mod:`voice.dialogue_annotations`).  Beyond
+A point is a list of phrasings, any of which conveys it (:mod:`voice.dialogues.annotations`).  Beyond
 matching them (:mod:`voice.text.matching`, with the actions of
 :mod:`voice.text.synonyms` said any way), the checklist reads three things a phrase list does
 not say by itself:

@@ -5,7 +5,7 @@ prompt, structured output, the cache, the verdicts in ``scores.json`` and the re
 weights or a key.  It reads only which turns the judge's prompt asks about (:func:`asked_turns`, from
 :func:`voice.metrics.scoring.llm_prompt.render_call`) and gives each the same score on every judged
 dimension, with a reason saying it is a stand-in, and one fixed call verdict (:func:`verdict`).
-``callsim fake-llm --role judge`` serves it (:mod:`voice.fake_llm_cli`).
+``callsim fake-llm --role judge`` serves it (:mod:`voice.llm.fake_cli`).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from voice.dialogue_validation import VoiceCheck
+from voice.dialogues.validation import VoiceCheck
 from voice.errors import ConfigError
 from voice.speech.tts.base import (
     DEFAULT_TTS,

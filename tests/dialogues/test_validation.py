@@ -6,8 +6,8 @@ import re
 import pytest
 
 from tests.records import short_delivery
-from voice.dialogue_validation import MAX_DEPTH, MAX_ID_CHARS, MAX_TURN_CHARS, check_dialogue_object
 from voice.dialogues import validate_file
+from voice.dialogues.validation import MAX_DEPTH, MAX_ID_CHARS, MAX_TURN_CHARS, check_dialogue_object
 from voice.speech.tts import voice_check
 
 

@@ -1,8 +1,8 @@
 import re
 
 from tests.records import good
-from voice.dataset_stats import dialogue_stats, format_stats
 from voice.dialogues import parse_dialogue
+from voice.dialogues.stats import dialogue_stats, format_stats
 
 
 def test_stats_count_everything_and_keep_zero_cells():

@@ -5,9 +5,9 @@ from typing import Any
 import pytest
 
 from tests.records import good
-from voice.annotation_file import apply_annotations
 from voice.cli import main
 from voice.dialogues import AssistantTurn, load_dialogues, validate_file
+from voice.dialogues.annotation_file import apply_annotations
 from voice.errors import DialogueError
 
 
@@ -102,7 +102,7 @@ def test_data_validate_takes_the_annotations_file(tmp_path, dialogues, capsys):
 
 
 def test_a_draft_is_valid_and_counted_and_its_flag_must_be_true_or_false(tmp_path, dialogues, capsys):
-    from voice.annotation_file import drafts, drafts_warning
+    from voice.dialogues.annotation_file import drafts, drafts_warning
 
     rows = [entry(draft=True), {"dialogue": "other", "draft": False, "turns": []}]
     path = write(tmp_path / "a.jsonl", rows)

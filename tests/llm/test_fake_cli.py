@@ -14,7 +14,7 @@ import pytest
 
 from server.policy.llm_policy import HANG_UP, system_prompt
 from voice.cli import build_parser, main
-from voice.fake_llm_cli import DEFAULT_PORTS, cmd_fake_llm
+from voice.llm.fake_cli import DEFAULT_PORTS, cmd_fake_llm
 from voice.metrics.scoring.standin import SCORE
 from voice.react.persona import PERSONAS
 from voice.react.prompt import Situation, render_user

@@ -12,8 +12,10 @@ are the ones CallSim's own tests use:
 - ``judge``: the same middle score for every turn and one fixed verdict
   (:mod:`voice.metrics.scoring.standin`), each reason saying it is a stand-in.
 
-Kept apart from :mod:`voice.cli` (which registers it) so the command line stays thin; in the ``cli`` room
-because the policy role plays the server's rules.
+Kept apart from :mod:`voice.cli` so the command line stays thin; in the ``llm`` room, beside the stand-in
+server it runs.  The roles' answers live above it (the caller's in ``react``, the policy's rules in the
+server, the judge's in ``metrics``): :mod:`voice.cli`, the one room that sees all three, hands them in
+(:func:`voice.cli.standin_answer`) when it registers the command.
 """
 
 from __future__ import annotations
@@ -23,9 +25,12 @@ import contextlib
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from voice.errors import ConfigError
+
+if TYPE_CHECKING:
+    from voice.llm.standin import Responder
 
 EXIT_ERROR = 2  # as voice.cli's: usage or settings
 DEFAULT_PORTS = {"caller": 8011, "policy": 8012, "judge": 8013}
@@ -36,8 +41,8 @@ USE = {  # how to point CallSim at each role, printed once it serves
 }
 
 
-def register(sub: Any) -> None:
-    """Add ``fake-llm`` to the ``callsim`` subcommands."""
+def register(sub: Any, answers: Callable[[str], Responder]) -> None:
+    """Add ``fake-llm`` to the ``callsim`` subcommands; ``answers(role)`` is that role's answer function."""
     f = sub.add_parser(
         "fake-llm",
         help="serve a scripted stand-in chat model (caller, policy or judge): for tests and demos",
@@ -54,24 +59,7 @@ def register(sub: Any) -> None:
     )
     f.add_argument("--host", default="127.0.0.1", help="the address to listen on (default %(default)s)")
     f.add_argument("--delay", type=float, default=0.0, help="seconds before every answer, as a slow model")
-    f.set_defaults(func=cmd_fake_llm)
-
-
-def responder(role: str) -> Callable[[dict[str, Any]], str | dict[str, Any]]:
-    """The answer function of a role (imported on demand: the policy's rules live in the server)."""
-    if role == "caller":
-        from voice.react.standin import answer as caller
-
-        return caller
-    if role == "policy":
-        from server.policy.standin import answer as policy
-
-        return policy
-    if role == "judge":
-        from voice.metrics.scoring.standin import answer as judge
-
-        return judge
-    raise ConfigError(f"--role {role!r}: one of {', '.join(sorted(DEFAULT_PORTS))}")
+    f.set_defaults(func=cmd_fake_llm, answers=answers)
 
 
 def cmd_fake_llm(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
@@ -80,7 +68,7 @@ def cmd_fake_llm(args: argparse.Namespace, stop: threading.Event | None = None) 
 
     if args.delay < 0:
         raise ConfigError(f"--delay {args.delay}: a number of seconds, 0 or more")
-    answer = responder(args.role)
+    answer = args.answers(args.role)
     port = DEFAULT_PORTS[args.role] if args.port is None else args.port
     if not 0 <= port <= 65535:
         raise ConfigError(f"--port {port}: a port number, 0..65535 (0 picks a free one)")

@@ -1,7 +1,7 @@
 """Annotations kept in a file of their own, merged into the dialogues they describe.
 
 Annotating is a separate job from writing dialogues (and for a blind calibration it must be done by another
-hand), so the checklist's annotations (:mod:`voice.dialogue_annotations`) may live apart from the dialogue
+hand), so the checklist's annotations (:mod:`voice.dialogues.annotations`) may live apart from the dialogue
 file, one JSON object per dialogue:
 
     {"dialogue": "takeout-regular-01", "private": [...], "scam": false,
@@ -23,9 +23,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from voice import dialogue_annotations as ann
-from voice.dialogue_annotations import DialogueAnnotations, TurnAnnotations
-from voice.dialogues import AssistantTurn, CallerTurn, Dialogue
+from voice.dialogues import annotations as ann
+from voice.dialogues.annotations import DialogueAnnotations, TurnAnnotations
+from voice.dialogues.schema import AssistantTurn, CallerTurn, Dialogue
 from voice.errors import DialogueProblem
 
 DRAFT = (

@@ -6,20 +6,20 @@ from typing import Any
 import pytest
 
 from tests.records import good
-from voice.dialogue_annotations import (
-    DialogueAnnotations,
-    PrivateFact,
-    TurnAnnotations,
-    json_kind,
-    shown,
-    unknown_key,
-)
 from voice.dialogues import (
     AssistantTurn,
     bundled_dialogues_path,
     load_dialogues,
     parse_dialogue,
     validate_file,
+)
+from voice.dialogues.annotations import (
+    DialogueAnnotations,
+    PrivateFact,
+    TurnAnnotations,
+    json_kind,
+    shown,
+    unknown_key,
 )
 from voice.errors import DialogueError
 

@@ -9,7 +9,6 @@ import pytest
 
 from tests.records import good
 from voice import dialogues as dl
-from voice.dataset_stats import dialogue_stats
 from voice.dialogues import (
     AssistantTurn,
     Backchannel,
@@ -21,6 +20,7 @@ from voice.dialogues import (
     parse_dialogue,
     validate_file,
 )
+from voice.dialogues.stats import dialogue_stats
 from voice.errors import DialogueError, DialogueProblem
 
 TTS_CHARS_PER_SEC = 4.5  # the speaking rate the sample set is written for

@@ -20,7 +20,7 @@ The checks are as strict as the rest of the loader, and a reference reply must s
 annotations as the checklist judge hears them (:mod:`voice.text.matching`: script, punctuation
 and width do not matter, a phrase said denied is not said): it conveys every point and says no forbidden
 or private phrase, so the reference scores 5 where it is annotated.  Annotations may also come in a file of
-their own (:mod:`voice.annotation_file`).
+their own (:mod:`voice.dialogues.annotation_file`).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 A benchmark set is only as good as its spread: every scenario under every kind of preset, every
 owner/caller relation, and enough barge-ins, backchannels and pauses to exercise turn-taking.  These counts
 are what ``callsim data stats`` prints and what the bundled sample's quotas are checked against.  They are
-a report on loaded records, so they live apart from ``voice.dialogues``, which defines and reads them.
+a report on loaded records, so they live apart from :mod:`voice.dialogues.schema`, which defines and reads
+them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from voice.dialogues import PRESET_TYPES, RELATIONS, SCENARIOS, Dialogue
+from voice.dialogues.schema import Dialogue
+from voice.dialogues.validation import PRESET_TYPES, RELATIONS, SCENARIOS
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,12 @@ parties' goals, and alternating caller/assistant turns, where caller turns may c
 before speaking, a barge-in, a mid-turn pause, a backchannel).  The assistant's turns are reference replies,
 never played to the assistant under test.
 
-Validation (:mod:`voice.dialogue_validation`) is strict and collects every problem of a file; it catches
+Validation (:mod:`voice.dialogues.validation`) is strict and collects every problem of a file; it catches
 everything that would break a call later (file-name-safe ids, valid Unicode, sane sizes, speakable text).
 Decoding a line never raises: JSON nested too deep or with a number too long is a located problem too.
-Coverage counts of a loaded set are in ``voice.dataset_stats``;
+Coverage counts of a loaded set are in ``voice.dialogues.stats``;
 the optional annotations the checklist judge reads (key points, forbidden phrases...) in
-``voice.annotations``.
+:mod:`voice.dialogues.annotations`.
 """
 
 from __future__ import annotations
@@ -24,37 +24,17 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from voice import dialogue_annotations as ann
-from voice.dialogue_annotations import DialogueAnnotations, TurnAnnotations
-from voice.dialogue_validation import (
-    BACKCHANNEL_AT_RANGE,
-    BACKCHANNEL_MAX_CHARS,
-    BARGE_IN_RANGE,
-    ID_PATTERN,
-    MAX_ID_CHARS,
+from voice.dialogues import annotations as ann
+from voice.dialogues.annotations import DialogueAnnotations, TurnAnnotations
+from voice.dialogues.validation import (
     MAX_LINE_BYTES,
-    MAX_TURN_CHARS,
-    PAUSE_BEFORE_RANGE,
-    PAUSE_INSIDE_RANGE,
-    PRESET_TYPES,
-    RELATIONS,
-    SCENARIOS,
     PresetType,
     Relation,
     Scenario,
     VoiceCheck,
-    check_caller_turn,
     check_dialogue_object,
 )
 from voice.errors import FILE, DialogueError, DialogueProblem
-
-__all__ = [  # the validation's names a dialogue's user reaches for are here too
-    "BACKCHANNEL_AT_RANGE", "BACKCHANNEL_MAX_CHARS", "BARGE_IN_RANGE", "ID_PATTERN", "MAX_ID_CHARS",
-    "MAX_TURN_CHARS", "PAUSE_BEFORE_RANGE", "PAUSE_INSIDE_RANGE", "PRESET_TYPES", "RELATIONS", "SCENARIOS",
-    "AssistantTurn", "Backchannel", "CallerTurn", "Dialogue", "PauseInside", "Preset", "PresetType",
-    "Relation", "Scenario", "Turn", "VoiceCheck", "bundled_dialogues_path", "check_caller_turn",
-    "load_dialogues", "parse_dialogue", "validate_file",
-]  # fmt: skip
 
 BUNDLED_FILE = "callbench_sample.jsonl"
 
@@ -330,11 +310,11 @@ def _broken_spread(name: str, raw: bytes, problems: list[DialogueProblem]) -> Di
 def _annotated(
     path: str | Path, voice: VoiceCheck | None, annotations: str | Path | None
 ) -> tuple[list[Dialogue], list[DialogueProblem]]:
-    """:func:`_scan`, then the annotations of a separate file merged in (:mod:`voice.annotation_file`)."""
+    """:func:`_scan`, then the annotations of a separate file merged in (:mod:`.annotation_file`)."""
     dialogues, problems = _scan(path, voice)
     if annotations is None:
         return dialogues, problems
-    from voice.annotation_file import apply_annotations
+    from voice.dialogues.annotation_file import apply_annotations
 
     dialogues, more = apply_annotations(annotations, dialogues)
     return dialogues, [*problems, *more]

@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, get_args
 
-from voice import dialogue_annotations as ann
-from voice.dialogue_annotations import json_kind, shown
+from voice.dialogues import annotations as ann
+from voice.dialogues.annotations import json_kind, shown
 from voice.errors import DialogueProblem
 
 Scenario: TypeAlias = Literal["takeout", "delivery", "taxi", "work", "life", "harassment"]

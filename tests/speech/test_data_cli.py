@@ -4,7 +4,7 @@ import json
 
 from tests.records import good
 from voice.cli import main
-from voice.data_cli import EXIT_OK, EXIT_PROBLEMS, EXIT_UNREAD
+from voice.speech.data_cli import EXIT_OK, EXIT_PROBLEMS, EXIT_UNREAD
 
 
 def write(path, *objects):

@@ -5,6 +5,9 @@ every one, never stopping at the first bad file: each problem is printed as ``fi
 problem of a whole file, as ``file: reason``), then one line per file (``OK``, or how many problems).  The
 exit code is the worst of the files': 2 if one could not be read (missing, a folder: no verdict on it), else
 1 if one has problems, else 0.  ``stats`` pools the dialogues of every file given.
+
+In the ``speech`` room, not in :mod:`voice.dialogues` whose files it reads: ``validate`` holds each caller
+line to a caller voice (``--tts``, ``--readings``), and the dialogue schema sits below the speech engines.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ def validate(path: Path, tts: str, readings: bool, annotations: str | None = Non
     for p in [*(differing_readings(path) if readings else []), *problems]:
         print(p)
     if annotations:
-        from voice.annotation_file import drafts_warning
+        from voice.dialogues.annotation_file import drafts_warning
 
         if warning := drafts_warning(annotations):  # valid, but nobody has reviewed them yet
             print(f"callsim: warning: {warning}", file=sys.stderr)
@@ -51,8 +54,8 @@ def validate(path: Path, tts: str, readings: bool, annotations: str | None = Non
 
 
 def cmd_data(args: argparse.Namespace) -> int:
-    from voice.dataset_stats import dialogue_stats, format_stats
     from voice.dialogues import load_dialogues
+    from voice.dialogues.stats import dialogue_stats, format_stats
 
     paths = [Path(p) for p in args.paths]
     if args.action == "validate":
