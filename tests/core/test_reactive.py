@@ -8,6 +8,7 @@ import pytest
 from tests.fakes import plan, reference, tone, turn
 from voice.core import events as ev
 from voice.core.audio import FRAME_SAMPLES, ms_to_samples
+from voice.core.call import AssistantAudio
 from voice.core.reactive import CallerMove, HangUp, ReactiveCallCore, ReplyCues, Say, TurnRequest, Wait
 from voice.metrics.measure import measure
 from voice.recording import Recording
@@ -176,3 +177,32 @@ def test_a_wait_that_comes_after_the_reply_ended_is_asked_again():
     drive(core, lambda req, now: (Wait(), 200) if req.reason == "interrupt" else (HangUp("done"), 0))
     assert [r.reason for r in kinds(core, ev.TurnRequested)] == ["interrupt", "reply_ended"]
     assert core.outcome is not None and core.outcome.detail == "done"
+
+
+def test_a_guess_at_a_pause_is_the_request_that_follows_when_nothing_more_is_heard():
+    core = ReactiveCallCore(plan(greeting=True), max_turns=5)
+    core.receive(AssistantAudio(tone(500)), 0)
+    guesses = []
+    while core.request is None:
+        core.tick()
+        guesses.append(core.guess(ms_to_samples(240)))
+    first = next(i for i, g in enumerate(guesses) if g is not None)
+    assert first * FRAME_SAMPLES >= ms_to_samples(500 + 240 - 20)  # not before the pause was long enough
+    guess, req = guesses[first], core.request
+    assert (guess.turn, guess.reason, guess.reply_onset, guess.reply_end) == (
+        req.turn,
+        req.reason,
+        req.reply_onset,
+        req.reply_end,
+    )
+    assert core.guess(ms_to_samples(240)) is None  # the request is raised: nothing to guess
+
+
+def test_no_guess_while_no_reply_is_heard_or_at_the_turn_limit():
+    core = ReactiveCallCore(plan(greeting=True), max_turns=0)
+    core.tick()
+    assert core.guess(ms_to_samples(240)) is None  # awaiting the greeting
+    core.receive(AssistantAudio(tone(200)), core.now)
+    for _ in range(30):
+        core.tick()
+    assert core.guess(ms_to_samples(240)) is None  # no turn left to say: it will hang up

@@ -94,6 +94,20 @@ class ReactiveCallCore(CallCore):
         """The turn the caller is waiting for, or None."""
         return None if self.done else self._request
 
+    def guess(self, quiet: int) -> TurnRequest | None:
+        """The request this core will raise if the reply it hears has ended, once it has been quiet
+        ``quiet`` samples (less than the end-of-reply silence); None when no such request is coming.
+
+        For a companion that decides early (issue 26): if the request that comes is this one (the same
+        turn, reply onset and end: nothing more was heard), the decision made for the guess is its decision.
+        """
+        if self.done or self._state is not _State.IN_REPLY or self._request is not None:
+            return None
+        index = len(self._turns)
+        if index >= self.max_turns or self._upcoming() is not None or self.now - self._last_speech < quiet:
+            return None
+        return TurnRequest(index, "reply_ended", self.now, self._reply_onset, self._last_speech)
+
     def supply(self, move: CallerMove, at: int) -> None:
         """Answer the pending request with ``move``, ready at sample ``at`` (at least the next frame)."""
         req = self._request
