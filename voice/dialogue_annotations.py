@@ -17,7 +17,7 @@ verification code or card number is) and ``scam`` (``true`` when the caller is a
 personal data: every reply should decline or end the call).
 
 The checks are as strict as the rest of the loader, and a reference reply must satisfy its own
-annotations as the checklist judge hears them (:mod:`voice.metrics.scoring.matching`: script, punctuation
+annotations as the checklist judge hears them (:mod:`voice.text.matching`: script, punctuation
 and width do not matter, a phrase said denied is not said): it conveys every point and says no forbidden
 or private phrase, so the reference scores 5 where it is annotated.  Annotations may also come in a file of
 their own (:mod:`voice.annotation_file`).
@@ -138,10 +138,10 @@ def _spoken(value: Any) -> list[str]:
 
 def _says(reference: str, phrases: Sequence[str], *, loose: bool = False, actions: bool = True) -> bool:
     """Whether the judge would hear the reference say one of ``phrases``: the checklist's own matching
-    (:mod:`voice.metrics.scoring.matching`), so a phrase the reference says only denied (不要敲门 for a
+    (:mod:`voice.text.matching`), so a phrase the reference says only denied (不要敲门 for a
     forbidden 敲门) is not said, and a point it conveys with a word slipped in is conveyed."""
-    from voice.metrics.scoring.matching import first_said
-    from voice.metrics.scoring.synonyms import expand
+    from voice.text.matching import first_said
+    from voice.text.synonyms import expand
 
     return first_said(reference, expand(phrases) if actions else phrases, loose=loose) is not None
 

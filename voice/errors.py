@@ -85,9 +85,9 @@ class AssistantCrashed(EngineError):
 class CallerSpeechFailed(EngineError):
     """A caller line could not be voiced: the TTS engine failed on it or produced silence.
 
-    Raised where the caller's speech is synthesized (:func:`voice.core.caller.speak`), so a run can tell
-    CallSim's own failure from the assistant's: the call is recorded as ``caller_speech_failed``, left out
-    of every figure of the assistant, and made again on resume.
+    Raised where the caller's speech is synthesized (:func:`voice.speech.caller_plan.speak`), so a run can
+    tell CallSim's own failure from the assistant's: the call is recorded as ``caller_speech_failed``, left
+    out of every figure of the assistant, and made again on resume.
     """
 
 

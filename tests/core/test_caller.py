@@ -1,81 +1,15 @@
-"""Dialogue → caller plan, with the in-memory TTS double (no model)."""
+"""The caller plan's types (voice.core.caller): think times, their settings, the seeded generator."""
 
-import json
+import random
 
 import pytest
 
 from voice.core.audio import ms_to_samples
-from voice.core.caller import CallerTiming, plan_call, speak, spoken_texts
-from voice.dialogues import load_dialogues
-from voice.errors import CallerSpeechFailed, StorageError
-from voice.speech.tts.memory import MemoryTTS
-
-DIALOGUE = {
-    "id": "t-1",
-    "scenario": "takeout",
-    "preset": {"type": "regular", "text": "外卖放门口。"},
-    "owner_goal": "放门口",
-    "caller_goal": "送到",
-    "relation": "alignment",
-    "turns": [
-        {"role": "assistant", "text": "您好，请问有什么事？"},
-        {"role": "caller", "text": "你好，外卖到了。", "pause_before_ms": 250},
-        {"role": "assistant", "text": "麻烦放门口。"},
-        {
-            "role": "caller",
-            "text": "我想问一下，放哪个门口？",
-            "pause_inside": {"after": "我想问一下，", "ms": 1200},
-            "backchannel": {"text": "嗯", "at_ms": 500},
-        },
-        {"role": "assistant", "text": "放家门口就行。"},
-        {"role": "caller", "text": "好的，那我走了。", "barge_in_ms": 900},
-    ],
-}
-
-
-def load(tmp_path):
-    p = tmp_path / "d.jsonl"
-    p.write_text(json.dumps(DIALOGUE, ensure_ascii=False) + "\n", encoding="utf-8")
-    return load_dialogues(p)[0]
-
-
-def test_plan_follows_the_script_cues_exactly(tmp_path):
-    tts = MemoryTTS()
-    plan = plan_call(load(tmp_path), tts, CallerTiming(seed=1))
-    assert plan.expects_greeting and plan.greeting_reference == "您好，请问有什么事？"
-    assert plan.references == ("麻烦放门口。", "放家门口就行。", None)
-    t0, t1, t2 = plan.turns
-    assert t0.think == ms_to_samples(250) and t0.think_source == "script"
-    assert t1.pause is not None and t1.pause[1] - t1.pause[0] == ms_to_samples(1200)
-    assert not t1.audio[t1.pause[0] : t1.pause[1]].any()  # the pause is silence
-    assert t1.backchannel_at == ms_to_samples(500) and t1.backchannel_audio is not None
-    assert t2.barge_in == ms_to_samples(900)
-    assert 0 <= t0.speech_start < t0.speech_end <= len(t0.audio)
-    assert "你好，外卖到了。" in tts.requests
-
-
-def test_spoken_texts_are_exactly_what_the_plan_asks_the_voice_for(tmp_path):
-    tts = MemoryTTS()
-    dialogue = load(tmp_path)
-    plan_call(dialogue, tts)
-    expected = ["你好，外卖到了。", "我想问一下，", "放哪个门口？", "嗯", "好的，那我走了。"]
-    assert spoken_texts(dialogue) == tts.requests == expected
-
-
-def test_random_think_times_are_seeded_and_in_range(tmp_path):
-    d = load(tmp_path)
-    timing = CallerTiming(seed=7, think_distribution="uniform", think_min_ms=300, think_max_ms=700)
-    a = plan_call(d, MemoryTTS(), timing)
-    b = plan_call(d, MemoryTTS(), timing)
-    c = plan_call(d, MemoryTTS(), CallerTiming(seed=8))
-    assert a.turns[1].think == b.turns[1].think and a.turns[1].think_source == "random"
-    assert ms_to_samples(300) <= a.turns[1].think <= ms_to_samples(700)
-    assert a.turns[1].think != c.turns[1].think
+from voice.core.caller import CallerTiming, PlannedTurn, caller_rng
+from voice.errors import ConfigError
 
 
 def test_lognormal_think_times_centre_on_the_median_and_respect_the_clip():
-    import random
-
     timing = CallerTiming(think_median_ms=400, think_sigma=0.4, think_min_ms=150, think_max_ms=1500)
     rng = random.Random(0)
     values = sorted(timing.sample_think_ms(rng) for _ in range(4001))
@@ -84,32 +18,35 @@ def test_lognormal_think_times_centre_on_the_median_and_respect_the_clip():
 
 
 def test_bad_timing_settings_are_config_errors():
-    import pytest
-
-    from voice.errors import ConfigError
-
     with pytest.raises(ConfigError):
         CallerTiming(think_distribution="gamma")
     with pytest.raises(ConfigError):
         CallerTiming(think_min_ms=900, think_max_ms=100)
 
 
-def test_a_line_the_voice_cannot_say_is_a_caller_speech_failure_naming_the_engine_and_the_line():
-    from tests.fakes import MutedTTS
+def test_the_timing_generator_is_the_same_for_a_dialogue_and_seed_and_differs_otherwise():
+    draws = [caller_rng(d, seed).random() for d, seed in (("a", 1), ("a", 1), ("a", 2), ("b", 1))]
+    assert draws[0] == draws[1] and len(set(draws)) == 3
 
-    voice = MutedTTS(silent=("嗯",), failing=("喂",))
-    assert len(speak(voice, "好的")) > 0
-    with pytest.raises(CallerSpeechFailed, match="TTS engine 'memory' produced silence for '嗯'"):
-        speak(voice, "嗯")
-    with pytest.raises(
-        CallerSpeechFailed, match="TTS engine 'memory' failed on '喂': the voice broke"
-    ) as err:
-        speak(voice, "喂")
-    assert err.value.__cause__ is not None  # the engine's own error, kept
 
-    class Full(MemoryTTS):
-        def synthesize(self, text):
-            raise StorageError("cannot write the TTS cache: disk full")
+def test_a_planned_turn_writes_its_timing_decisions_to_the_event_log():
+    import numpy as np
 
-    with pytest.raises(StorageError):  # the disk's refusal stops the run: never a caller's failure
-        speak(Full(), "好的")
+    audio = np.zeros(ms_to_samples(600), dtype=np.int16)
+    turn = PlannedTurn(
+        index=1,
+        turn_index=3,
+        text="好的",
+        audio=audio,
+        speech_start=ms_to_samples(100),
+        speech_end=ms_to_samples(500),
+        think=ms_to_samples(250),
+        think_source="script",
+        barge_in=ms_to_samples(900),
+        backchannel_text="嗯",
+        backchannel_at=ms_to_samples(300),
+    )
+    event = turn.planned("放门口就行。")
+    assert (event.dialogue_turn, event.audio_samples, event.think_source) == (3, len(audio), "script")
+    assert event.barge_in == ms_to_samples(900) and event.reference == "放门口就行。"
+    assert event.backchannel is not None and event.backchannel.at == ms_to_samples(300)

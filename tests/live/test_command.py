@@ -11,8 +11,9 @@ from tests.live.test_talk import one_turn
 from tests.records import caller_first
 from voice.cli import main
 from voice.core.audio import ms_to_samples, silence
-from voice.core.caller import CallerTiming, plan_call
+from voice.core.caller import CallerTiming
 from voice.files import write_wav
+from voice.speech.caller_plan import plan_call
 from voice.speech.tts.memory import MemoryTTS
 
 

@@ -11,13 +11,14 @@ from server.assistants.behaviour import ReferenceBehaviour
 from tests.fakes import tone
 from tests.records import caller_first
 from voice.core.audio import ms_to_samples, samples_to_ms, silence
-from voice.core.caller import CallerTiming, plan_call
+from voice.core.caller import CallerTiming
 from voice.core.clock import MonotonicClock
 from voice.dialogues import Dialogue, parse_dialogue
 from voice.files import read_wav, write_wav
 from voice.live.ports import WavMicrophone, WavSpeaker
 from voice.live.talk import TalkConfig, talk_as_assistant, talk_as_caller
 from voice.run.launch import reference_assistant
+from voice.speech.caller_plan import plan_call
 from voice.speech.tts.memory import MemoryTTS
 
 REPLY_AFTER_MS = 600.0

@@ -13,7 +13,7 @@ import pytest
 
 from tests.records import takeout_call
 from voice.core.call import CallCore
-from voice.core.caller import CallerPlan, CallerTiming, plan_call
+from voice.core.caller import CallerPlan, CallerTiming
 from voice.core.clock import MonotonicClock
 from voice.dialogues import Dialogue, parse_dialogue
 from voice.lines.base import CallStart
@@ -23,6 +23,7 @@ from voice.metrics.measure import CallMetrics, measure
 from voice.recording import Recording
 from voice.run.driver import run_call
 from voice.run.launch import builtin_assistant
+from voice.speech.caller_plan import plan_call
 from voice.speech.tts import make_tts
 
 pytestmark = pytest.mark.e2e

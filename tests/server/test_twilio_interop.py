@@ -51,13 +51,14 @@ from tests.records import short_delivery
 from voice.core import events as ev
 from voice.core.audio import resample, to_bytes
 from voice.core.call import CallCore
-from voice.core.caller import CallerTiming, plan_call
+from voice.core.caller import CallerTiming
 from voice.core.clock import MonotonicClock
 from voice.dialogues import parse_dialogue
 from voice.lines.base import CallStart
 from voice.lines.twilio import TwilioLine
 from voice.metrics.measure import measure
 from voice.run.driver import run_call
+from voice.speech.caller_plan import plan_call
 from voice.speech.tts import make_tts
 from voice.speech.tts.memory import MemoryTTS
 

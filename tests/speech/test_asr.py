@@ -15,8 +15,9 @@ from voice.core.audio import SAMPLE_RATE
 from voice.errors import EngineError, EngineUnavailable
 from voice.speech import asr
 from voice.speech.asr import MemoryASR, WhisperASR, ensure_whisper_base, pcm_key
-from voice.speech.text import cer, cer_counts, to_simplified
+from voice.speech.text import cer, cer_counts
 from voice.speech.tts.memory import MemoryTTS
+from voice.text.script import to_simplified
 
 SENTENCES = (
     "你好，我想查询一下明天北京的天气。",

@@ -45,10 +45,10 @@ def test_without_out_play_or_reading_it_says_what_to_give(capsys):
 
 
 def test_play_without_a_sound_device_is_a_clear_error(monkeypatch, capsys):
-    def no_portaudio():
+    def no_portaudio(without):
         raise EngineUnavailable("PortAudio is not available (no library): install it")
 
-    monkeypatch.setattr("voice.live.devices.sounddevice", no_portaudio)
+    monkeypatch.setattr("voice.speech.sound.portaudio", no_portaudio)
     assert main(["say", "--tts", "memory", "--play", "好的"]) == EXIT_ERROR
     assert "PortAudio" in capsys.readouterr().err
 
@@ -66,7 +66,7 @@ def test_play_with_no_output_device_suggests_out(monkeypatch, capsys):
         def wait():
             pass
 
-    monkeypatch.setattr("voice.live.devices.sounddevice", lambda: FakeSd)
+    monkeypatch.setattr("voice.speech.sound.portaudio", lambda without: FakeSd)
     assert main(["say", "--tts", "memory", "--play", "好的"]) == EXIT_ERROR
     assert "--out" in capsys.readouterr().err
 

@@ -2,12 +2,7 @@
 
 import pytest
 
-from voice.speech.text import cer, cer_counts, normalize_zh, to_simplified
-
-
-def test_to_simplified_converts_traditional_and_keeps_simplified():
-    assert to_simplified("他說話，這個電腦") == "他说话，这个电脑"
-    assert to_simplified("我想查询天气") == "我想查询天气"
+from voice.speech.text import cer, cer_counts, normalize_zh
 
 
 def test_normalize_strips_punctuation_whitespace_and_folds_width_and_case():

@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from voice.core.caller import spoken_texts
 from voice.core.clock import MonotonicClock
 from voice.dialogues import bundled_dialogues_path, load_dialogues
 from voice.files import atomic_write_bytes
 from voice.run.provenance import bench_provenance, machine, package_versions, read_cpuinfo
+from voice.speech.caller_plan import spoken_texts
 from voice.speech.tts.fingerprint import Fingerprint, compare, envelope_distance, fingerprint
 
 FINGERPRINTS_PATH = Path(__file__).resolve().parent.parent / "data" / "caller_voice.json"

@@ -10,8 +10,9 @@ import dataclasses
 from collections.abc import Sequence
 
 from voice.core.audio import samples_to_ms
-from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn, plan_call
+from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn
 from voice.dialogues import bundled_dialogues_path, load_dialogues
+from voice.speech.caller_plan import plan_call
 from voice.speech.tts import make_tts
 
 

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from voice.benchmarks.sysstats import fmt, table
-from voice.core.caller import CallerTiming, plan_call
+from voice.core.caller import CallerTiming
 from voice.core.clock import MonotonicClock
 from voice.core.events import CallEvent, assistant_log
 from voice.dialogues import Dialogue, bundled_dialogues_path, load_dialogues
@@ -55,6 +55,7 @@ from voice.metrics.measure import CallMetrics, measure
 from voice.metrics.reduce import percentiles
 from voice.run.driver import record_call
 from voice.run.provenance import bench_provenance
+from voice.speech.caller_plan import plan_call
 from voice.speech.tts import make_tts
 
 COLUMNS = (

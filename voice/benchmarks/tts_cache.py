@@ -56,8 +56,9 @@ def run_pass(name: str, cache: str, tts_name: str, dialogues_path: str) -> PassR
     """One pass in this process: prepare the caller audio of every dialogue with the cache at ``cache``."""
     os.environ["CALLSIM_CACHE"] = cache
     t0 = _seconds()
-    from voice.core.caller import CallerTiming, plan_call
+    from voice.core.caller import CallerTiming
     from voice.dialogues import load_dialogues
+    from voice.speech.caller_plan import plan_call
     from voice.speech.tts import make_tts
     from voice.speech.tts.cache import CachedTTS
 

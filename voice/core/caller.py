@@ -1,8 +1,11 @@
-"""A dialogue script becomes a timed caller plan: audio, think times, pauses, barge-ins, backchannels.
+"""The caller plan: the timed turns the call core plays as the caller (audio, think times, pauses, barge-ins,
+backchannels), and the timing settings they are drawn from.
 
-The plan is computed once, before the call, from the dialogue and the TTS engine; the call core then
-executes it against what the caller hears.  Every timing decision is made here, from a seeded random
-generator, so a run is reproducible and every decision can be written to the event log.
+The plan is computed once, before the call (from a dialogue and a voice, by
+:func:`voice.speech.caller_plan.plan_call`); the call core then executes it against what the caller hears.
+Only the plan's types live here, free of the dialogue schema and the speech engines, so the core imports
+nothing above it.  Every timing decision comes from a seeded random generator (:func:`caller_rng`), so a
+run is reproducible and every decision can be written to the event log.
 """
 
 from __future__ import annotations
@@ -12,13 +15,9 @@ import math
 import random
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from voice.core.audio import SAMPLE_RATE, Pcm, active_bounds, ms_to_samples, silence
+from voice.core.audio import SAMPLE_RATE, Pcm
 from voice.core.events import BackchannelCue, TurnPlanned
-from voice.dialogues import AssistantTurn, CallerTurn, Dialogue
-from voice.errors import CallerSpeechFailed, ConfigError, StorageError, explain
-from voice.speech.tts.base import TTSEngine
+from voice.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -109,111 +108,8 @@ class CallerPlan:
     notes: list[str] = field(default_factory=list)
 
 
-def _rng(dialogue_id: str, seed: int) -> random.Random:
+def caller_rng(dialogue_id: str, seed: int) -> random.Random:
+    """The seeded generator of one call's timing decisions (think times): the same for the same dialogue
+    and seed, on any machine."""
     digest = hashlib.sha256(f"{seed}:{dialogue_id}".encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
-
-
-def speak(tts: TTSEngine, text: str) -> Pcm:
-    """One caller line, voiced; :class:`CallerSpeechFailed` if the engine fails on it or gives silence.
-
-    Whatever the engine raises becomes that one error (but the disk's refusal, which stops a run), so a
-    run can tell a caller it could not voice, CallSim's failure, from a failure of the assistant.
-    """
-    try:
-        audio = tts.synthesize(text)
-    except (CallerSpeechFailed, StorageError):
-        raise
-    except Exception as exc:
-        raise CallerSpeechFailed(f"TTS engine {tts.name!r} failed on {text!r}: {explain(exc)}") from exc
-    if active_bounds(audio) is None:
-        raise CallerSpeechFailed(f"TTS engine {tts.name!r} produced silence for {text!r}")
-    return audio
-
-
-def plan_call(dialogue: Dialogue, tts: TTSEngine, timing: CallerTiming | None = None) -> CallerPlan:
-    """Synthesize every caller line of ``dialogue`` and fix the caller's timing decisions."""
-    timing = timing or CallerTiming()
-    rng = _rng(dialogue.id, timing.seed)
-    turns: list[PlannedTurn] = []
-    references: list[str | None] = []
-    items = list(dialogue.turns)
-    for turn_index, turn in enumerate(items):
-        if not isinstance(turn, CallerTurn):
-            continue
-        nxt = items[turn_index + 1] if turn_index + 1 < len(items) else None
-        references.append(nxt.text if isinstance(nxt, AssistantTurn) else None)
-        turns.append(plan_turn(len(turns), turn_index, turn, tts, timing, rng))
-    first = items[0] if items else None
-    return CallerPlan(
-        dialogue_id=dialogue.id,
-        turns=tuple(turns),
-        expects_greeting=isinstance(first, AssistantTurn),
-        references=tuple(references),
-        greeting_reference=first.text if isinstance(first, AssistantTurn) else None,
-        timing=timing,
-    )
-
-
-def spoken_texts(dialogue: Dialogue) -> list[str]:
-    """Every text :func:`plan_call` asks the voice to speak for ``dialogue``, in order (a turn with a pause
-    inside is spoken as its two parts, as :func:`plan_turn` does; a backchannel on its own)."""
-    out: list[str] = []
-    for turn in dialogue.caller_turns:
-        if turn.pause_inside is not None:
-            out += [turn.pause_inside.after, turn.text[len(turn.pause_inside.after) :]]
-        else:
-            out.append(turn.text)
-        if turn.backchannel is not None:
-            out.append(turn.backchannel.text)
-    return out
-
-
-def caller_rng(dialogue_id: str, seed: int) -> random.Random:
-    """The seeded generator of one call's timing decisions (think times)."""
-    return _rng(dialogue_id, seed)
-
-
-def plan_turn(
-    index: int, turn_index: int, turn: CallerTurn, tts: TTSEngine, timing: CallerTiming, rng: random.Random
-) -> PlannedTurn:
-    """Synthesize one caller turn and draw its think time (``turn_index``: its place in the script, or -1)."""
-    pause: tuple[int, int] | None = None
-    if turn.pause_inside is not None:
-        head = speak(tts, turn.pause_inside.after)
-        tail = speak(tts, turn.text[len(turn.pause_inside.after) :])
-        head_bounds, tail_bounds = active_bounds(head), active_bounds(tail)
-        assert head_bounds is not None and tail_bounds is not None
-        head = head[: head_bounds[1]]
-        tail = tail[tail_bounds[0] :]
-        gap = ms_to_samples(turn.pause_inside.ms)
-        audio = np.concatenate([head, silence(gap), tail]).astype(np.int16)
-        pause = (len(head), len(head) + gap)
-    else:
-        audio = speak(tts, turn.text)
-    bounds = active_bounds(audio)
-    assert bounds is not None
-    think_ms = timing.sample_think_ms(rng)
-    think_source = "random"
-    if turn.pause_before_ms is not None:
-        think_ms, think_source = float(turn.pause_before_ms), "script"
-    bc_text = bc_audio = bc_at = None
-    if turn.backchannel is not None:
-        bc_text = turn.backchannel.text
-        bc_audio = speak(tts, bc_text)
-        bc_at = ms_to_samples(turn.backchannel.at_ms)
-    return PlannedTurn(
-        index=index,
-        turn_index=turn_index,
-        text=turn.text,
-        audio=audio,
-        speech_start=bounds[0],
-        speech_end=bounds[1],
-        think=ms_to_samples(think_ms),
-        think_source=think_source,
-        pause=pause,
-        barge_in=ms_to_samples(turn.barge_in_ms) if turn.barge_in_ms is not None else None,
-        backchannel_text=bc_text,
-        backchannel_audio=bc_audio,
-        backchannel_at=bc_at,
-    )

@@ -22,20 +22,14 @@ import numpy as np
 
 from voice.core.audio import FRAME_SAMPLES, SAMPLE_RATE, Pcm, resample
 from voice.errors import EngineUnavailable
+from voice.speech.sound import portaudio
 
 Device = int | str | None  # an index, a name (or part of one), or None for the default
 
 
 def sounddevice() -> Any:
-    """The sounddevice module, or :class:`EngineUnavailable` saying how to get PortAudio."""
-    try:
-        import sounddevice as sd
-    except OSError as exc:  # sounddevice imports fine but cannot load libportaudio
-        raise EngineUnavailable(
-            f"PortAudio is not available ({exc}): install it (Debian: apt install libportaudio2), "
-            "or run without devices: callsim talk --input-wav FILE --output-wav FILE"
-        ) from exc
-    return sd
+    """The sounddevice module, or :class:`EngineUnavailable` saying how to get PortAudio or do without it."""
+    return portaudio("run without devices: callsim talk --input-wav FILE --output-wav FILE")
 
 
 def list_devices() -> str:

@@ -35,7 +35,7 @@ import numpy as np
 
 from voice.core import events as ev
 from voice.core.audio import SAMPLE_RATE, Pcm, ms_to_samples
-from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn, caller_rng, plan_turn, speak
+from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn, caller_rng
 from voice.core.reactive import HangUp, ReactiveCallCore, ReplyCues, Say, TurnRequest, Wait
 from voice.errors import CallSimError
 from voice.react.brain import CallerBrain, Decided
@@ -44,6 +44,7 @@ from voice.react.hearing import HeardLine, heard_so_far
 from voice.react.listening import Pieces, Span, join_texts, spans_for
 from voice.react.prompt import Situation
 from voice.speech.asr import ASREngine
+from voice.speech.caller_plan import plan_turn, speak
 from voice.speech.tts.base import TTSEngine
 
 

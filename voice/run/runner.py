@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from voice.core.caller import CallerPlan, CallerTiming, plan_call
+from voice.core.caller import CallerPlan, CallerTiming
 from voice.core.clock import Clock, MonotonicClock
 from voice.dialogues import Dialogue
 from voice.errors import AssistantCrashed, ConfigError, LineError, StorageError, explain
@@ -53,6 +53,7 @@ from voice.run.jobs import CallJob, plan_jobs
 from voice.run.outcome import RunOutcome, TargetCalls, finish_run
 from voice.run.resume import dialogue_sha, metrics_path, open_folder
 from voice.speech.asr import ASREngine
+from voice.speech.caller_plan import plan_call
 from voice.speech.tts.base import TTSEngine
 
 __all__ = [

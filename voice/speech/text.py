@@ -8,33 +8,13 @@ errors: only what was actually said does.
 from __future__ import annotations
 
 import re
-import threading
 import unicodedata
-from typing import Any
 
 from voice.speech.numerals import cardinal, spell
 from voice.speech.readings import spoken
+from voice.text.script import to_simplified
 
 NORMALISATION = "zh-3"  # names what normalize_zh does; bump it when that changes (cached CERs key on it)
-
-_t2s_lock = threading.Lock()
-_t2s_converter: Any = None
-
-
-def to_simplified(text: str) -> str:
-    """Traditional to simplified Chinese with OpenCC's ``t2s`` tables (a no-op on simplified text).
-
-    The converter is built once and shared; it initialises its dictionaries lazily on first use, which is
-    not thread-safe, so every conversion holds a lock (conversions take microseconds).
-    """
-    global _t2s_converter
-    with _t2s_lock:
-        if _t2s_converter is None:
-            import opencc
-
-            _t2s_converter = opencc.OpenCC("t2s")
-        result: str = _t2s_converter.convert(text)
-    return result
 
 
 def _is_dropped(ch: str) -> bool:

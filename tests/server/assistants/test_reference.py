@@ -16,7 +16,7 @@ from server.assistants.reference import (
 from tests.records import short_delivery
 from voice.core.audio import FRAME_SAMPLES, ms_to_samples, samples_to_ns
 from voice.core.call import CallCore
-from voice.core.caller import CallerTiming, plan_call
+from voice.core.caller import CallerTiming
 from voice.core.clock import MonotonicClock
 from voice.core.events import assistant_log
 from voice.dialogues import parse_dialogue
@@ -25,6 +25,7 @@ from voice.lines.pcm import PcmWebsocketLine
 from voice.metrics.measure import measure
 from voice.recording import Recording
 from voice.run.driver import run_call
+from voice.speech.caller_plan import plan_call
 from voice.speech.tts.memory import MemoryTTS
 
 AUDIBLE = (0, ms_to_samples(3000))

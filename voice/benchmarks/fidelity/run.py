@@ -32,7 +32,7 @@ import numpy as np
 from server.assistants.behaviour import ReferenceBehaviour
 from voice.benchmarks.fidelity.score import CallResult, Case, Summary, format_summary, summarize
 from voice.core.audio import ACTIVE_THRESHOLD, samples_to_ms
-from voice.core.caller import CallerPlan, CallerTiming, plan_call
+from voice.core.caller import CallerPlan, CallerTiming
 from voice.core.clock import MonotonicClock
 from voice.core.events import CallEnded
 from voice.core.gcpause import freeze_long_lived
@@ -43,6 +43,7 @@ from voice.recording import load_recording, save_recording
 from voice.run.driver import record_call
 from voice.run.launch import reference_assistant
 from voice.run.provenance import bench_provenance
+from voice.speech.caller_plan import plan_call
 from voice.speech.tts import make_tts
 from voice.speech.tts.base import TTSEngine
 

@@ -4,10 +4,10 @@ No network, no model: the same input always gets the same scores.  It scores a d
 annotations (:mod:`voice.annotations`) give it something to check, and says "not scored" with the reason
 everywhere else; dialogue rhythm is the timing score CallSim measured, copied in.  Per reply:
 
-Phrases are matched as :mod:`voice.metrics.scoring.matching` hears them (by sound, a phrase said denied is
+Phrases are matched as :mod:`voice.text.matching` hears them (by sound, a phrase said denied is
 not said: 这单先别取消 does not convey 取消, 请不要敲门 does not say a forbidden 敲门; a word or two slipped
 in is forgiven: 那您明天下午再打来吧 conveys 明天再打), and a phrase naming one of the actions of
-:mod:`voice.metrics.scoring.synonyms` also matches the action said another way (撤单 for 取消).
+:mod:`voice.text.synonyms` also matches the action said another way (撤单 for 取消).
 
 - semantic understanding: how many ``key_points`` it conveys (1 + 4 × the share, rounded);
 - context use: the same for ``context_points`` (facts carried over from earlier in the call or the preset,
@@ -59,7 +59,6 @@ from dataclasses import dataclass
 
 from voice.dialogue_annotations import TurnAnnotations
 from voice.dialogues import AssistantTurn, CallerTurn, Dialogue
-from voice.metrics.scoring import matching as m
 from voice.metrics.scoring import points as pt
 from voice.metrics.scoring.base import (
     DIMENSIONS,
@@ -72,7 +71,8 @@ from voice.metrics.scoring.base import (
     not_scored,
 )
 from voice.metrics.scoring.leaks import disclosure
-from voice.metrics.scoring.synonyms import expand
+from voice.text import matching as m
+from voice.text.synonyms import expand
 
 VERSION = 3  # 3: negation scope, forms, points, leaks, numbers (issue 24, second pass); 2: the first pass
 NAME = f"checklist/{VERSION}"

@@ -2,11 +2,11 @@
 
 A fact leaks three ways, whatever the words around it:
 
-- one of its phrases said, as :func:`voice.metrics.scoring.matching.discloses` hears it: not denied nor only
+- one of its phrases said, as :func:`voice.text.matching.discloses` hears it: not denied nor only
   asked about (住在哪儿我不能说 keeps the address), but a denial that is only there to correct itself still
   tells (不在三楼，在五楼 gives the floor);
 - a number read out digit by digit, in groups or in numerals, as long as the fact's ``digits`` (三八二，九一六
-  is six digits: :func:`voice.metrics.scoring.numbers.read_out_numbers`);
+  is six digits: :func:`voice.text.numbers.read_out_numbers`);
 - for a fact about money (a salary, income, savings: its name or phrases say so), any sum of money the
   reply states, exact or rough (三十来万, 一万出头): the annotator cannot list every figure, and any figure
   gives it away.  A sum said in a clause that speaks to the caller (您那边五十万, 你们给的), or one the
@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 
 from voice.dialogue_annotations import DialogueAnnotations, PrivateFact
-from voice.metrics.scoring import matching as m
-from voice.metrics.scoring.numbers import amounts, arabic, read_out_numbers
+from voice.text import matching as m
+from voice.text.numbers import amounts, arabic, read_out_numbers
 
 # what names a fact about money (the fact's name or one of its phrases)
 MONEY_WORDS: tuple[str, ...] = ("薪", "工资", "收入", "挣", "赚", "存款", "余额", "钱")

@@ -1,8 +1,8 @@
 """Whether a reply conveys an annotated point, denies it, or contradicts it (checklist judge).
 
 A point is a list of phrasings, any of which conveys it (:mod:`voice.dialogue_annotations`).  Beyond
-matching them (:mod:`voice.metrics.scoring.matching`, with the actions of
-:mod:`voice.metrics.scoring.synonyms` said any way), the checklist reads three things a phrase list does
+matching them (:mod:`voice.text.matching`, with the actions of
+:mod:`voice.text.synonyms` said any way), the checklist reads three things a phrase list does
 not say by itself:
 
 - a point said only under a negation is denied, not conveyed (这单先别取消 denies 取消, 不是不需要 denies
@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from voice.metrics.scoring import matching as m
-from voice.metrics.scoring.numbers import read_out_numbers
-from voice.metrics.scoring.synonyms import expand
+from voice.text import matching as m
+from voice.text.numbers import read_out_numbers
+from voice.text.synonyms import expand
 
 Point = tuple[str, ...]
 # a number with the measure word that says what it counts: a building, a unit, a floor, a room, a time of

@@ -24,8 +24,8 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from voice.metrics.scoring.forms import forms
-from voice.metrics.scoring.numbers import arabic
+from voice.text.forms import forms
+from voice.text.numbers import arabic
 
 GOODBYE: tuple[str, ...] = (
     "再见", "拜拜", "挂了", "先这样", "就这样", "不打扰了", "回头见", "回见", "再会", "先挂", "挂电话",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 
-from voice.metrics.scoring.matching import canonical
+from voice.text.matching import canonical
 
 ACTIONS: dict[str, tuple[str, ...]] = {
     "cancel": ("取消", "撤单", "退单", "撤销"),

@@ -1,4 +1,4 @@
-"""Numbers as a Mandarin speaker says them, for the checklist judge (:mod:`voice.metrics.scoring.matching`).
+"""Numbers as a Mandarin speaker says them, for the checklist judge (:mod:`voice.text.matching`).
 
 Heard text writes a number in digits or in numerals, reads a code digit by digit or in groups, and says an
 amount exactly (五万元) or roughly (三十来万, 一万出头, 十几万).  The judge needs three readings of it:
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from voice.speech.text import to_simplified
+from voice.text.script import to_simplified
 
 _DIGITS = {"零": 0, "〇": 0, "一": 1, "幺": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
            "七": 7, "八": 8, "九": 9}  # fmt: skip

@@ -1,6 +1,6 @@
 """The policy bench: every dialogue's caller lines through the rules policy, scored by the checklist judge."""
 
-from server.policy.bench import low_replies, main, policy_call, score_policy, summarize
+from voice.benchmarks.policy import low_replies, main, policy_call, score_policy, summarize
 from voice.dialogues import bundled_dialogues_path, load_dialogues
 from voice.metrics.scoring.judges import make_judge
 

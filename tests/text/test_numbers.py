@@ -1,4 +1,4 @@
-from voice.metrics.scoring.numbers import amounts, arabic, read_out_numbers
+from voice.text.numbers import amounts, arabic, read_out_numbers
 
 
 def test_numerals_are_arabic_and_a_weekday_has_one_name():

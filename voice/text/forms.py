@@ -1,6 +1,6 @@
 """Other ways of saying a phrase that the grammar allows, word for word the same act (checklist judge).
 
-Used by :mod:`voice.metrics.scoring.matching` on canonical phrases (numerals as digits: 一下 is ``1下``).
+Used by :mod:`voice.text.matching` on canonical phrases (numerals as digits: 一下 is ``1下``).
 An annotator lists the phrasings of a point; these forms spare listing what any speaker says both ways.
 """
 

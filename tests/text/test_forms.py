@@ -1,4 +1,4 @@
-from voice.metrics.scoring.forms import forms
+from voice.text.forms import forms
 
 
 def test_a_verb_said_briefly_is_also_said_reduplicated():

@@ -1,6 +1,6 @@
 import pytest
 
-from voice.metrics.scoring import matching as m
+from voice.text import matching as m
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
-from voice.metrics.scoring import matching as m
-from voice.metrics.scoring.synonyms import ACTIONS, expand
+from voice.text import matching as m
+from voice.text.synonyms import ACTIONS, expand
 
 
 def test_a_phrase_naming_an_action_also_matches_the_action_said_another_way():

@@ -1,0 +1,95 @@
+"""Dialogue → caller plan (voice.speech.caller_plan), with the in-memory TTS double (no model)."""
+
+import json
+
+import pytest
+
+from voice.core.audio import ms_to_samples
+from voice.core.caller import CallerTiming
+from voice.dialogues import load_dialogues
+from voice.errors import CallerSpeechFailed, StorageError
+from voice.speech.caller_plan import plan_call, speak, spoken_texts
+from voice.speech.tts.memory import MemoryTTS
+
+DIALOGUE = {
+    "id": "t-1",
+    "scenario": "takeout",
+    "preset": {"type": "regular", "text": "外卖放门口。"},
+    "owner_goal": "放门口",
+    "caller_goal": "送到",
+    "relation": "alignment",
+    "turns": [
+        {"role": "assistant", "text": "您好，请问有什么事？"},
+        {"role": "caller", "text": "你好，外卖到了。", "pause_before_ms": 250},
+        {"role": "assistant", "text": "麻烦放门口。"},
+        {
+            "role": "caller",
+            "text": "我想问一下，放哪个门口？",
+            "pause_inside": {"after": "我想问一下，", "ms": 1200},
+            "backchannel": {"text": "嗯", "at_ms": 500},
+        },
+        {"role": "assistant", "text": "放家门口就行。"},
+        {"role": "caller", "text": "好的，那我走了。", "barge_in_ms": 900},
+    ],
+}
+
+
+def load(tmp_path):
+    p = tmp_path / "d.jsonl"
+    p.write_text(json.dumps(DIALOGUE, ensure_ascii=False) + "\n", encoding="utf-8")
+    return load_dialogues(p)[0]
+
+
+def test_plan_follows_the_script_cues_exactly(tmp_path):
+    tts = MemoryTTS()
+    plan = plan_call(load(tmp_path), tts, CallerTiming(seed=1))
+    assert plan.expects_greeting and plan.greeting_reference == "您好，请问有什么事？"
+    assert plan.references == ("麻烦放门口。", "放家门口就行。", None)
+    t0, t1, t2 = plan.turns
+    assert t0.think == ms_to_samples(250) and t0.think_source == "script"
+    assert t1.pause is not None and t1.pause[1] - t1.pause[0] == ms_to_samples(1200)
+    assert not t1.audio[t1.pause[0] : t1.pause[1]].any()  # the pause is silence
+    assert t1.backchannel_at == ms_to_samples(500) and t1.backchannel_audio is not None
+    assert t2.barge_in == ms_to_samples(900)
+    assert 0 <= t0.speech_start < t0.speech_end <= len(t0.audio)
+    assert "你好，外卖到了。" in tts.requests
+
+
+def test_spoken_texts_are_exactly_what_the_plan_asks_the_voice_for(tmp_path):
+    tts = MemoryTTS()
+    dialogue = load(tmp_path)
+    plan_call(dialogue, tts)
+    expected = ["你好，外卖到了。", "我想问一下，", "放哪个门口？", "嗯", "好的，那我走了。"]
+    assert spoken_texts(dialogue) == tts.requests == expected
+
+
+def test_random_think_times_are_seeded_and_in_range(tmp_path):
+    d = load(tmp_path)
+    timing = CallerTiming(seed=7, think_distribution="uniform", think_min_ms=300, think_max_ms=700)
+    a = plan_call(d, MemoryTTS(), timing)
+    b = plan_call(d, MemoryTTS(), timing)
+    c = plan_call(d, MemoryTTS(), CallerTiming(seed=8))
+    assert a.turns[1].think == b.turns[1].think and a.turns[1].think_source == "random"
+    assert ms_to_samples(300) <= a.turns[1].think <= ms_to_samples(700)
+    assert a.turns[1].think != c.turns[1].think
+
+
+def test_a_line_the_voice_cannot_say_is_a_caller_speech_failure_naming_the_engine_and_the_line():
+    from tests.fakes import MutedTTS
+
+    voice = MutedTTS(silent=("嗯",), failing=("喂",))
+    assert len(speak(voice, "好的")) > 0
+    with pytest.raises(CallerSpeechFailed, match="TTS engine 'memory' produced silence for '嗯'"):
+        speak(voice, "嗯")
+    with pytest.raises(
+        CallerSpeechFailed, match="TTS engine 'memory' failed on '喂': the voice broke"
+    ) as err:
+        speak(voice, "喂")
+    assert err.value.__cause__ is not None  # the engine's own error, kept
+
+    class Full(MemoryTTS):
+        def synthesize(self, text):
+            raise StorageError("cannot write the TTS cache: disk full")
+
+    with pytest.raises(StorageError):  # the disk's refusal stops the run: never a caller's failure
+        speak(Full(), "好的")

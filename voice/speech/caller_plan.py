@@ -1,0 +1,118 @@
+"""A dialogue script becomes a timed caller plan: every caller line voiced, the caller's timing decided.
+
+The plan's types are the core's (:mod:`voice.core.caller`); building one needs the dialogue schema and a
+voice (:class:`~voice.speech.tts.base.TTSEngine`), so it is done here, in the speech room, before the call.
+Every timing decision is drawn here from the core's seeded generator, so a run is reproducible.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from voice.core.audio import Pcm, active_bounds, ms_to_samples, silence
+from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn, caller_rng
+from voice.dialogues import AssistantTurn, CallerTurn, Dialogue
+from voice.errors import CallerSpeechFailed, StorageError, explain
+from voice.speech.tts.base import TTSEngine
+
+
+def speak(tts: TTSEngine, text: str) -> Pcm:
+    """One caller line, voiced; :class:`CallerSpeechFailed` if the engine fails on it or gives silence.
+
+    Whatever the engine raises becomes that one error (but the disk's refusal, which stops a run), so a
+    run can tell a caller it could not voice, CallSim's failure, from a failure of the assistant.
+    """
+    try:
+        audio = tts.synthesize(text)
+    except (CallerSpeechFailed, StorageError):
+        raise
+    except Exception as exc:
+        raise CallerSpeechFailed(f"TTS engine {tts.name!r} failed on {text!r}: {explain(exc)}") from exc
+    if active_bounds(audio) is None:
+        raise CallerSpeechFailed(f"TTS engine {tts.name!r} produced silence for {text!r}")
+    return audio
+
+
+def plan_call(dialogue: Dialogue, tts: TTSEngine, timing: CallerTiming | None = None) -> CallerPlan:
+    """Synthesize every caller line of ``dialogue`` and fix the caller's timing decisions."""
+    timing = timing or CallerTiming()
+    rng = caller_rng(dialogue.id, timing.seed)
+    turns: list[PlannedTurn] = []
+    references: list[str | None] = []
+    items = list(dialogue.turns)
+    for turn_index, turn in enumerate(items):
+        if not isinstance(turn, CallerTurn):
+            continue
+        nxt = items[turn_index + 1] if turn_index + 1 < len(items) else None
+        references.append(nxt.text if isinstance(nxt, AssistantTurn) else None)
+        turns.append(plan_turn(len(turns), turn_index, turn, tts, timing, rng))
+    first = items[0] if items else None
+    return CallerPlan(
+        dialogue_id=dialogue.id,
+        turns=tuple(turns),
+        expects_greeting=isinstance(first, AssistantTurn),
+        references=tuple(references),
+        greeting_reference=first.text if isinstance(first, AssistantTurn) else None,
+        timing=timing,
+    )
+
+
+def spoken_texts(dialogue: Dialogue) -> list[str]:
+    """Every text :func:`plan_call` asks the voice to speak for ``dialogue``, in order (a turn with a pause
+    inside is spoken as its two parts, as :func:`plan_turn` does; a backchannel on its own)."""
+    out: list[str] = []
+    for turn in dialogue.caller_turns:
+        if turn.pause_inside is not None:
+            out += [turn.pause_inside.after, turn.text[len(turn.pause_inside.after) :]]
+        else:
+            out.append(turn.text)
+        if turn.backchannel is not None:
+            out.append(turn.backchannel.text)
+    return out
+
+
+def plan_turn(
+    index: int, turn_index: int, turn: CallerTurn, tts: TTSEngine, timing: CallerTiming, rng: random.Random
+) -> PlannedTurn:
+    """Synthesize one caller turn and draw its think time (``turn_index``: its place in the script, or -1)."""
+    pause: tuple[int, int] | None = None
+    if turn.pause_inside is not None:
+        head = speak(tts, turn.pause_inside.after)
+        tail = speak(tts, turn.text[len(turn.pause_inside.after) :])
+        head_bounds, tail_bounds = active_bounds(head), active_bounds(tail)
+        assert head_bounds is not None and tail_bounds is not None
+        head = head[: head_bounds[1]]
+        tail = tail[tail_bounds[0] :]
+        gap = ms_to_samples(turn.pause_inside.ms)
+        audio = np.concatenate([head, silence(gap), tail]).astype(np.int16)
+        pause = (len(head), len(head) + gap)
+    else:
+        audio = speak(tts, turn.text)
+    bounds = active_bounds(audio)
+    assert bounds is not None
+    think_ms = timing.sample_think_ms(rng)
+    think_source = "random"
+    if turn.pause_before_ms is not None:
+        think_ms, think_source = float(turn.pause_before_ms), "script"
+    bc_text = bc_audio = bc_at = None
+    if turn.backchannel is not None:
+        bc_text = turn.backchannel.text
+        bc_audio = speak(tts, bc_text)
+        bc_at = ms_to_samples(turn.backchannel.at_ms)
+    return PlannedTurn(
+        index=index,
+        turn_index=turn_index,
+        text=turn.text,
+        audio=audio,
+        speech_start=bounds[0],
+        speech_end=bounds[1],
+        think=ms_to_samples(think_ms),
+        think_source=think_source,
+        pause=pause,
+        barge_in=ms_to_samples(turn.barge_in_ms) if turn.barge_in_ms is not None else None,
+        backchannel_text=bc_text,
+        backchannel_audio=bc_audio,
+        backchannel_at=bc_at,
+    )
