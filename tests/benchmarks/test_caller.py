@@ -1,4 +1,5 @@
-"""The caller bench's figures, from hand-made event logs (the bench's calls need models: not run here)."""
+"""The caller bench's figures, from hand-made event logs, and its arguments (its calls need models: not run
+here; ``scripts/bench_caller --quick`` runs them)."""
 
 import pytest
 
@@ -41,3 +42,28 @@ def test_a_setting_without_calls_or_early_decisions_says_so_instead_of_dividing_
     row = summarize("none", [], None)
     assert (row.turns, row.late_p50_ms, row.cpu_per_call_s, row.early_wasted_share) == (0, None, None, None)
     assert "none" in render([row])
+
+
+def test_the_bench_arguments_are_ones_callsim_bench_accepts(tmp_path):
+    from voice.benchmarks.caller import bench_args
+    from voice.cli import build_parser
+
+    model = "http://127.0.0.1:2/v1"
+    args = build_parser().parse_args(bench_args("pcm+ws://127.0.0.1:1/pcm", model, 1, tmp_path))
+    assert (args.caller, args.caller_base_url, args.persona) == ("openai:rules", model, "patient")
+    assert args.target == ["pcm+ws://127.0.0.1:1/pcm"] and args.limit == 1 and args.concurrency == 1
+
+
+def test_quick_runs_one_dialogue_against_the_echo_with_the_instant_stand_in(monkeypatch, tmp_path):
+    from voice.benchmarks import caller
+
+    ran: list[tuple[str, float, int]] = []
+
+    def fake_setting(assistant: str, delay_s: float, limit: int, out) -> caller.Row:
+        ran.append((assistant, delay_s, limit))
+        return caller.summarize(f"{assistant}, model {delay_s:g} s", [call(0, 120)], 3.0)
+
+    monkeypatch.setattr(caller, "run_setting", fake_setting)
+    monkeypatch.setenv("CALLSIM_SPEED_INDEX", "off")
+    assert caller.main(["--quick", "--json"]) == 0
+    assert ran == [("echo", 0.0, 1)]

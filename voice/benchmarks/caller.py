@@ -9,7 +9,8 @@ away (``caller_early``).  The goal on 2 vCPUs: p50 ≤ 150 ms and p90 ≤ 400 ms
 instant stand-in; with a 1 s model, no more than 1 s + 150 ms at p50.
 
 The figures come from :func:`summarize`, which reads event logs only (tested with hand-made ones);
-:func:`main` makes the calls and has not been run yet (see NOTES-26.md).
+:func:`main` makes the calls through ``callsim bench`` (``--quick``: one dialogue, the echo, the instant
+stand-in, about a minute; figures in NOTES-26.md).
 """
 
 from __future__ import annotations
@@ -115,15 +116,30 @@ def read_logs(folder: Path) -> list[list[ev.CallEvent]]:
 
 
 @contextlib.contextmanager
-def _assistant(name: str) -> Iterator[str]:
-    """The ``--target`` for ``name``: builtin as is; echo started in a process of its own."""
+def _assistant(name: str) -> Iterator[tuple[str, int | None]]:
+    """The ``--target`` for ``name`` and the pid whose CPU counts too: builtin as is (it runs in this
+    process); the echo started in a process of its own."""
     if name == "builtin":
-        yield "builtin"
+        yield "builtin", None
         return
     from voice.run.launch import echo_assistant
 
-    with echo_assistant(0) as (url, _pid):
-        yield f"pcm+{url}"
+    with echo_assistant(0) as (url, pid):
+        yield f"pcm+{url}", pid
+
+
+def bench_args(target: str, model_url: str, limit: int, out: Path) -> list[str]:
+    """The ``callsim bench`` arguments of one setting: the reactive caller (patient, over the stand-in)
+    calling ``target`` one call at a time, the run's speed index left to this bench, no report."""
+    args = ["bench", "--target", target, "--out", str(out), "--limit", str(limit), "--concurrency", "1"]
+    args += ["--caller", "openai:rules", "--caller-base-url", model_url, "--persona", "patient"]
+    return [*args, "--no-report", "--no-speed-index"]
+
+
+def _cpu(pids: Sequence[int | None]) -> float | None:
+    """CPU seconds used so far by ``pids`` together (None if one cannot tell)."""
+    used = [process_cpu_s(pid) for pid in pids if pid is not None]
+    return None if any(u is None for u in used) else sum(u for u in used if u is not None)
 
 
 def run_setting(assistant: str, delay_s: float, limit: int, out: Path) -> Row:
@@ -133,12 +149,14 @@ def run_setting(assistant: str, delay_s: float, limit: int, out: Path) -> Row:
     from voice.react import standin
 
     setting = f"{assistant}, model {delay_s:g} s"
-    cpu0 = process_cpu_s(os.getpid())
-    with StandInLLM().respond(standin.answer, delay_s=delay_s) as model, _assistant(assistant) as target:
-        args = ["bench", "--target", target, "--out", str(out), "--limit", str(limit), "--concurrency", "1"]
-        args += ["--caller", "openai:rules", "--caller-base-url", model.url, "--persona", "patient"]
-        callsim(args)
-    cpu1 = process_cpu_s(os.getpid())
+    model_server = StandInLLM().respond(standin.answer, delay_s=delay_s)
+    with model_server as model, _assistant(assistant) as (target, pid):
+        pids = (os.getpid(), pid)
+        cpu0 = _cpu(pids)
+        code = callsim(bench_args(target, model.url, limit, out))
+        cpu1 = _cpu(pids)
+    if code != 0:
+        raise SystemExit(f"bench_caller: callsim bench exited {code} for {setting}")
     cpu = cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None
     return summarize(setting, read_logs(out), cpu)
 
@@ -150,8 +168,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--delay", action="append", type=float, help="the model's seconds per answer (default 0, 0.3, 1)"
     )
     p.add_argument("--limit", type=int, default=2, help="dialogues per setting (default %(default)s)")
+    p.add_argument(
+        "--quick", action="store_true", help="one dialogue, the echo, the instant stand-in (about a minute)"
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = p.parse_args(argv)
+    if args.quick:
+        args.assistant, args.delay, args.limit = args.assistant or ["echo"], args.delay or [0.0], 1
+    from voice.run.provenance import bench_provenance
+
+    bench_provenance("scripts/bench_caller", argv, json_out=args.json)
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="bench_caller-") as tmp:
         for assistant in args.assistant or ASSISTANTS:

@@ -20,6 +20,7 @@ from voice.llm.cache import AnswerCache
 from voice.llm.client import LLMClient
 from voice.llm.settings import LLMSettings, parse_model_spec
 from voice.react.brain import CallerBrain
+from voice.react.hearing import caller_ears
 from voice.react.persona import PERSONAS, Persona, choose_persona
 from voice.react.prompt import PROMPT_VERSION
 from voice.react.session import ReactiveSession
@@ -83,7 +84,8 @@ class ReactiveCaller:
         tts_lock: asyncio.Lock | None = None,
         asr_lock: asyncio.Lock | None = None,
     ) -> ReactiveSession:
-        """The reactive caller of one call (``timing.seed``: the call's seed)."""
+        """The reactive caller of one call (``timing.seed``: the call's seed; ``ears``: the run's transcriber,
+        which it hears with through :func:`~voice.react.hearing.caller_ears`)."""
         brain = CallerBrain(
             self.client,
             dialogue,
@@ -94,7 +96,7 @@ class ReactiveCaller:
         return ReactiveSession(
             brain,
             tts,
-            ears,
+            caller_ears(ears),
             timing,
             tts_lock=tts_lock,
             asr_lock=asr_lock,
