@@ -22,6 +22,7 @@ class Made:
     goal: ev.GoalReported | None
     decided: Decided | None
     rng: random.Random
+    rest: tuple[str, int] | None = None  # a turn's text still to voice, and the pause before it (ms)
 
 
 @dataclass

@@ -29,7 +29,6 @@ import asyncio
 import dataclasses
 import random
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -43,8 +42,8 @@ from voice.react.early import EarlyCount, Guess, Made
 from voice.react.hearing import HeardLine, heard_so_far
 from voice.react.listening import Pieces, Span, join_texts, spans_for
 from voice.react.prompt import Situation
+from voice.react.voicing import Voicing
 from voice.speech.asr import ASREngine
-from voice.speech.caller_plan import plan_turn, speak
 from voice.speech.tts.base import TTSEngine
 
 
@@ -68,7 +67,8 @@ class ReactiveSession:
     ) -> None:
         self.brain, self.tts, self.ears, self.timing = brain, tts, ears, timing
         self.wait_in_place = wait_in_place
-        self._tts_lock, self._asr_lock = tts_lock or asyncio.Lock(), asr_lock or asyncio.Lock()
+        self._asr_lock = asr_lock or asyncio.Lock()
+        self.voice = Voicing(tts, timing, brain.persona.think_scale, tts_lock or asyncio.Lock())
         self._rng = caller_rng(brain.dialogue.id, timing.seed)
         self._texts: dict[Span, str] = {}  # transcripts of heard spans
         self._task: asyncio.Task[Made] | None = None
@@ -105,7 +105,9 @@ class ReactiveSession:
             move = made.move
             if not isinstance(move, Say):
                 fallback = self.brain.fallback(Situation("first", 0), "the first move must be a turn")
-                move = await self._say(fallback, 0, self._rng)
+                move, _ = await self.voice.say(
+                    fallback.decision, 0, self._rng, self._persona_interrupt(), whole=True
+                )
             turns, cues = (move.turn,), move.cues
         plan = CallerPlan(
             dialogue_id=d.id,
@@ -127,8 +129,9 @@ class ReactiveSession:
             channel = heard()
             for span in self._pieces.feed(channel):
                 await self._hear_piece(span, np.array(channel[span[0] : span[1]], dtype=np.int16))
+        await self.voice.supply(core)
         if self._task is not None and self._task.done():
-            self._supply(core)
+            await self._supply(core)
         req = core.request
         if req is not None and self._task is None and req != self._asked:
             self._asked = req
@@ -140,7 +143,7 @@ class ReactiveSession:
                 self._task = self._start(core, heard, situation)
             if self.wait_in_place:
                 await asyncio.wait([self._task])
-                self._supply(core)
+                await self._supply(core)
         elif req is None and self._task is None and self._quiet is not None:
             await self._maybe_guess(core, heard)
 
@@ -221,7 +224,7 @@ class ReactiveSession:
             raise RuntimeError("ReactiveSession.start() makes the core before the call")
         return self.core
 
-    def _supply(self, core: ReactiveCallCore) -> None:
+    async def _supply(self, core: ReactiveCallCore) -> None:
         assert self._task is not None
         made = self._task.result()
         self._task = None
@@ -231,6 +234,9 @@ class ReactiveSession:
         if made.goal is not None:
             core.note(dataclasses.replace(made.goal, t=at))
         core.supply(made.move, at)
+        if made.rest is not None and isinstance(made.move, Say):  # its first clause is in: voice the rest
+            self.voice.start(made.move.turn.index, made.rest)
+            await self.voice.supply(core, wait=self.wait_in_place)
 
     def _fork(self) -> random.Random:
         """A copy of the think-time generator for one decision (kept by :meth:`_keep` if it is used)."""
@@ -302,30 +308,10 @@ class ReactiveSession:
             goal = ev.GoalReported(0, d.goal, d.reason, spoken) if d.goal else None
             why = f"goal {d.goal}: {d.reason}" if d.goal else d.reason or "the caller hung up"
             return Made(HangUp(why), logged, goal, decided, rng)
-        return Made(await self._say(decided, situation.turn, rng), logged, None, decided, rng)
-
-    async def _say(self, decided: Decided, index: int, rng: random.Random) -> Say:
-        d = decided.decision
-        assert d.turn is not None
-        async with self._tts_lock:
-            loop = asyncio.get_running_loop()
-            turn, bc_audio = await loop.run_in_executor(None, self._synthesize, d, index, rng)
-        cues = ReplyCues(
-            backchannel_text=d.backchannel.text if d.backchannel else None,
-            backchannel_audio=bc_audio,
-            backchannel_at=ms_to_samples(d.backchannel.at_ms) if d.backchannel else None,
-            interrupt_after=ms_to_samples(d.interrupt_after_ms)
-            if d.interrupt_after_ms is not None
-            else self._persona_interrupt(),
+        say, rest = await self.voice.say(
+            d, situation.turn, rng, self._persona_interrupt(), whole=situation.reason == "first"
         )
-        return Say(turn, cues)
-
-    def _synthesize(self, d: Any, index: int, rng: random.Random) -> tuple[PlannedTurn, Pcm | None]:
-        turn = plan_turn(index, -1, d.turn, self.tts, self.timing, rng)
-        if turn.think_source == "random":
-            turn = dataclasses.replace(turn, think=int(turn.think * self.brain.persona.think_scale))
-        bc = speak(self.tts, d.backchannel.text) if d.backchannel else None
-        return turn, bc
+        return Made(say, logged, None, decided, rng, rest)
 
     def _persona_interrupt(self) -> int | None:
         ms = self.brain.persona.interrupt_after_ms
@@ -334,7 +320,8 @@ class ReactiveSession:
     # --- after the call -------------------------------------------------------------------------------
 
     def stop(self) -> None:
-        """Drop decisions and transcriptions still in the making (their threads finish on their own)."""
+        """Drop decisions, hearing and voicing still in the making (their threads finish on their own)."""
+        self.voice.stop()
         if self._task is not None:
             self._task.cancel()
             self._task = None
