@@ -61,9 +61,10 @@ def test_quick_runs_one_dialogue_against_the_echo_with_the_instant_stand_in(monk
 
     def fake_setting(assistant: str, delay_s: float, limit: int, out) -> caller.Row:
         ran.append((assistant, delay_s, limit))
+        assert out == tmp_path / "echo-0"  # --keep: the run folder stays
         return caller.summarize(f"{assistant}, model {delay_s:g} s", [call(0, 120)], 3.0)
 
     monkeypatch.setattr(caller, "run_setting", fake_setting)
     monkeypatch.setenv("CALLSIM_SPEED_INDEX", "off")
-    assert caller.main(["--quick", "--json"]) == 0
+    assert caller.main(["--quick", "--json", "--keep", str(tmp_path)]) == 0
     assert ran == [("echo", 0.0, 1)]

@@ -70,9 +70,14 @@ def test_the_callers_ears_fit_whispers_window_to_each_piece_and_leave_other_tran
             self.windows.append(audio_context_s)
             return Transcription("到了", len(pcm) / 16000, 0.0)
 
+        def load(self) -> None:
+            self.windows.append(-1.0)  # marks the load
+
     whisper = Whisper()
     ears = caller_ears(whisper)
     assert isinstance(ears, FittedEars) and ears.transcribe(tone(300)) == "到了"
     assert whisper.windows == [ASR_CONTEXT_S] and "caller's ears" in ears.describe()
+    ears.load()  # the session loads the model before dialling
+    assert whisper.windows[-1] == -1.0
     memory = MemoryASR([], default="")
     assert caller_ears(memory) is memory

@@ -137,3 +137,24 @@ async def test_a_turn_of_several_clauses_starts_on_its_first_clause_and_is_said_
     whole = len(MemoryTTS().synthesize(second))  # the turn as one clip: about as long as the two pieces
     assert plan["text"] == second and abs(plan["audio_samples"] - whole) < whole // 5
     assert spoke["speech_end"] - spoke["audio_start"] == plan["speech_end"] and spoke.get("pause") is None
+
+
+async def test_the_ears_and_the_voice_are_loaded_before_dialling(no_openai_env):
+    from voice.core.caller import CallerTiming
+
+    loaded: list[str] = []
+
+    class Ears(MemoryASR):
+        def load(self) -> None:
+            loaded.append("ears")
+
+    class Voice(MemoryTTS):
+        def load(self) -> None:
+            loaded.append("voice")
+
+    with FakeLLM().respond(standin.answer) as fake:
+        caller = parse_caller("openai:rules", base_url=fake.url, wait_in_place=True, cache="off")
+        session = caller.session(TAKEOUT, CallerTiming(), Voice(), Ears([], default=""))
+        core = await session.start(max_turns=3)
+        caller.close()
+    assert loaded == ["ears", "voice"] and core.now == 0  # the call has not begun

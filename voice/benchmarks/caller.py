@@ -172,6 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--quick", action="store_true", help="one dialogue, the echo, the instant stand-in (about a minute)"
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--keep", metavar="DIR", help="keep each setting's run folder under DIR (default: not)")
     args = p.parse_args(argv)
     if args.quick:
         args.assistant, args.delay, args.limit = args.assistant or ["echo"], args.delay or [0.0], 1
@@ -182,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench_caller-") as tmp:
         for assistant in args.assistant or ASSISTANTS:
             for delay in args.delay or DELAYS_S:
-                out = Path(tmp) / f"{assistant}-{delay:g}"
+                out = Path(args.keep or tmp) / f"{assistant}-{delay:g}"
                 rows.append(run_setting(assistant, delay, args.limit, out))
     print(json.dumps([asdict(r) for r in rows], indent=2) if args.json else render(rows))
     return 0

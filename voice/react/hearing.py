@@ -51,6 +51,10 @@ class FittedEars:
     def __init__(self, whisper: WhisperASR, audio_context_s: float = ASR_CONTEXT_S) -> None:
         self.whisper, self.audio_context_s = whisper, audio_context_s
 
+    def load(self) -> None:
+        """Load the model now (the session does, before dialling)."""
+        self.whisper.load()
+
     def transcribe(self, pcm: Pcm) -> str:
         return self.whisper.transcribe_timed(pcm, audio_context_s=self.audio_context_s).text
 

@@ -82,7 +82,13 @@ class ReactiveSession:
         self.core: ReactiveCallCore | None = None
 
     async def start(self, max_turns: int) -> ReactiveCallCore:
-        """Plan the call (the first turn is decided now, before dialling) and make its core."""
+        """Load the ears and the voice, plan the call (the first turn is decided now) and make its core: all
+        before dialling, so that no model loads while the caller should be answering."""
+        loop = asyncio.get_running_loop()
+        for engine, lock in ((self.ears, self._asr_lock), (self.tts, self.voice.lock)):
+            if (load := getattr(engine, "load", None)) is not None:
+                async with lock:
+                    await loop.run_in_executor(None, load)
         plan, cues, log = await self.plan()
         self.core = ReactiveCallCore(plan, max_turns=max_turns, first_cues=cues)
         for event in log:
