@@ -31,6 +31,10 @@ from voice.metrics.reduce import percentile
 
 DELAYS_S = (0.0, 0.3, 1.0)
 ASSISTANTS = ("builtin", "echo")
+ECHO_DELAY_MS = 1000  # the echo's reply: the caller's turn played back this much later
+"""With no delay the echo plays a turn back over itself, and whether its last frames land after the caller's
+turn (a reply) or not (no reply: the call fails as ``assistant_silent``) is a race; delayed, each reply is
+the last second of the caller's own turn, heard after it."""
 
 
 @dataclass(frozen=True)
@@ -116,7 +120,7 @@ def read_logs(folder: Path) -> list[list[ev.CallEvent]]:
 
 
 @contextlib.contextmanager
-def _assistant(name: str) -> Iterator[tuple[str, int | None]]:
+def _assistant(name: str, echo_delay_ms: int = ECHO_DELAY_MS) -> Iterator[tuple[str, int | None]]:
     """The ``--target`` for ``name`` and the pid whose CPU counts too: builtin as is (it runs in this
     process); the echo started in a process of its own."""
     if name == "builtin":
@@ -124,7 +128,7 @@ def _assistant(name: str) -> Iterator[tuple[str, int | None]]:
         return
     from voice.run.launch import echo_assistant
 
-    with echo_assistant(0) as (url, pid):
+    with echo_assistant(echo_delay_ms) as (url, pid):
         yield f"pcm+{url}", pid
 
 
