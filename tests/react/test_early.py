@@ -5,6 +5,8 @@ The caller hears a hand-made greeting frame by frame (no line, no clock); its mo
 stand-in behind a real HTTP server in the test process, its ears a scripted transcriber.
 """
 
+import asyncio
+
 import numpy as np
 
 from tests.fakes import tone
@@ -23,9 +25,12 @@ from voice.speech.tts.memory import MemoryTTS
 TAKEOUT = next(d for d in load_dialogues(bundled_dialogues_path()) if d.id == "takeout-regular-01")
 
 
-async def greeted(url, early_ms, asr):
-    """The caller hears a greeting with a 400 ms pause inside (frame by frame, no line), until it speaks."""
-    caller = parse_caller("openai:rules", base_url=url, wait_in_place=True, cache="off", early_ms=early_ms)
+async def greeted(url, early_ms, asr, *, in_place=True):
+    """The caller hears a greeting with a 400 ms pause inside (frame by frame, no line), until it speaks
+    (``in_place`` False: as on a real clock, its work runs between frames)."""
+    caller = parse_caller(
+        "openai:rules", base_url=url, wait_in_place=in_place, cache="off", early_ms=early_ms
+    )
     session = caller.session(TAKEOUT, CallerTiming(seed=3), MemoryTTS(), asr)
     core = await session.start(max_turns=3)
     S = ms_to_samples
@@ -36,6 +41,8 @@ async def greeted(url, early_ms, asr):
         if any(isinstance(e, ev.CallerSpoke) for e in core.events):
             break
         await session.after_tick(lambda: np.concatenate(heard))
+        if not in_place:  # a frame's time for the session's tasks (the stand-in answers at once)
+            await asyncio.sleep(0.05)
     session.stop()
     caller.close()
     return core.events, session
@@ -61,3 +68,12 @@ async def test_a_thrown_away_guess_changes_no_think_time(no_openai_env):
     plans = [[(e.text, e.think) for e in log if isinstance(e, ev.TurnPlanned)] for log in (early, late)]
     assert plans[0] == plans[1] and plans[0]
     assert not any(isinstance(e, ev.CallerEarly) for e in late)  # off: decided after the reply's end
+
+
+async def test_a_kept_guess_made_before_the_request_is_supplied_in_the_same_frame(no_openai_env):
+    with FakeLLM().respond(standin.answer) as fake:
+        events, session = await greeted(fake.url, 240, MemoryASR([], default="您好"), in_place=False)
+    assert session.early.kept == 1
+    [request] = [e for e in events if isinstance(e, ev.TurnRequested)]
+    [planned] = [e for e in events if isinstance(e, ev.TurnPlanned)]
+    assert planned.t == request.t  # supplied with the request, not a frame later

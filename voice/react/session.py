@@ -149,6 +149,7 @@ class ReactiveSession:
                 self._task = self._start(core, heard, situation)
             if self.wait_in_place:
                 await asyncio.wait([self._task])
+            if self._task.done():  # a kept guess is often made already: supply it now, not a frame late
                 await self._supply(core)
         elif req is None and self._task is None and self._quiet is not None:
             await self._maybe_guess(core, heard)
