@@ -68,3 +68,17 @@ def test_quick_runs_one_dialogue_against_the_echo_with_the_instant_stand_in(monk
     monkeypatch.setenv("CALLSIM_SPEED_INDEX", "off")
     assert caller.main(["--quick", "--json", "--keep", str(tmp_path)]) == 0
     assert ran == [("echo", 0.0, 1)]
+
+
+def test_each_setting_runs_with_caches_of_its_own_but_the_users_models(monkeypatch, tmp_path):
+    import os
+
+    from voice.benchmarks.caller import cold_caches
+
+    (tmp_path / "models" / "whisper-base").mkdir(parents=True)
+    (tmp_path / "llm").mkdir()
+    monkeypatch.setenv("CALLSIM_CACHE", str(tmp_path))
+    with cold_caches() as root:
+        assert os.environ["CALLSIM_CACHE"] == str(root) and root != tmp_path
+        assert (root / "models" / "whisper-base").is_dir() and not (root / "llm").exists()
+    assert os.environ["CALLSIM_CACHE"] == str(tmp_path) and not root.exists()

@@ -2,15 +2,16 @@
 
 Per setting — an assistant (the built-in, or the echo in a process of its own) and a stand-in caller model
 answering after 0 s, 0.3 s or 1 s (:mod:`voice.react.standin`) — it runs the bundled set with the reactive
-caller on a real clock (``callsim bench``) and reads each call's event log: the caller's lateness per turn
-said after a reply (the ``caller_late`` events; 0 for a turn said on time) as p50/p90/max, the time to the
-call's outcome, CPU seconds per call (this process and the echo's), and the share of early decisions thrown
-away (``caller_early``).  The goal on 2 vCPUs: p50 ≤ 150 ms and p90 ≤ 400 ms beyond the think time with the
+caller on a real clock (``callsim bench``, with caches of its own: no answer or voiced line is reused from
+an earlier run) and reads each call's event log: the caller's lateness per turn said after a reply (the
+``caller_late`` events; 0 for a turn said on time) as p50/p90/max, the time to the call's outcome, CPU
+seconds per call (this process and the echo's), and the share of early decisions thrown away
+(``caller_early``).  The goal on 2 vCPUs: p50 ≤ 150 ms and p90 ≤ 400 ms beyond the think time with the
 instant stand-in; with a 1 s model, no more than 1 s + 150 ms at p50.
 
 The figures come from :func:`summarize`, which reads event logs only (tested with hand-made ones);
 :func:`main` makes the calls through ``callsim bench`` (``--quick``: one dialogue, the echo, the instant
-stand-in, about a minute; figures in NOTES-26.md).
+stand-in, one to two minutes; figures in NOTES-26.md).
 """
 
 from __future__ import annotations
@@ -146,6 +147,29 @@ def _cpu(pids: Sequence[int | None]) -> float | None:
     return None if any(u is None for u in used) else sum(u for u in used if u is not None)
 
 
+@contextlib.contextmanager
+def cold_caches() -> Iterator[Path]:
+    """A cache root of its own while a setting runs: no model answer and no caller line is reused from an
+    earlier run (each would take no time), while the models themselves are the user's (linked, not
+    copied).  Yields the root; ``$CALLSIM_CACHE`` is restored after."""
+    from voice.files import cache_root
+
+    models = cache_root() / "models"
+    before = os.environ.get("CALLSIM_CACHE")
+    with tempfile.TemporaryDirectory(prefix="bench_caller-cache-") as tmp:
+        root = Path(tmp)
+        if models.is_dir():
+            (root / "models").symlink_to(models, target_is_directory=True)
+        os.environ["CALLSIM_CACHE"] = str(root)
+        try:
+            yield root
+        finally:
+            if before is None:
+                os.environ.pop("CALLSIM_CACHE", None)
+            else:
+                os.environ["CALLSIM_CACHE"] = before
+
+
 def run_setting(assistant: str, delay_s: float, limit: int, out: Path) -> Row:
     """The bundled set (``limit`` dialogues) against ``assistant``, the stand-in taking ``delay_s``."""
     from voice.cli import main as callsim
@@ -154,7 +178,7 @@ def run_setting(assistant: str, delay_s: float, limit: int, out: Path) -> Row:
 
     setting = f"{assistant}, model {delay_s:g} s"
     model_server = StandInLLM().respond(standin.answer, delay_s=delay_s)
-    with model_server as model, _assistant(assistant) as (target, pid):
+    with cold_caches(), model_server as model, _assistant(assistant) as (target, pid):
         pids = (os.getpid(), pid)
         cpu0 = _cpu(pids)
         code = callsim(bench_args(target, model.url, limit, out))
@@ -173,7 +197,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--limit", type=int, default=2, help="dialogues per setting (default %(default)s)")
     p.add_argument(
-        "--quick", action="store_true", help="one dialogue, the echo, the instant stand-in (about a minute)"
+        "--quick",
+        action="store_true",
+        help="one dialogue, the echo, the instant stand-in (one to two minutes)",
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--keep", metavar="DIR", help="keep each setting's run folder under DIR (default: not)")
