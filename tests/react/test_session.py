@@ -139,7 +139,7 @@ async def test_a_turn_of_several_clauses_starts_on_its_first_clause_and_is_said_
     assert spoke["speech_end"] - spoke["audio_start"] == plan["speech_end"] and spoke.get("pause") is None
 
 
-async def test_the_ears_and_the_voice_are_loaded_before_dialling(no_openai_env):
+async def test_the_ears_the_voice_and_the_models_client_are_ready_before_dialling(no_openai_env):
     from voice.core.caller import CallerTiming
 
     loaded: list[str] = []
@@ -156,5 +156,6 @@ async def test_the_ears_and_the_voice_are_loaded_before_dialling(no_openai_env):
         caller = parse_caller("openai:rules", base_url=fake.url, wait_in_place=True, cache="off")
         session = caller.session(TAKEOUT, CallerTiming(), Voice(), Ears([], default=""))
         core = await session.start(max_turns=3)
+        prepared = caller.client._api is not None
         caller.close()
-    assert loaded == ["ears", "voice"] and core.now == 0  # the call has not begun
+    assert loaded == ["ears", "voice"] and prepared and core.now == 0  # the call has not begun

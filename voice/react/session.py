@@ -89,6 +89,7 @@ class ReactiveSession:
             if (load := getattr(engine, "load", None)) is not None:
                 async with lock:
                     await loop.run_in_executor(None, load)
+        await loop.run_in_executor(None, self.brain.client.prepare)
         plan, cues, log = await self.plan()
         self.core = ReactiveCallCore(plan, max_turns=max_turns, first_cues=cues)
         for event in log:
