@@ -7,7 +7,8 @@ import pytest
 
 from tests.fakes import plan, reference, tone, turn
 from voice.core import events as ev
-from voice.core.audio import FRAME_SAMPLES, ms_to_samples
+from voice.core.audio import FRAME_SAMPLES, Pcm, ms_to_samples, silence
+from voice.core.call import AssistantAudio
 from voice.core.reactive import CallerMove, HangUp, ReactiveCallCore, ReplyCues, Say, TurnRequest, Wait
 from voice.metrics.measure import measure
 from voice.recording import Recording
@@ -15,10 +16,20 @@ from voice.recording import Recording
 Mover = Callable[[TurnRequest, int], tuple[CallerMove, int] | None]  # (move, frames until it is ready)
 
 
-def drive(core: ReactiveCallCore, mover: Mover, bot=None, max_frames: int = 20_000) -> Recording:
-    """Run the core against the reference bot; answer each request with ``mover`` after its delay."""
+def drive(
+    core: ReactiveCallCore,
+    mover: Mover,
+    bot=None,
+    max_frames: int = 20_000,
+    rest: tuple[Pcm, int] | None = None,
+) -> Recording:
+    """Run the core against the reference bot; answer each request with ``mover`` after its delay.
+
+    ``rest``: for a turn supplied by its first clause (``Say(more=True)``), its rest and the frames after
+    the supply when it is ready."""
     bot = bot or reference(reply_len_ms=1500, greeting_ms=300)
     bot.start()
+    voicing: list[tuple[int, int]] = []  # (turn, frames left) of rests being voiced
     pending: tuple[CallerMove, int] | None = None
     asked: TurnRequest | None = None
     heard, said = [], []
@@ -31,20 +42,33 @@ def drive(core: ReactiveCallCore, mover: Mover, bot=None, max_frames: int = 20_0
         bot.frame(tick.caller)
         if tick.done:
             return Recording("c", np.concatenate(said), np.concatenate(heard), core.events)
+        for index, left in list(voicing):
+            voicing.remove((index, left))
+            if left > 0:
+                voicing.append((index, left - 1))
+            elif rest is not None:
+                core.extend(index, rest[0], core.now)
         if pending is not None:
             move, left = pending
             pending = (move, left - 1) if left > 0 else None
             if left == 0:
                 core.supply(move, core.now)
+                voicing += streamed(move, rest)
         req = core.request
         if req is not None and req != asked and pending is None:
             asked = req
             answer = mover(req, core.now)
             if answer is not None and answer[1] == 0:
                 core.supply(answer[0], core.now)  # ready at once: before the next frame
+                voicing += streamed(answer[0], rest)
             elif answer is not None:
                 pending = (answer[0], answer[1] - 1)
     raise AssertionError("the call never ended")
+
+
+def streamed(move: CallerMove, rest: tuple[Pcm, int] | None) -> list[tuple[int, int]]:
+    """A turn supplied by its first clause: its rest to voice (turn, frames until ready)."""
+    return [(move.turn.index, rest[1])] if isinstance(move, Say) and move.more and rest else []
 
 
 def kinds(core, kind):
@@ -176,3 +200,79 @@ def test_a_wait_that_comes_after_the_reply_ended_is_asked_again():
     drive(core, lambda req, now: (Wait(), 200) if req.reason == "interrupt" else (HangUp("done"), 0))
     assert [r.reason for r in kinds(core, ev.TurnRequested)] == ["interrupt", "reply_ended"]
     assert core.outcome is not None and core.outcome.detail == "done"
+
+
+def test_a_guess_at_a_pause_is_the_request_that_follows_when_nothing_more_is_heard():
+    core = ReactiveCallCore(plan(greeting=True), max_turns=5)
+    core.receive(AssistantAudio(tone(500)), 0)
+    guesses = []
+    while core.request is None:
+        core.tick()
+        guesses.append(core.guess(ms_to_samples(240)))
+    first = next(i for i, g in enumerate(guesses) if g is not None)
+    assert first * FRAME_SAMPLES >= ms_to_samples(500 + 240 - 20)  # not before the pause was long enough
+    guess, req = guesses[first], core.request
+    assert (guess.turn, guess.reason, guess.reply_onset, guess.reply_end) == (
+        req.turn,
+        req.reason,
+        req.reply_onset,
+        req.reply_end,
+    )
+    assert core.guess(ms_to_samples(240)) is None  # the request is raised: nothing to guess
+
+
+def test_no_guess_while_no_reply_is_heard_or_at_the_turn_limit():
+    core = ReactiveCallCore(plan(greeting=True), max_turns=0)
+    core.tick()
+    assert core.guess(ms_to_samples(240)) is None  # awaiting the greeting
+    core.receive(AssistantAudio(tone(200)), core.now)
+    for _ in range(30):
+        core.tick()
+    assert core.guess(ms_to_samples(240)) is None  # no turn left to say: it will hang up
+
+
+# --- a turn supplied by its first clause (Say(more=True)) and its rest (extend) ----------------------------
+
+
+def clause_first(
+    frames_to_rest: int, rest_ms: float = 600, gap_ms: float = 200
+) -> tuple[Say, tuple[Pcm, int]]:
+    """Turn 0 supplied by an 800 ms first clause; its rest (a pause, then ``rest_ms`` of speech) ready
+    ``frames_to_rest`` frames later."""
+    rest = np.concatenate([silence(ms_to_samples(gap_ms)), tone(rest_ms)])
+    return Say(turn(0, 800, think_ms=300), more=True), (rest, frames_to_rest)
+
+
+def test_a_rest_ready_while_the_first_clause_plays_follows_it_and_the_records_hold_the_whole_turn():
+    core = ReactiveCallCore(plan(greeting=True), max_turns=1)
+    first, rest = clause_first(10)
+    rec = drive(core, lambda req, now: (first, 0) if req.turn == 0 else (HangUp("done"), 0), rest=rest)
+    (spoke,) = kinds(core, ev.CallerSpoke)
+    (planned,) = kinds(core, ev.TurnPlanned)
+    whole = len(first.turn.audio) + len(rest[0])
+    assert planned.audio_samples == whole and spoke.pause is None  # no gap: the rest came in time
+    assert spoke.speech_end == spoke.audio_start + whole - (len(first.turn.audio) - first.turn.speech_end)
+    said = rec.caller[spoke.audio_start : spoke.audio_start + whole]
+    assert np.array_equal(said, np.concatenate([first.turn.audio, rest[0]]))  # played back to back
+    assert core.events.index(planned) < core.events.index(spoke)
+
+
+def test_a_rest_ready_after_the_first_clause_has_played_leaves_a_gap_logged_as_the_turns_pause():
+    core = ReactiveCallCore(plan(greeting=True), max_turns=1)
+    first, rest = clause_first(80)  # 1.6 s: after the 0.8 s first clause has played
+    drive(core, lambda req, now: (first, 0) if req.turn == 0 else (HangUp("done"), 0), rest=rest)
+    (spoke,) = kinds(core, ev.CallerSpoke)
+    assert spoke.pause is not None and spoke.pause[0] == spoke.audio_start + first.turn.speech_end
+    assert spoke.pause[1] - spoke.pause[0] > ms_to_samples(200)  # longer than the clause's own pause
+    assert spoke.speech_end > spoke.pause[1]
+    # the caller kept the turn while its rest was voiced: no reply was taken for one in the gap
+    assert all(r.at > spoke.speech_end for r in kinds(core, ev.ReplyStarted) if r.t > spoke.t)
+
+
+def test_a_turn_whose_rest_never_comes_ends_with_its_first_clause_and_its_records_are_kept():
+    core = ReactiveCallCore(plan(greeting=True), max_turns=1)
+    first, _ = clause_first(0)
+    drive(core, lambda req, now: (first, 0) if req.turn == 0 else (HangUp("done"), 0), rest=(tone(0), 5))
+    (spoke,) = kinds(core, ev.CallerSpoke)
+    assert spoke.speech_end == spoke.audio_start + first.turn.speech_end and spoke.pause is None
+    assert core.outcome is not None and not core.outcome.failed

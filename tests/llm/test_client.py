@@ -244,3 +244,10 @@ def test_a_plain_text_answer_can_be_rejected_by_the_check_too(llm, tmp_path):
     assert (
         llm.requests[1].body["messages"][-1]["content"].endswith("a phone reply must be short. Answer again.")
     )
+
+
+def test_prepare_builds_the_http_client_before_any_request(llm, tmp_path):
+    c = client(llm, tmp_path)
+    c.prepare()
+    assert c._api is not None and llm.requests == []  # built, nothing asked
+    c.close()

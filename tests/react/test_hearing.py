@@ -52,3 +52,32 @@ def test_a_reply_still_going_and_an_assistant_talking_over_the_caller():
     assert lines[0].tags == (TAG_TALKED_OVER,)
     assert lines[1].tags[0].startswith(TAG_STILL_TALKING) and "2.0 秒" in lines[1].tags[0]
     assert HeardLine("assistant", "").render() == "助理：（听不清）"
+
+
+def test_the_callers_ears_fit_whispers_window_to_each_piece_and_leave_other_transcribers_alone():
+    from voice.core.tuning import ASR_CONTEXT_S
+    from voice.react.hearing import FittedEars, caller_ears
+    from voice.speech.asr import MemoryASR, WhisperASR
+
+    class Whisper(WhisperASR):  # records the window it is asked for instead of running the model
+        def __init__(self) -> None:
+            super().__init__()
+            self.windows: list[float | None] = []
+
+        def transcribe_timed(self, pcm, *, audio_context_s=None):  # type: ignore[no-untyped-def]
+            from voice.speech.asr import Transcription
+
+            self.windows.append(audio_context_s)
+            return Transcription("到了", len(pcm) / 16000, 0.0)
+
+        def load(self) -> None:
+            self.windows.append(-1.0)  # marks the load
+
+    whisper = Whisper()
+    ears = caller_ears(whisper)
+    assert isinstance(ears, FittedEars) and ears.transcribe(tone(300)) == "到了"
+    assert whisper.windows == [ASR_CONTEXT_S] and "caller's ears" in ears.describe()
+    ears.load()  # the session loads the model before dialling
+    assert whisper.windows[-1] == -1.0
+    memory = MemoryASR([], default="")
+    assert caller_ears(memory) is memory

@@ -121,3 +121,41 @@ async def test_a_caller_engine_that_fails_mid_call_hangs_up_with_the_reason(tmp_
     assert m.outcome == "completed" and "cannot speak" in m.detail
     assert "the caller's own engines failed: TTS engine 'memory' failed" in m.detail
     assert len(m.turns) == 1
+
+
+async def test_a_turn_of_several_clauses_starts_on_its_first_clause_and_is_said_whole(
+    tmp_path, no_openai_env
+):
+    tts = MemoryTTS()
+    heard = ["您好，请讲", "好的，放门口就行", "好的，再见"]
+    with FakeLLM().respond(standin.answer) as fake:
+        _, events, _ = await call(tmp_path, fake.url, heard, tts=tts)
+    second = TAKEOUT.caller_turns[1].text  # 行，那我放门口了啊，你记得拿。
+    assert {"行，那我放门口了啊，", "你记得拿。"} <= set(tts.requests) and second not in tts.requests
+    plan = next(e for e in of(events, "turn_plan") if e["turn"] == 1)
+    spoke = next(e for e in of(events, "caller_turn") if e["turn"] == 1)
+    whole = len(MemoryTTS().synthesize(second))  # the turn as one clip: about as long as the two pieces
+    assert plan["text"] == second and abs(plan["audio_samples"] - whole) < whole // 5
+    assert spoke["speech_end"] - spoke["audio_start"] == plan["speech_end"] and spoke.get("pause") is None
+
+
+async def test_the_ears_the_voice_and_the_models_client_are_ready_before_dialling(no_openai_env):
+    from voice.core.caller import CallerTiming
+
+    loaded: list[str] = []
+
+    class Ears(MemoryASR):
+        def load(self) -> None:
+            loaded.append("ears")
+
+    class Voice(MemoryTTS):
+        def load(self) -> None:
+            loaded.append("voice")
+
+    with FakeLLM().respond(standin.answer) as fake:
+        caller = parse_caller("openai:rules", base_url=fake.url, wait_in_place=True, cache="off")
+        session = caller.session(TAKEOUT, CallerTiming(), Voice(), Ears([], default=""))
+        core = await session.start(max_turns=3)
+        prepared = caller.client._api is not None
+        caller.close()
+    assert loaded == ["ears", "voice"] and prepared and core.now == 0  # the call has not begun

@@ -201,9 +201,29 @@ def test_the_encoder_window_is_the_speech_and_its_margin_even_and_at_most_30_s()
     assert fitted._encoder_frames(SAMPLE_RATE * 2 + 1) == 302  # a partial frame counts; even for the stride
     assert fitted._encoder_frames(SAMPLE_RATE * 40) == 3000
     assert WhisperASR()._encoder_frames(SAMPLE_RATE * 2) is None  # the full window
+    assert WhisperASR()._encoder_frames(SAMPLE_RATE * 2, 1.0) == 300  # fitted for one utterance
     assert fitted.describe().endswith("audio_ctx=+1s capped") and "audio_ctx" not in WhisperASR().describe()
     with pytest.raises(ValueError):
         WhisperASR(audio_context_s=-1)
+
+
+def test_one_utterance_can_be_fitted_on_an_engine_with_the_full_window(monkeypatch):
+    seen: list[int | None] = []
+
+    class Model:  # stands in for the loaded model: records the window each utterance got
+        encoder_frames: int | None = None
+
+        def transcribe(self, audio: Any, **_: Any) -> tuple[list[Any], None]:
+            seen.append(self.encoder_frames)
+            return [], None
+
+    asr = WhisperASR()
+    model = Model()
+    monkeypatch.setattr(asr, "_load_locked", lambda: model)
+    speech = np.full(SAMPLE_RATE * 2, 1000, dtype=np.int16)
+    asr.transcribe_timed(speech, audio_context_s=1.0)
+    asr.transcribe(speech)
+    assert seen == [300, None]  # the fitted window for the one utterance; the engine's own after it
 
 
 @pytest.mark.models

@@ -93,3 +93,35 @@ def test_a_line_the_voice_cannot_say_is_a_caller_speech_failure_naming_the_engin
 
     with pytest.raises(StorageError):  # the disk's refusal stops the run: never a caller's failure
         speak(Full(), "好的")
+
+
+# --- a turn voiced clause first (the reactive caller) ------------------------------------------------------
+
+
+def test_a_turn_is_cut_after_its_first_clause_long_enough_to_cover_the_rest():
+    from voice.speech.caller_plan import first_clause
+
+    assert first_clause("外卖到了，放门口吧。") == ("外卖到了，", "放门口吧。", 200)
+    # 好的， is too short to cover the voicing of the rest
+    assert first_clause("好的，我放门口了。谢谢！") == ("好的，我放门口了。", "谢谢！", 300)
+    assert first_clause("Hello there, ok?") == ("Hello there,", " ok?", 200)
+    assert first_clause("外卖放门口了。") is None  # one clause: voiced whole
+    assert first_clause("外卖放门口了。。") is None  # nothing speakable after it
+
+
+def test_plan_first_clause_voices_only_the_first_clause_draws_the_same_think_and_keeps_the_whole_text():
+    import random
+
+    from voice.dialogues import CallerTurn, PauseInside
+    from voice.speech.caller_plan import plan_first_clause, plan_turn, speak_rest
+
+    tts = MemoryTTS()
+    turn = CallerTurn("外卖到了，放门口吧。")
+    head, rest = plan_first_clause(0, turn, tts, CallerTiming(), random.Random(1))
+    whole = plan_turn(0, -1, turn, tts, CallerTiming(), random.Random(1))
+    assert rest == ("放门口吧。", 200) and head.text == turn.text and head.think == whole.think
+    assert tts.requests[0] == "外卖到了，" and len(head.audio) < len(whole.audio)
+    audio = speak_rest(tts, *rest)
+    assert not audio[: ms_to_samples(100)].any() and audio.any()  # the clause's pause, then speech
+    scripted = CallerTurn("我想问一下，放哪个门口？", pause_inside=PauseInside("我想问一下，", 1200))
+    assert plan_first_clause(1, scripted, tts, CallerTiming(), random.Random(1))[1] is None  # voiced whole

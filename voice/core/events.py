@@ -272,6 +272,17 @@ class CallerLate(Event):
 
 
 @dataclass(frozen=True)
+class CallerEarly(Event):
+    """A decision the caller made early, at a pause of the reply, before it was sure the reply had ended:
+    ``kept`` when the reply had in fact ended there (its answer was used), else thrown away (issue 26)."""
+
+    kind: ClassVar[str] = "caller_early"
+    turn: int
+    reply_end: int  # the reply's end it guessed
+    kept: bool
+
+
+@dataclass(frozen=True)
 class GoalReported(Event):
     """Whether the caller's goal was met, in the caller's own judgement (``met``: yes, partly, no)."""
 
@@ -304,6 +315,7 @@ CallEvent: TypeAlias = (
     | TurnRequested
     | CallerDecided
     | CallerLate
+    | CallerEarly
     | GoalReported
 )
 """Any event of the log."""

@@ -10,6 +10,12 @@ Timing stays honest: a turn is said at ``reply end + think`` as a scripted one w
 by then it is said the moment it is, and ``caller_late`` records by how much, so the gap is the
 simulator's, never the assistant's (no assistant metric starts before the caller's speech ends).  A barge-in
 or backchannel is placed on an exact sample, like a scripted one.
+
+A turn may be supplied by its first clause (``Say(more=True)``), so it starts once that is voiced, and the
+rest follows through :meth:`ReactiveCallCore.extend`, played right after it.  The turn's ``turn_plan`` and
+``caller_turn`` records wait for the rest, so they hold the whole turn (its speech end, on which the
+assistant's latency starts); a rest that came after the first clause had played leaves a gap in the caller's
+speech, logged as the turn's mid-turn ``pause``, never hidden.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from voice.core import events as ev
-from voice.core.audio import Pcm
+from voice.core.audio import Pcm, active_bounds
 from voice.core.call import CallCore, SpeechDetector, _State
 from voice.core.caller import CallerPlan, PlannedTurn
 
@@ -39,6 +45,17 @@ class Say:
 
     turn: PlannedTurn
     cues: ReplyCues = ReplyCues()
+    more: bool = False  # ``turn.audio`` is its first clause: the rest comes by ReactiveCallCore.extend
+
+
+@dataclass
+class _Streaming:
+    """A turn supplied by its first clause: its records, held until the rest is in, and where it ends."""
+
+    turn: int
+    planned: ev.TurnPlanned
+    end: int = 0  # one past the last scheduled sample of its audio
+    spoke: ev.CallerSpoke | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +84,9 @@ class TurnRequest:
     reply_end: int | None = None  # reply_ended: where it ended
 
 
+_HOLD = 1 << 62  # "still speaking" while a turn's rest is being voiced
+
+
 class ReactiveCallCore(CallCore):
     """A :class:`CallCore` whose turns after the first come one at a time through :meth:`supply`.
 
@@ -87,12 +107,27 @@ class ReactiveCallCore(CallCore):
         self._cues = first_cues
         self._request: TurnRequest | None = None
         self._asked_interrupt = False  # one interrupt question per reply
+        self._streaming: _Streaming | None = None
         super().__init__(plan, detector)
 
     @property
     def request(self) -> TurnRequest | None:
         """The turn the caller is waiting for, or None."""
         return None if self.done else self._request
+
+    def guess(self, quiet: int) -> TurnRequest | None:
+        """The request this core will raise if the reply it hears has ended, once it has been quiet
+        ``quiet`` samples (less than the end-of-reply silence); None when no such request is coming.
+
+        For a companion that decides early (issue 26): if the request that comes is this one (the same
+        turn, reply onset and end: nothing more was heard), the decision made for the guess is its decision.
+        """
+        if self.done or self._state is not _State.IN_REPLY or self._request is not None:
+            return None
+        index = len(self._turns)
+        if index >= self.max_turns or self._upcoming() is not None or self.now - self._last_speech < quiet:
+            return None
+        return TurnRequest(index, "reply_ended", self.now, self._reply_onset, self._last_speech)
 
     def supply(self, move: CallerMove, at: int) -> None:
         """Answer the pending request with ``move``, ready at sample ``at`` (at least the next frame)."""
@@ -113,7 +148,11 @@ class ReactiveCallCore(CallCore):
         if turn.index != req.turn:
             raise ValueError(f"supplied turn {turn.index}, but turn {req.turn} was requested")
         self._turns.append(turn)
-        self._log(dataclasses.replace(turn.planned(None), t=ready))
+        planned = dataclasses.replace(turn.planned(None), t=ready)
+        if move.more:
+            self._streaming = _Streaming(turn.index, planned)  # logged with the rest (extend)
+        else:
+            self._log(planned)
         self._cues, self._asked_interrupt, self._backchannel_done = move.cues, False, False
         if req.reason == "interrupt" and self._state is _State.IN_REPLY:
             onset = ready + turn.speech_start
@@ -127,8 +166,55 @@ class ReactiveCallCore(CallCore):
             self._start_turn(turn, turn.think, mode="after_reply", at=max(due, ready), after=req.reply_end)
         else:
             self._start_turn(turn, 0, mode="after_timeout", at=ready)
+        if self._streaming is not None:  # the caller keeps the turn until its rest is in
+            self._streaming.end, self._speaking_until = self._speaking_until, _HOLD
+
+    def extend(self, index: int, rest: Pcm, at: int) -> None:
+        """The rest of turn ``index``, supplied by its first clause, ready at sample ``at``; empty: the turn
+        ends with its first clause.  Played right after the first clause, or at once if that has played
+        (the gap is logged as the turn's mid-turn pause)."""
+        s = self._streaming
+        if s is None or s.turn != index:
+            return
+        bounds = active_bounds(rest) if len(rest) else None
+        if bounds is None or self.done:
+            self._speaking_until = s.end
+            self._flush()
+            return
+        start = self._mouth.schedule(rest, max(at, self.now))
+        self._speaking_until = start + len(rest)
+        self._speech_end = start + bounds[1]
+        spoke, offset = s.spoke, s.end - s.planned.audio_samples  # where the turn's audio began
+        gap = (spoke.speech_end, start + bounds[0]) if spoke is not None and start > s.end else None
+        s.planned = dataclasses.replace(
+            s.planned, audio_samples=self._speaking_until - offset, speech_end=self._speech_end - offset
+        )
+        if spoke is not None:
+            s.spoke = dataclasses.replace(spoke, speech_end=self._speech_end, pause=gap or spoke.pause)
+        self._flush()
+
+    def _flush(self) -> None:
+        """Log a streamed turn's held records (as they stand: the call may end before its rest is in)."""
+        s, self._streaming = self._streaming, None
+        if s is not None:
+            self._log(s.planned)
+            if s.spoke is not None:
+                self._log(s.spoke)
 
     # --- the hooks of CallCore ------------------------------------------------------------------------
+
+    def _log(self, event: ev.CallEvent) -> None:
+        s = self._streaming
+        if s is not None and s.spoke is None and isinstance(event, ev.CallerSpoke) and event.turn == s.turn:
+            s.spoke = event  # held: its speech end is the rest's
+            return
+        super()._log(event)
+
+    def _finish(self, at: int, reason: str, failed: bool, detail: str = "") -> None:
+        if self._streaming is not None and not self.done:
+            self._speaking_until = self._streaming.end
+            self._flush()
+        super()._finish(at, reason, failed, detail)
 
     def _during_reply(self, e: int, turn: PlannedTurn | None) -> bool:
         if turn is not None:  # a turn planned before the call keeps its scripted cues

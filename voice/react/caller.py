@@ -20,6 +20,7 @@ from voice.llm.cache import AnswerCache
 from voice.llm.client import LLMClient
 from voice.llm.settings import LLMSettings, parse_model_spec
 from voice.react.brain import CallerBrain
+from voice.react.hearing import caller_ears
 from voice.react.persona import PERSONAS, Persona, choose_persona
 from voice.react.prompt import PROMPT_VERSION
 from voice.react.session import ReactiveSession
@@ -40,6 +41,7 @@ class ReactiveCaller:
     max_turns: int = 0  # caller turns per call; 0: twice the script's, at least MIN_TURNS
     decide_timeout_s: float = 20.0  # one decision, retries included, before the fallback
     wait_in_place: bool = False  # virtual clocks only: decisions take no call time
+    early_ms: float | None = 240.0  # hear the reply at its pauses this long and decide early (None: off)
     # where the model's answers are kept (None: the LLM settings' disk cache); a Ray run's workers keep
     # them in the driver's (voice.run.ray_cache), so its replays work on any node
     answer_cache: AnswerCache | None = field(default=None, compare=False, repr=False)
@@ -49,6 +51,8 @@ class ReactiveCaller:
             raise ConfigError(f"unknown persona {self.persona!r} (random, {', '.join(PERSONAS)})")
         if self.max_turns < 0 or self.decide_timeout_s <= 0:
             raise ConfigError("the caller's max turns must be >= 0 and its decision timeout > 0")
+        if self.early_ms is not None and self.early_ms < 20:
+            raise ConfigError(f"early_ms must be at least one 20 ms frame, got {self.early_ms}")
 
     def fingerprint(self) -> dict[str, Any]:
         """What must match for a folder's calls to be reused on resume."""
@@ -80,7 +84,8 @@ class ReactiveCaller:
         tts_lock: asyncio.Lock | None = None,
         asr_lock: asyncio.Lock | None = None,
     ) -> ReactiveSession:
-        """The reactive caller of one call (``timing.seed``: the call's seed)."""
+        """The reactive caller of one call (``timing.seed``: the call's seed; ``ears``: the run's transcriber,
+        which it hears with through :func:`~voice.react.hearing.caller_ears`)."""
         brain = CallerBrain(
             self.client,
             dialogue,
@@ -91,11 +96,12 @@ class ReactiveCaller:
         return ReactiveSession(
             brain,
             tts,
-            ears,
+            caller_ears(ears),
             timing,
             tts_lock=tts_lock,
             asr_lock=asr_lock,
             wait_in_place=self.wait_in_place,
+            early_ms=self.early_ms,
         )
 
     def close(self) -> None:
@@ -117,7 +123,7 @@ def parse_caller(spec: str, **settings: Any) -> ReactiveCaller | None:
     settings.setdefault("output_attempts", 2)  # a refused answer is asked again once, then the fallback
     own = {
         k: settings.pop(k)
-        for k in ("persona", "max_turns", "decide_timeout_s", "wait_in_place")
+        for k in ("persona", "max_turns", "decide_timeout_s", "wait_in_place", "early_ms")
         if k in settings
     }
     return ReactiveCaller(spec, LLMSettings(model, **settings), **own)

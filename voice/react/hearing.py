@@ -4,6 +4,11 @@ The caller never reads the assistant's own text: each reply is cut from the hear
 played out to the caller) between its onset and its end as the core detected them, and transcribed by the
 run's transcriber.  Timing facts become tags the model reads next to the words: the caller cut in, the
 assistant started before the caller had finished, a reply is still going, no reply came.
+
+The caller's ears (:func:`caller_ears`) are the run's transcriber with Whisper's encoder window fitted to
+each piece, as the built-in assistant hears the caller: a short last piece then costs ~0.1-0.3 s instead of
+the full 30 s window's ~0.9 s, on the caller's critical path (issue 26).  The post-call transcripts, which
+the metrics read, keep the run's own setting.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from dataclasses import dataclass
 from voice.core import events as ev
 from voice.core.audio import FRAME_SAMPLES, SAMPLE_RATE, Pcm
 from voice.core.call import EnergyDetector
+from voice.core.tuning import ASR_CONTEXT_S
+from voice.speech.asr import ASREngine, WhisperASR
 
 TAG_YOU_CUT_IN = "你打断了它"
 TAG_TALKED_OVER = "你还没说完它就开口了"
@@ -36,6 +43,29 @@ class HeardLine:
 
 
 Transcribe = Callable[[int, int], str]  # the heard audio [start, end) as text
+
+
+class FittedEars:
+    """The run's Whisper (one model, shared) transcribing with the encoder window fitted to each piece."""
+
+    def __init__(self, whisper: WhisperASR, audio_context_s: float = ASR_CONTEXT_S) -> None:
+        self.whisper, self.audio_context_s = whisper, audio_context_s
+
+    def load(self) -> None:
+        """Load the model now (the session does, before dialling)."""
+        self.whisper.load()
+
+    def transcribe(self, pcm: Pcm) -> str:
+        return self.whisper.transcribe_timed(pcm, audio_context_s=self.audio_context_s).text
+
+    def describe(self) -> str:
+        return f"{self.whisper.describe()} (caller's ears: audio_ctx=+{self.audio_context_s:g}s)"
+
+
+def caller_ears(asr: ASREngine) -> ASREngine:
+    """What the reactive caller hears with: offline Whisper with a fitted window; any other transcriber (a
+    server, the test double) as it is."""
+    return FittedEars(asr) if isinstance(asr, WhisperASR) else asr
 
 
 def _overlapped(heard: Pcm, start: int, end: int) -> bool:

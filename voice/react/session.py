@@ -10,6 +10,15 @@ as the simulator's delay).  The call keeps streaming meanwhile: no frame ever wa
 so generation takes no call time and a call is frame-exact and repeatable in tests.  On a real clock it must
 stay off.
 
+Early (issue 26, ``early_ms``): the session hears a reply while it plays — it cuts the heard channel at
+pauses of ``early_ms`` (:mod:`voice.react.listening`) and transcribes each piece as it closes — and at such
+a pause, when the core says a reply-ended request would follow (:meth:`ReactiveCallCore.guess`), it decides
+at once for that guess.  When the real request comes 700 ms of silence later and is the guessed one (nothing
+more was heard), the guess's decision is its decision: the same chat request, so the same cache key and the
+same answer as deciding then.  Otherwise it is thrown away.  Either way ``caller_early`` logs it;
+:attr:`ReactiveSession.early` counts them.  The think-time generator is forked per decision and advanced only
+by the one used, so thrown-away guesses change no think time.
+
 When the call ends without the caller having judged its goal (the assistant hung up, a turn limit, a
 failure), :meth:`ReactiveSession.finish` asks the model once more, after the call, for its verdict.
 """
@@ -18,26 +27,31 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import random
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
 from voice.core import events as ev
 from voice.core.audio import SAMPLE_RATE, Pcm, ms_to_samples
 from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn, caller_rng
-from voice.core.reactive import CallerMove, HangUp, ReactiveCallCore, ReplyCues, Say, TurnRequest, Wait
+from voice.core.reactive import HangUp, ReactiveCallCore, ReplyCues, Say, TurnRequest, Wait
 from voice.errors import CallSimError
 from voice.react.brain import CallerBrain, Decided
+from voice.react.early import EarlyCount, Guess, Made
 from voice.react.hearing import HeardLine, heard_so_far
+from voice.react.listening import Pieces, Span, join_texts, spans_for
 from voice.react.prompt import Situation
+from voice.react.voicing import Voicing
 from voice.speech.asr import ASREngine
-from voice.speech.caller_plan import plan_turn, speak
 from voice.speech.tts.base import TTSEngine
 
 
 class ReactiveSession:
-    """One reactive caller for one call.  ``tts_lock``/``asr_lock`` guard engines shared by other calls."""
+    """One reactive caller for one call.  ``tts_lock``/``asr_lock`` guard engines shared by other calls.
+
+    ``early_ms``: hear and decide early at pauses this long (None: after the reply has ended, as before).
+    """
 
     def __init__(
         self,
@@ -49,19 +63,33 @@ class ReactiveSession:
         tts_lock: asyncio.Lock | None = None,
         asr_lock: asyncio.Lock | None = None,
         wait_in_place: bool = False,
+        early_ms: float | None = None,
     ) -> None:
         self.brain, self.tts, self.ears, self.timing = brain, tts, ears, timing
         self.wait_in_place = wait_in_place
-        self._tts_lock, self._asr_lock = tts_lock or asyncio.Lock(), asr_lock or asyncio.Lock()
+        self._asr_lock = asr_lock or asyncio.Lock()
+        self.voice = Voicing(tts, timing, brain.persona.think_scale, tts_lock or asyncio.Lock())
         self._rng = caller_rng(brain.dialogue.id, timing.seed)
-        self._texts: dict[tuple[int, int], str] = {}  # transcripts of heard spans
-        self._task: asyncio.Task[tuple[CallerMove, ev.CallerDecided, ev.GoalReported | None]] | None = None
+        self._texts: dict[Span, str] = {}  # transcripts of heard spans
+        self._task: asyncio.Task[Made] | None = None
         self._asked: TurnRequest | None = None
+        self._quiet = ms_to_samples(early_ms) if early_ms is not None else None
+        self._pieces = Pieces(self._quiet) if self._quiet is not None else None
+        self._hearing: set[asyncio.Task[None]] = set()  # pieces being transcribed
+        self._guess: Guess | None = None
+        self.early = EarlyCount()
         self.decisions: list[Decided] = []
         self.core: ReactiveCallCore | None = None
 
     async def start(self, max_turns: int) -> ReactiveCallCore:
-        """Plan the call (the first turn is decided now, before dialling) and make its core."""
+        """Load the ears and the voice, plan the call (the first turn is decided now) and make its core: all
+        before dialling, so that no model loads while the caller should be answering."""
+        loop = asyncio.get_running_loop()
+        for engine, lock in ((self.ears, self._asr_lock), (self.tts, self.voice.lock)):
+            if (load := getattr(engine, "load", None)) is not None:
+                async with lock:
+                    await loop.run_in_executor(None, load)
+        await loop.run_in_executor(None, self.brain.client.prepare)
         plan, cues, log = await self.plan()
         self.core = ReactiveCallCore(plan, max_turns=max_turns, first_cues=cues)
         for event in log:
@@ -78,11 +106,14 @@ class ReactiveSession:
         cues = ReplyCues(interrupt_after=self._persona_interrupt())
         log: list[ev.CallEvent] = []
         if not greeting:
-            move, decided, _ = await self._decide([], Situation("first", 0), 0)
-            log.append(decided)
+            made = await self._decide([], Situation("first", 0), 0, self._fork())
+            self._keep(made)
+            log.append(made.logged)
+            move = made.move
             if not isinstance(move, Say):
-                move = await self._say(
-                    self.brain.fallback(Situation("first", 0), "the first move must be a turn"), 0
+                fallback = self.brain.fallback(Situation("first", 0), "the first move must be a turn")
+                move, _ = await self.voice.say(
+                    fallback.decision, 0, self._rng, self._persona_interrupt(), whole=True
                 )
             turns, cues = (move.turn,), move.cues
         plan = CallerPlan(
@@ -98,23 +129,102 @@ class ReactiveSession:
     # --- during the call ------------------------------------------------------------------------------
 
     async def after_tick(self, heard: Callable[[], Pcm]) -> None:
-        """Supply a finished decision; start one for a new request (and, ``wait_in_place``, finish it)."""
+        """Supply a finished decision; start one for a new request (and, ``wait_in_place``, finish it);
+        hear the reply's pieces and guess at its pauses (``early_ms``)."""
         core = self.started()
+        if self._pieces is not None:
+            channel = heard()
+            for span in self._pieces.feed(channel):
+                await self._hear_piece(span, np.array(channel[span[0] : span[1]], dtype=np.int16))
+        await self.voice.supply(core)
         if self._task is not None and self._task.done():
-            self._supply(core)
+            await self._supply(core)
         req = core.request
-        if req is None or self._task is not None or req == self._asked:
-            return
-        self._asked = req
-        snapshot = [e for e in core.events if not isinstance(e, ev.AudioReceived)]
+        if req is not None and self._task is None and req != self._asked:
+            self._asked = req
+            self._task = self._take_guess(core, req)
+            if self._task is None:
+                situation = Situation(
+                    req.reason, req.turn, talking_s=(req.at - (req.reply_onset or req.at)) / SAMPLE_RATE
+                )
+                self._task = self._start(core, heard, situation)
+            if self.wait_in_place:
+                await asyncio.wait([self._task])
+            if self._task.done():  # a kept guess is often made already: supply it now, not a frame late
+                await self._supply(core)
+        elif req is None and self._task is None and self._quiet is not None:
+            await self._maybe_guess(core, heard)
+
+    def _start(
+        self, core: ReactiveCallCore, heard: Callable[[], Pcm], situation: Situation, *extra: ev.CallEvent
+    ) -> asyncio.Task[Made]:
+        """Hear and decide from the call so far (``extra``: events the guess supposes), in a task."""
+        snapshot = [e for e in core.events if not isinstance(e, ev.AudioReceived)] + list(extra)
         audio = np.array(heard(), dtype=np.int16)  # a copy: the channel grows while the task runs
-        situation = Situation(
-            req.reason, req.turn, talking_s=(req.at - (req.reply_onset or req.at)) / SAMPLE_RATE
+        pieces = list(self._pieces.closed) if self._pieces is not None else []
+        return asyncio.ensure_future(
+            self._hear_and_decide(snapshot, audio, core.now, situation, self._fork(), pieces)
         )
-        self._task = asyncio.ensure_future(self._hear_and_decide(snapshot, audio, core.now, situation))
+
+    async def _maybe_guess(self, core: ReactiveCallCore, heard: Callable[[], Pcm]) -> None:
+        """At a pause of the reply, decide for the request that will follow if the reply has ended."""
+        assert self._quiet is not None
+        guess = core.guess(self._quiet)
+        if guess is None:
+            return
+        key = (guess.turn, guess.reply_onset, guess.reply_end)
+        if self._guess is not None and self._guess.key == key:
+            return
+        self._drop_guess(core)  # more was heard since the last guess
+        assert guess.reply_end is not None
+        supposed = ev.ReplyEnded(guess.at, guess.turn - 1, guess.reply_end)
+        task = self._start(core, heard, Situation("reply_ended", guess.turn), supposed)
+        self._guess = Guess(key, task)
+        self.early.asked += 1
         if self.wait_in_place:
-            await asyncio.wait([self._task])
-            self._supply(core)
+            await asyncio.wait([task])
+
+    def _take_guess(self, core: ReactiveCallCore, req: TurnRequest) -> asyncio.Task[Made] | None:
+        """The guess's task if ``req`` is the request it guessed (then logged as kept), else None."""
+        guess = self._guess
+        if guess is None:
+            return None
+        if req.reason != "reply_ended" or guess.key != (req.turn, req.reply_onset, req.reply_end):
+            if req.reason != "interrupt":  # an interrupt question leaves the guess standing
+                self._drop_guess(core)
+            return None
+        self._guess = None
+        self.early.kept += 1
+        core.note(ev.CallerEarly(core.now, req.turn, req.reply_end or 0, True))
+        return guess.task
+
+    def _drop_guess(self, core: ReactiveCallCore) -> None:
+        guess, self._guess = self._guess, None
+        if guess is None:
+            return
+        guess.task.cancel()  # a thread it started finishes on its own; its answer is ignored
+        self.early.wasted += 1
+        if not core.done:
+            core.note(ev.CallerEarly(core.now, guess.key[0], guess.key[2] or 0, False))
+
+    async def _hear_piece(self, span: Span, audio: Pcm) -> None:
+        """Transcribe a closed piece in the background (in place on a virtual clock)."""
+        task = asyncio.ensure_future(self._transcribe_piece(span, audio))
+        self._hearing.add(task)
+        task.add_done_callback(self._hearing.discard)
+        if self.wait_in_place:
+            await asyncio.wait([task])
+
+    async def _transcribe_piece(self, span: Span, audio: Pcm) -> None:
+        async with self._asr_lock:
+            if span in self._texts:
+                return
+            loop = asyncio.get_running_loop()
+            try:
+                text = await loop.run_in_executor(None, self.ears.transcribe, audio)
+            except CallSimError:
+                return  # the reply's hearing tries again and reports it
+            self._texts.setdefault(span, text)
 
     def started(self) -> ReactiveCallCore:
         """The call's core (:meth:`start` makes it, before the call)."""
@@ -122,44 +232,69 @@ class ReactiveSession:
             raise RuntimeError("ReactiveSession.start() makes the core before the call")
         return self.core
 
-    def _supply(self, core: ReactiveCallCore) -> None:
+    async def _supply(self, core: ReactiveCallCore) -> None:
         assert self._task is not None
-        move, decided, goal = self._task.result()
+        made = self._task.result()
         self._task = None
+        self._keep(made)
         at = core.now
-        core.note(dataclasses.replace(decided, t=at))
-        if goal is not None:
-            core.note(dataclasses.replace(goal, t=at))
-        core.supply(move, at)
+        core.note(dataclasses.replace(made.logged, t=at))
+        if made.goal is not None:
+            core.note(dataclasses.replace(made.goal, t=at))
+        core.supply(made.move, at)
+        if made.rest is not None and isinstance(made.move, Say):  # its first clause is in: voice the rest
+            self.voice.start(made.move.turn.index, made.rest)
+            await self.voice.supply(core, wait=self.wait_in_place)
+
+    def _fork(self) -> random.Random:
+        """A copy of the think-time generator for one decision (kept by :meth:`_keep` if it is used)."""
+        rng = random.Random()
+        rng.setstate(self._rng.getstate())
+        return rng
+
+    def _keep(self, made: Made) -> None:
+        self._rng = made.rng
+        if made.decided is not None:
+            self.decisions.append(made.decided)
 
     async def _hear_and_decide(
-        self, events: Sequence[ev.CallEvent], audio: Pcm, now: int, situation: Situation
-    ) -> tuple[CallerMove, ev.CallerDecided, ev.GoalReported | None]:
+        self,
+        events: Sequence[ev.CallEvent],
+        audio: Pcm,
+        now: int,
+        situation: Situation,
+        rng: random.Random,
+        pieces: Sequence[Span] = (),
+    ) -> Made:
         """The move for a request; an engine that fails (ASR, TTS) makes the caller hang up, saying why."""
         spoken = sum(1 for e in events if isinstance(e, ev.CallerSpoke))
         try:
-            heard = await self._hear(events, audio, now)
-            return await self._decide(heard, situation, spoken)
+            heard = await self._hear(events, audio, now, pieces)
+            return await self._decide(heard, situation, spoken, rng)
         except CallSimError as exc:
             why = f"the caller's own engines failed: {exc}"
             logged = ev.CallerDecided(0, situation.turn, "hang_up", "fallback_hangup", reason=why)
-            return HangUp(why), logged, None
+            return Made(HangUp(why), logged, None, None, rng)
 
-    async def _hear(self, events: Sequence[ev.CallEvent], audio: Pcm, now: int) -> list[HeardLine]:
-        def transcribe(start: int, end: int) -> str:
+    async def _hear(
+        self, events: Sequence[ev.CallEvent], audio: Pcm, now: int, pieces: Sequence[Span] = ()
+    ) -> list[HeardLine]:
+        def piece(start: int, end: int) -> str:
             if (start, end) not in self._texts:
                 self._texts[start, end] = self.ears.transcribe(audio[start:end]) if end > start else ""
             return self._texts[start, end]
+
+        def transcribe(start: int, end: int) -> str:  # the closed pieces' texts, and what is left
+            return join_texts([piece(s, e) for s, e in spans_for(pieces, start, end)])
 
         async with self._asr_lock:
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(None, heard_so_far, events, audio, now, transcribe)
 
     async def _decide(
-        self, heard: list[HeardLine], situation: Situation, spoken: int
-    ) -> tuple[CallerMove, ev.CallerDecided, ev.GoalReported | None]:
+        self, heard: list[HeardLine], situation: Situation, spoken: int, rng: random.Random
+    ) -> Made:
         decided = await self.brain.decide(heard, situation)
-        self.decisions.append(decided)
         d = decided.decision
         last = next((line for line in reversed(heard) if line.speaker == "assistant"), None)
         heard_text = last.render() if last is not None else ""
@@ -176,35 +311,15 @@ class ReactiveSession:
             key=decided.key,
         )
         if d.action == "wait":
-            return Wait(), logged, None
+            return Made(Wait(), logged, None, decided, rng)
         if d.action == "hang_up":
             goal = ev.GoalReported(0, d.goal, d.reason, spoken) if d.goal else None
             why = f"goal {d.goal}: {d.reason}" if d.goal else d.reason or "the caller hung up"
-            return HangUp(why), logged, goal
-        return await self._say(decided, situation.turn), logged, None
-
-    async def _say(self, decided: Decided, index: int) -> Say:
-        d = decided.decision
-        assert d.turn is not None
-        async with self._tts_lock:
-            loop = asyncio.get_running_loop()
-            turn, bc_audio = await loop.run_in_executor(None, self._synthesize, d, index)
-        cues = ReplyCues(
-            backchannel_text=d.backchannel.text if d.backchannel else None,
-            backchannel_audio=bc_audio,
-            backchannel_at=ms_to_samples(d.backchannel.at_ms) if d.backchannel else None,
-            interrupt_after=ms_to_samples(d.interrupt_after_ms)
-            if d.interrupt_after_ms is not None
-            else self._persona_interrupt(),
+            return Made(HangUp(why), logged, goal, decided, rng)
+        say, rest = await self.voice.say(
+            d, situation.turn, rng, self._persona_interrupt(), whole=situation.reason == "first"
         )
-        return Say(turn, cues)
-
-    def _synthesize(self, d: Any, index: int) -> tuple[PlannedTurn, Pcm | None]:
-        turn = plan_turn(index, -1, d.turn, self.tts, self.timing, self._rng)
-        if turn.think_source == "random":
-            turn = dataclasses.replace(turn, think=int(turn.think * self.brain.persona.think_scale))
-        bc = speak(self.tts, d.backchannel.text) if d.backchannel else None
-        return turn, bc
+        return Made(say, logged, None, decided, rng, rest)
 
     def _persona_interrupt(self) -> int | None:
         ms = self.brain.persona.interrupt_after_ms
@@ -213,10 +328,15 @@ class ReactiveSession:
     # --- after the call -------------------------------------------------------------------------------
 
     def stop(self) -> None:
-        """Drop a decision still in the making (its thread, if any, finishes on its own and is ignored)."""
+        """Drop decisions, hearing and voicing still in the making (their threads finish on their own)."""
+        self.voice.stop()
         if self._task is not None:
             self._task.cancel()
             self._task = None
+        if self._guess is not None:
+            self._drop_guess(self.started())
+        for task in list(self._hearing):
+            task.cancel()
 
     async def finish(self, heard: Pcm) -> None:
         """Ask for the caller's verdict on its goal if it never gave one (the call ended otherwise)."""
@@ -227,7 +347,8 @@ class ReactiveSession:
         spoken = sum(1 for e in core.events if isinstance(e, ev.CallerSpoke))
         situation = Situation("debrief", spoken, ended_by=_ended_by(core))
         events = [e for e in core.events if not isinstance(e, ev.AudioReceived)]
-        decided = await self.brain.decide(await self._hear(events, heard, core.now), situation)
+        pieces = list(self._pieces.closed) if self._pieces is not None else []
+        decided = await self.brain.decide(await self._hear(events, heard, core.now, pieces), situation)
         d = decided.decision
         core.note(
             ev.CallerDecided(

@@ -297,15 +297,18 @@ class WhisperASR:
     def transcribe(self, pcm: Pcm) -> str:
         return self.transcribe_timed(pcm).text
 
-    def transcribe_timed(self, pcm: Pcm) -> Transcription:
-        """Transcribe and report how long the engine itself took (the monotonic clock; diagnostics only)."""
+    def transcribe_timed(self, pcm: Pcm, *, audio_context_s: float | None = None) -> Transcription:
+        """Transcribe and report how long the engine itself took (the monotonic clock; diagnostics only).
+
+        ``audio_context_s`` fits the encoder's window for this utterance only (the same model: the reactive
+        caller's ears, :class:`voice.react.hearing.FittedEars`); None: the engine's own setting."""
         audio_s = len(pcm) / SAMPLE_RATE
         if len(pcm) == 0 or not np.any(pcm):
             return Transcription("", audio_s, 0.0)
         with self._lock:
             model = self._load_locked()
             started = _CLOCK.now_ns()
-            model.encoder_frames = self._encoder_frames(len(pcm))
+            model.encoder_frames = self._encoder_frames(len(pcm), audio_context_s)
             fitted = model.encoder_frames is not None
             try:
                 segments, _info = model.transcribe(
@@ -328,12 +331,14 @@ class WhisperASR:
             elapsed = (_CLOCK.now_ns() - started) / 1e9
         return Transcription(to_simplified(text.strip()), audio_s, elapsed, _confidence(decoded))
 
-    def _encoder_frames(self, samples: int) -> int | None:
-        """How many feature frames (100 per second) the encoder sees: all 3000, or the speech and a margin."""
-        if self._audio_context_s is None:
+    def _encoder_frames(self, samples: int, context_s: float | None = None) -> int | None:
+        """How many feature frames (100 per second) the encoder sees: all 3000, or the speech and a margin
+        (``context_s`` seconds of it; None: the engine's own setting)."""
+        context_s = self._audio_context_s if context_s is None else context_s
+        if context_s is None:
             return None
         frames = (samples * _FEATURE_FRAMES_PER_S + SAMPLE_RATE - 1) // SAMPLE_RATE
-        frames += round(self._audio_context_s * _FEATURE_FRAMES_PER_S)
+        frames += round(context_s * _FEATURE_FRAMES_PER_S)
         return min(_WINDOW_FRAMES, frames + frames % 2)  # even: the encoder's convolution has stride 2
 
 

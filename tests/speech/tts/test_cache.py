@@ -131,3 +131,15 @@ def test_cache_is_thread_safe_and_synthesizes_a_text_once(tmp_path):
 def test_default_cache_dir_follows_callsim_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("CALLSIM_CACHE", str(tmp_path))
     assert CachedTTS(CountingTTS()).cache_dir == tmp_path / "tts"
+
+
+def test_load_loads_the_engine_it_wraps_and_is_harmless_for_one_without_a_model(tmp_path):
+    loaded: list[str] = []
+
+    class Model(MemoryTTS):
+        def load(self) -> None:
+            loaded.append("model")
+
+    CachedTTS(Model(), tmp_path).load()
+    CachedTTS(MemoryTTS(), tmp_path).load()  # no model to load
+    assert loaded == ["model"]

