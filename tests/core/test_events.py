@@ -44,6 +44,7 @@ EXAMPLES: list[ev.CallEvent] = [
     ev.TurnRequested(9000, 2, "reply_ended", 8000),
     ev.CallerDecided(9600, 2, "say", "llm", "那放门口吧", "助理：放哪儿？", reason="answer", key="ab12"),
     ev.CallerLate(12_000, 2, 11_000, 1000),
+    ev.CallerEarly(10_240, 2, 9600, True),
     ev.GoalReported(30_000, "partly", "放了门口，但没人签收", 3),
 ]
 

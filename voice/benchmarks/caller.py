@@ -11,7 +11,7 @@ instant stand-in; with a 1 s model, no more than 1 s + 150 ms at p50.
 
 The figures come from :func:`summarize`, which reads event logs only (tested with hand-made ones);
 :func:`main` makes the calls through ``callsim bench`` (``--quick``: one dialogue, the echo, the instant
-stand-in, one to two minutes; figures in NOTES-26.md).
+stand-in, one to two minutes; figures in docs/caller-latency.md).
 """
 
 from __future__ import annotations
