@@ -52,6 +52,8 @@ def test_the_bench_arguments_are_ones_callsim_bench_accepts(tmp_path):
     args = build_parser().parse_args(bench_args("pcm+ws://127.0.0.1:1/pcm", model, 1, tmp_path))
     assert (args.caller, args.caller_base_url, args.persona) == ("openai:rules", model, "patient")
     assert args.target == ["pcm+ws://127.0.0.1:1/pcm"] and args.limit == 1 and args.concurrency == 1
+    four = build_parser().parse_args(bench_args("pcm+ws://127.0.0.1:1/pcm", model, 4, tmp_path, 4))
+    assert four.concurrency == 4 and four.limit == 4
 
 
 def test_quick_runs_one_dialogue_against_the_echo_with_the_instant_stand_in(monkeypatch, tmp_path):
@@ -59,7 +61,7 @@ def test_quick_runs_one_dialogue_against_the_echo_with_the_instant_stand_in(monk
 
     ran: list[tuple[str, float, int]] = []
 
-    def fake_setting(assistant: str, delay_s: float, limit: int, out) -> caller.Row:
+    def fake_setting(assistant: str, delay_s: float, limit: int, out, concurrency: int = 1) -> caller.Row:
         ran.append((assistant, delay_s, limit))
         assert out == tmp_path / "echo-0"  # --keep: the run folder stays
         return caller.summarize(f"{assistant}, model {delay_s:g} s", [call(0, 120)], 3.0)

@@ -133,10 +133,12 @@ def _assistant(name: str, echo_delay_ms: int = ECHO_DELAY_MS) -> Iterator[tuple[
         yield f"pcm+{url}", pid
 
 
-def bench_args(target: str, model_url: str, limit: int, out: Path) -> list[str]:
+def bench_args(target: str, model_url: str, limit: int, out: Path, concurrency: int = 1) -> list[str]:
     """The ``callsim bench`` arguments of one setting: the reactive caller (patient, over the stand-in)
-    calling ``target`` one call at a time, the run's speed index left to this bench, no report."""
-    args = ["bench", "--target", target, "--out", str(out), "--limit", str(limit), "--concurrency", "1"]
+    calling ``target``, ``concurrency`` calls at a time, the run's speed index left to this bench, no
+    report."""
+    args = ["bench", "--target", target, "--out", str(out), "--limit", str(limit)]
+    args += ["--concurrency", str(concurrency)]
     args += ["--caller", "openai:rules", "--caller-base-url", model_url, "--persona", "patient"]
     return [*args, "--no-report", "--no-speed-index"]
 
@@ -170,18 +172,19 @@ def cold_caches() -> Iterator[Path]:
                 os.environ["CALLSIM_CACHE"] = before
 
 
-def run_setting(assistant: str, delay_s: float, limit: int, out: Path) -> Row:
-    """The bundled set (``limit`` dialogues) against ``assistant``, the stand-in taking ``delay_s``."""
+def run_setting(assistant: str, delay_s: float, limit: int, out: Path, concurrency: int = 1) -> Row:
+    """The bundled set (``limit`` dialogues) against ``assistant``, the stand-in taking ``delay_s``,
+    ``concurrency`` reactive calls at once."""
     from voice.cli import main as callsim
     from voice.llm.standin import StandInLLM
     from voice.react import standin
 
-    setting = f"{assistant}, model {delay_s:g} s"
+    setting = f"{assistant}, model {delay_s:g} s" + (f", {concurrency} at once" if concurrency > 1 else "")
     model_server = StandInLLM().respond(standin.answer, delay_s=delay_s)
     with cold_caches(), model_server as model, _assistant(assistant) as (target, pid):
         pids = (os.getpid(), pid)
         cpu0 = _cpu(pids)
-        code = callsim(bench_args(target, model.url, limit, out))
+        code = callsim(bench_args(target, model.url, limit, out, concurrency))
         cpu1 = _cpu(pids)
     if code != 0:
         raise SystemExit(f"bench_caller: callsim bench exited {code} for {setting}")
@@ -201,9 +204,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="one dialogue, the echo, the instant stand-in (one to two minutes)",
     )
+    p.add_argument("--concurrency", type=int, default=1, help="reactive calls at once (default %(default)s)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--keep", metavar="DIR", help="keep each setting's run folder under DIR (default: not)")
     args = p.parse_args(argv)
+    if args.concurrency < 1:
+        p.error(f"--concurrency {args.concurrency}: 1 or more")
     if args.quick:
         args.assistant, args.delay, args.limit = args.assistant or ["echo"], args.delay or [0.0], 1
     from voice.run.provenance import bench_provenance
@@ -214,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for assistant in args.assistant or ASSISTANTS:
             for delay in args.delay or DELAYS_S:
                 out = Path(args.keep or tmp) / f"{assistant}-{delay:g}"
-                rows.append(run_setting(assistant, delay, args.limit, out))
+                rows.append(run_setting(assistant, delay, args.limit, out, args.concurrency))
     print(json.dumps([asdict(r) for r in rows], indent=2) if args.json else render(rows))
     return 0
 
