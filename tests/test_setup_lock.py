@@ -73,7 +73,11 @@ def test_setup_installs_the_lock_then_callsim_without_dependencies():
     lock_at = script.index("pip install -q -r requirements.lock")
     assert script.index("pip install -q --no-deps -e .") > lock_at
     # the stamp that skips a second install changes with the lock (a hash of it, not its mtime)
-    assert re.search(r"cat requirements\.lock pyproject\.toml; echo \"\$venv_python\"\) \| sha256sum", script)
+    assert re.search(
+        r"cat requirements\.lock pyproject\.toml; echo \"\$venv_python\"; echo \"pip \$PIP_VERSION\"\)"
+        r" \| sha256sum",
+        script,
+    )  # and with pip's pin and the venv's Python
     install = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
     assert UPDATE in install, "docs/install.md: the lock's update command"
 

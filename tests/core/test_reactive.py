@@ -1,5 +1,6 @@
 """The reactive core: turns come one at a time; late ones are the simulator's; cut-ins are sample-exact."""
 
+import dataclasses
 from collections.abc import Callable
 
 import numpy as np
@@ -22,11 +23,12 @@ def drive(
     bot=None,
     max_frames: int = 20_000,
     rest: tuple[Pcm, int] | None = None,
+    rest_failed_after: str | None = None,
 ) -> Recording:
     """Run the core against the reference bot; answer each request with ``mover`` after its delay.
 
     ``rest``: for a turn supplied by its first clause (``Say(more=True)``), its rest and the frames after
-    the supply when it is ready."""
+    the supply when it is ready; ``rest_failed_after``: the first clause's text, handed over with it."""
     bot = bot or reference(reply_len_ms=1500, greeting_ms=300)
     bot.start()
     voicing: list[tuple[int, int]] = []  # (turn, frames left) of rests being voiced
@@ -47,7 +49,7 @@ def drive(
             if left > 0:
                 voicing.append((index, left - 1))
             elif rest is not None:
-                core.extend(index, rest[0], core.now)
+                core.extend(index, rest[0], core.now, said=rest_failed_after)
         if pending is not None:
             move, left = pending
             pending = (move, left - 1) if left > 0 else None
@@ -265,6 +267,8 @@ def test_a_rest_ready_after_the_first_clause_has_played_leaves_a_gap_logged_as_t
     assert spoke.pause is not None and spoke.pause[0] == spoke.audio_start + first.turn.speech_end
     assert spoke.pause[1] - spoke.pause[0] > ms_to_samples(200)  # longer than the clause's own pause
     assert spoke.speech_end > spoke.pause[1]
+    (late,) = kinds(core, ev.CallerLate)  # the gap is the simulator's, counted as its lateness
+    assert (late.turn, late.due) == (0, spoke.audio_start + len(first.turn.audio)) and late.late > 0
     # the caller kept the turn while its rest was voiced: no reply was taken for one in the gap
     assert all(r.at > spoke.speech_end for r in kinds(core, ev.ReplyStarted) if r.t > spoke.t)
 
@@ -276,3 +280,13 @@ def test_a_turn_whose_rest_never_comes_ends_with_its_first_clause_and_its_record
     (spoke,) = kinds(core, ev.CallerSpoke)
     assert spoke.speech_end == spoke.audio_start + first.turn.speech_end and spoke.pause is None
     assert core.outcome is not None and not core.outcome.failed
+
+
+def test_a_turn_whose_rest_failed_is_recorded_with_what_was_said():
+    core = ReactiveCallCore(plan(greeting=True), max_turns=1)
+    first, _ = clause_first(0)
+    first = dataclasses.replace(first, turn=dataclasses.replace(first.turn, text="外卖到了，放门口吧。"))
+    mover: Mover = lambda req, now: (first, 0) if req.turn == 0 else (HangUp("done"), 0)  # noqa: E731
+    drive(core, mover, rest=(tone(0), 5), rest_failed_after="外卖到了，")
+    (planned,) = kinds(core, ev.TurnPlanned)
+    assert planned.text == "外卖到了，"  # not the whole turn the caller never finished

@@ -22,9 +22,11 @@ class Core:
 
     def __init__(self) -> None:
         self.extended: list[tuple[int, int, int]] = []  # turn, samples, at
+        self.said: list[str | None] = []
 
-    def extend(self, index: int, rest: np.ndarray, at: int) -> None:
+    def extend(self, index: int, rest: np.ndarray, at: int, *, said: str | None = None) -> None:
         self.extended.append((index, len(rest), at))
+        self.said.append(said)
 
 
 def voicing(tts=None, **kw) -> Voicing:
@@ -38,7 +40,7 @@ async def test_a_turn_of_two_clauses_starts_on_the_first_and_its_rest_is_handed_
     assert say.more and rest == ("放门口吧。", 200) and tts.requests == ["外卖到了，"]
     assert say.turn.text == "外卖到了，放门口吧。" and say.turn.index == 2
     core = Core()
-    voice.start(2, rest)
+    voice.start(2, "外卖到了，", rest)
     await voice.supply(core, wait=True)
     assert tts.requests[-1] == "放门口吧。"
     [(index, samples, at)] = core.extended
@@ -74,16 +76,17 @@ async def test_a_rest_the_engine_fails_on_or_takes_too_long_for_ends_the_turn_wi
         _, rest = await voice.say(SAY, 1, random.Random(0), None)
         assert rest is not None
         core = Core()
-        voice.start(1, rest)
+        voice.start(1, "外卖到了，", rest)
         await voice.supply(core, wait=True)
         assert core.extended == [(1, 0, core.now)]  # nothing more: the core ends the turn there
+        assert core.said == ["外卖到了，"]  # and records only what was said
 
 
 async def test_stop_drops_a_rest_still_being_voiced():
     voice = voicing(SlowRest())
     _, rest = await voice.say(SAY, 1, random.Random(0), None)
     assert rest is not None
-    voice.start(1, rest)
+    voice.start(1, "外卖到了，", rest)
     voice.stop()
     core = Core()
     await voice.supply(core, wait=True)

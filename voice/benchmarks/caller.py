@@ -56,7 +56,10 @@ class Row:
 
 def lateness_ms(events: Sequence[ev.CallEvent]) -> list[float]:
     """Per caller turn said after a reply: how late it started beyond ``reply end + think`` (0: on time)."""
-    late = {e.turn: e.late for e in events if isinstance(e, ev.CallerLate)}
+    late: dict[int, int] = {}
+    for e in events:  # a turn's start and, voiced clause first, its rest's gap
+        if isinstance(e, ev.CallerLate):
+            late[e.turn] = late.get(e.turn, 0) + e.late
     said = [e.turn for e in events if isinstance(e, ev.CallerSpoke) and e.mode == "after_reply"]
     return [late.get(turn, 0) * 1000 / SAMPLE_RATE for turn in said]
 
@@ -122,8 +125,9 @@ def read_logs(folder: Path) -> list[list[ev.CallEvent]]:
 
 @contextlib.contextmanager
 def _assistant(name: str, echo_delay_ms: int = ECHO_DELAY_MS) -> Iterator[tuple[str, int | None]]:
-    """The ``--target`` for ``name`` and the pid whose CPU counts too: builtin as is (it runs in this
-    process); the echo started in a process of its own."""
+    """The ``--target`` for ``name`` and the pid whose CPU counts too: builtin as is (``callsim bench``
+    starts it as a child of this process, counted once it has ended); the echo started in a process of its
+    own."""
     if name == "builtin":
         yield "builtin", None
         return
@@ -138,14 +142,15 @@ def bench_args(target: str, model_url: str, limit: int, out: Path, concurrency: 
     calling ``target``, ``concurrency`` calls at a time, the run's speed index left to this bench, no
     report."""
     args = ["bench", "--target", target, "--out", str(out), "--limit", str(limit)]
-    args += ["--concurrency", str(concurrency)]
+    args += ["--concurrency", str(concurrency), "--fresh"]  # a kept folder is measured again, never resumed
     args += ["--caller", "openai:rules", "--caller-base-url", model_url, "--persona", "patient"]
     return [*args, "--no-report", "--no-speed-index"]
 
 
 def _cpu(pids: Sequence[int | None]) -> float | None:
-    """CPU seconds used so far by ``pids`` together (None if one cannot tell)."""
-    used = [process_cpu_s(pid) for pid in pids if pid is not None]
+    """CPU seconds used so far by ``pids`` together, this process's ended children included (the built-in
+    assistant runs as one, and has ended by the time a setting is read); None if one cannot tell."""
+    used = [process_cpu_s(pid, children=pid == os.getpid()) for pid in pids if pid is not None]
     return None if any(u is None for u in used) else sum(u for u in used if u is not None)
 
 
@@ -219,7 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench_caller-") as tmp:
         for assistant in args.assistant or ASSISTANTS:
             for delay in args.delay or DELAYS_S:
-                out = Path(args.keep or tmp) / f"{assistant}-{delay:g}"
+                at_once = f"-x{args.concurrency}" if args.concurrency > 1 else ""
+                out = Path(args.keep or tmp) / f"{assistant}-{delay:g}{at_once}"
                 rows.append(run_setting(assistant, delay, args.limit, out, args.concurrency))
     print(json.dumps([asdict(r) for r in rows], indent=2) if args.json else render(rows))
     return 0

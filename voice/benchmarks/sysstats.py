@@ -13,14 +13,18 @@ from dataclasses import dataclass
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def process_cpu_s(pid: int) -> float | None:
-    """User + system CPU seconds used so far by process ``pid`` (None if ``/proc`` cannot tell)."""
+def process_cpu_s(pid: int, *, children: bool = False) -> float | None:
+    """User + system CPU seconds used so far by process ``pid`` (``children``: and by its children that
+    have ended and been waited for); None if ``/proc`` cannot tell."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as f:
             fields = f.read().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return None
-    return (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime (fields 14, 15 of stat)
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15 of stat)
+    if children:
+        ticks += int(fields[13]) + int(fields[14])  # cutime, cstime (fields 16, 17)
+    return ticks / _TICKS
 
 
 def runqueue_wait_s(pid: int | str = "self") -> float | None:

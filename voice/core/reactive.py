@@ -169,15 +169,19 @@ class ReactiveCallCore(CallCore):
         if self._streaming is not None:  # the caller keeps the turn until its rest is in
             self._streaming.end, self._speaking_until = self._speaking_until, _HOLD
 
-    def extend(self, index: int, rest: Pcm, at: int) -> None:
+    def extend(self, index: int, rest: Pcm, at: int, *, said: str | None = None) -> None:
         """The rest of turn ``index``, supplied by its first clause, ready at sample ``at``; empty: the turn
-        ends with its first clause.  Played right after the first clause, or at once if that has played
-        (the gap is logged as the turn's mid-turn pause)."""
+        ends with its first clause, and ``said`` (the first clause's text) replaces the turn's text in its
+        records, which then say what the caller really said.  Played right after the first clause, or at
+        once if that has played (the gap is logged as the turn's mid-turn pause and as ``caller_late``: the
+        simulator's, never the assistant's)."""
         s = self._streaming
         if s is None or s.turn != index:
             return
         bounds = active_bounds(rest) if len(rest) else None
         if bounds is None or self.done:
+            if said is not None:
+                s.planned = dataclasses.replace(s.planned, text=said)
             self._speaking_until = s.end
             self._flush()
             return
@@ -191,6 +195,8 @@ class ReactiveCallCore(CallCore):
         )
         if spoke is not None:
             s.spoke = dataclasses.replace(spoke, speech_end=self._speech_end, pause=gap or spoke.pause)
+        if start > s.end:  # the rest was not ready when the first clause ended: the simulator's gap
+            self._log(ev.CallerLate(start, index, s.end, start - s.end))
         self._flush()
 
     def _flush(self) -> None:

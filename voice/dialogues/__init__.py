@@ -14,7 +14,9 @@ they are imported in does not matter.  No ``from __future__ import annotations``
 ``annotations`` in this package, hiding the submodule from ``from voice.dialogues import annotations``.
 """
 
+from voice.dialogues.annotations import DialogueAnnotations, TurnAnnotations
 from voice.dialogues.schema import (
+    BUNDLED_FILE,
     AssistantTurn,
     Backchannel,
     CallerTurn,
@@ -33,6 +35,7 @@ from voice.dialogues.validation import (
     BARGE_IN_RANGE,
     ID_PATTERN,
     MAX_ID_CHARS,
+    MAX_LINE_BYTES,
     MAX_TURN_CHARS,
     PAUSE_BEFORE_RANGE,
     PAUSE_INSIDE_RANGE,
@@ -44,12 +47,40 @@ from voice.dialogues.validation import (
     Scenario,
     VoiceCheck,
     check_caller_turn,
+    check_dialogue_object,
 )
 
 __all__ = [
-    "BACKCHANNEL_AT_RANGE", "BACKCHANNEL_MAX_CHARS", "BARGE_IN_RANGE", "ID_PATTERN", "MAX_ID_CHARS",
-    "MAX_TURN_CHARS", "PAUSE_BEFORE_RANGE", "PAUSE_INSIDE_RANGE", "PRESET_TYPES", "RELATIONS", "SCENARIOS",
-    "AssistantTurn", "Backchannel", "CallerTurn", "Dialogue", "PauseInside", "Preset", "PresetType",
-    "Relation", "Scenario", "Turn", "VoiceCheck", "bundled_dialogues_path", "check_caller_turn",
-    "load_dialogues", "parse_dialogue", "validate_file",
+    "BACKCHANNEL_AT_RANGE",
+    "BACKCHANNEL_MAX_CHARS",
+    "BARGE_IN_RANGE",
+    "BUNDLED_FILE",
+    "ID_PATTERN",
+    "MAX_ID_CHARS",
+    "MAX_LINE_BYTES",
+    "MAX_TURN_CHARS",
+    "PAUSE_BEFORE_RANGE",
+    "PAUSE_INSIDE_RANGE",
+    "PRESET_TYPES",
+    "RELATIONS",
+    "SCENARIOS",
+    "AssistantTurn",
+    "Backchannel",
+    "CallerTurn",
+    "Dialogue",
+    "DialogueAnnotations",
+    "PauseInside",
+    "Preset",
+    "PresetType",
+    "Relation",
+    "Scenario",
+    "Turn",
+    "TurnAnnotations",
+    "VoiceCheck",
+    "bundled_dialogues_path",
+    "check_caller_turn",
+    "check_dialogue_object",
+    "load_dialogues",
+    "parse_dialogue",
+    "validate_file",
 ]  # fmt: skip

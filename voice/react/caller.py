@@ -27,6 +27,8 @@ from voice.react.session import ReactiveSession
 from voice.speech.asr import ASREngine
 from voice.speech.tts.base import TTSEngine
 
+VOICING_VERSION = 2  # 2: fitted ears, a turn voiced first clause first (issue 26); 1: whole turns
+
 CALLERS = ("scripted", "openai:MODEL")
 MIN_TURNS = 6  # a reactive caller may take more turns than its script: at least this many, or twice it
 
@@ -61,6 +63,8 @@ class ReactiveCaller:
             "persona": self.persona,
             "caller_prompt": PROMPT_VERSION,
             "caller_max_turns": self.max_turns,
+            "caller_early_ms": self.early_ms,  # hearing and deciding at the reply's pauses (issue 26)
+            "caller_voicing": VOICING_VERSION,
         }
 
     def persona_for(self, dialogue: Dialogue, seed: int) -> Persona:

@@ -243,7 +243,8 @@ class ReactiveSession:
             core.note(dataclasses.replace(made.goal, t=at))
         core.supply(made.move, at)
         if made.rest is not None and isinstance(made.move, Say):  # its first clause is in: voice the rest
-            self.voice.start(made.move.turn.index, made.rest)
+            whole = made.move.turn.text
+            self.voice.start(made.move.turn.index, whole[: len(whole) - len(made.rest[0])], made.rest)
             await self.voice.supply(core, wait=self.wait_in_place)
 
     def _fork(self) -> random.Random:
