@@ -271,7 +271,14 @@ OPTIONAL = {  # built-in / Twilio targets only; --header; --ray; a bot that floo
     | {"speed_index.runs", "speed_index.runs.*", "speed_index.definition"},
 }
 REACTIVE_ONLY = {  # what only a run with a reactive caller writes (checked by the reactive run's test)
-    "target": {"settings.caller", "settings.persona", "settings.caller_prompt", "settings.caller_max_turns"},
+    "target": {
+        "settings.caller",
+        "settings.persona",
+        "settings.caller_prompt",
+        "settings.caller_max_turns",
+        "settings.caller_early_ms",
+        "settings.caller_voicing",
+    },
     "summary": {"by_persona", "by_persona.*", "goal", "goal.verdicts"},
     "call": {"caller", "persona"},
 }
