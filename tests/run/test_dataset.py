@@ -192,13 +192,22 @@ async def test_the_builtin_assistant_killed_mid_run_stops_it_and_its_call_is_red
     from voice.errors import AssistantCrashed
     from voice.run.resume import load_done
 
+    def servers() -> set[int]:
+        """This process's children that are a built-in assistant (``python -m server``)."""
+        return {
+            int(pid)
+            for children in Path("/proc/self/task").glob("*/children")
+            for pid in children.read_text().split()
+            if b"\0server\0" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        }
+
+    others = servers()  # one the test session shares (running_builtin) is not this run's: left alone
+
     def kill_the_assistant(status):
         if status.state != "calling":
             return
-        for children in Path("/proc/self/task").glob("*/children"):
-            for pid in children.read_text().split():
-                if b"\0server\0" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                    os.kill(int(pid), signal.SIGKILL)
+        for pid in servers() - others:
+            os.kill(pid, signal.SIGKILL)
 
     dialogues = [mini(1), mini(2)]
     config = BenchConfig(out=tmp_path, tts="memory", assistant_tts="memory", transcribe=False, concurrency=1)
