@@ -1,6 +1,5 @@
 """The reactive caller's voice: a turn voiced first clause first, the rest handed over once voiced."""
 
-import asyncio
 import random
 
 import numpy as np
@@ -10,6 +9,7 @@ from voice.dialogues import CallerTurn
 from voice.errors import EngineError
 from voice.react.decision import CallerDecision
 from voice.react.voicing import Voicing
+from voice.speech.engine_lock import EngineLock
 from voice.speech.tts.memory import MemoryTTS
 
 SAY = CallerDecision("say", turn=CallerTurn("外卖到了，放门口吧。"))
@@ -30,7 +30,7 @@ class Core:
 
 
 def voicing(tts=None, **kw) -> Voicing:
-    return Voicing(tts or MemoryTTS(), CallerTiming(), 1.0, asyncio.Lock(), **kw)
+    return Voicing(tts or MemoryTTS(), CallerTiming(), 1.0, EngineLock(), **kw)
 
 
 async def test_a_turn_of_two_clauses_starts_on_the_first_and_its_rest_is_handed_over_once_voiced():

@@ -8,7 +8,6 @@ of a run (it bounds the requests in flight and owns the answer cache).
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +24,7 @@ from voice.react.persona import PERSONAS, Persona, choose_persona
 from voice.react.prompt import PROMPT_VERSION
 from voice.react.session import ReactiveSession
 from voice.speech.asr import ASREngine
+from voice.speech.engine_lock import EngineLock
 from voice.speech.tts.base import TTSEngine
 
 VOICING_VERSION = 2  # 2: fitted ears, a turn voiced first clause first (issue 26); 1: whole turns
@@ -85,8 +85,8 @@ class ReactiveCaller:
         tts: TTSEngine,
         ears: ASREngine,
         *,
-        tts_lock: asyncio.Lock | None = None,
-        asr_lock: asyncio.Lock | None = None,
+        tts_lock: EngineLock | None = None,
+        asr_lock: EngineLock | None = None,
     ) -> ReactiveSession:
         """The reactive caller of one call (``timing.seed``: the call's seed; ``ears``: the run's transcriber,
         which it hears with through :func:`~voice.react.hearing.caller_ears`)."""

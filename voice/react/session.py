@@ -44,11 +44,13 @@ from voice.react.listening import Pieces, Span, join_texts, spans_for
 from voice.react.prompt import Situation
 from voice.react.voicing import Voicing
 from voice.speech.asr import ASREngine
+from voice.speech.engine_lock import BACKGROUND, SOON, URGENT, EngineLock
 from voice.speech.tts.base import TTSEngine
 
 
 class ReactiveSession:
-    """One reactive caller for one call.  ``tts_lock``/``asr_lock`` guard engines shared by other calls.
+    """One reactive caller for one call.  ``tts_lock``/``asr_lock`` guard engines shared by other calls: a
+    turn due to be said goes first on them, pieces heard mid-reply next, work after the call last.
 
     ``early_ms``: hear and decide early at pauses this long (None: after the reply has ended, as before).
     """
@@ -60,15 +62,15 @@ class ReactiveSession:
         ears: ASREngine,
         timing: CallerTiming,
         *,
-        tts_lock: asyncio.Lock | None = None,
-        asr_lock: asyncio.Lock | None = None,
+        tts_lock: EngineLock | None = None,
+        asr_lock: EngineLock | None = None,
         wait_in_place: bool = False,
         early_ms: float | None = None,
     ) -> None:
         self.brain, self.tts, self.ears, self.timing = brain, tts, ears, timing
         self.wait_in_place = wait_in_place
-        self._asr_lock = asr_lock or asyncio.Lock()
-        self.voice = Voicing(tts, timing, brain.persona.think_scale, tts_lock or asyncio.Lock())
+        self._asr_lock = asr_lock or EngineLock()
+        self.voice = Voicing(tts, timing, brain.persona.think_scale, tts_lock or EngineLock())
         self._rng = caller_rng(brain.dialogue.id, timing.seed)
         self._texts: dict[Span, str] = {}  # transcripts of heard spans
         self._task: asyncio.Task[Made] | None = None
@@ -87,7 +89,7 @@ class ReactiveSession:
         loop = asyncio.get_running_loop()
         for engine, lock in ((self.ears, self._asr_lock), (self.tts, self.voice.lock)):
             if (load := getattr(engine, "load", None)) is not None:
-                async with lock:
+                async with lock.hold(BACKGROUND):
                     await loop.run_in_executor(None, load)
         await loop.run_in_executor(None, self.brain.client.prepare)
         plan, cues, log = await self.plan()
@@ -216,7 +218,7 @@ class ReactiveSession:
             await asyncio.wait([task])
 
     async def _transcribe_piece(self, span: Span, audio: Pcm) -> None:
-        async with self._asr_lock:
+        async with self._asr_lock.hold(SOON):  # after any call's turn that is due
             if span in self._texts:
                 return
             loop = asyncio.get_running_loop()
@@ -278,8 +280,15 @@ class ReactiveSession:
             return Made(HangUp(why), logged, None, None, rng)
 
     async def _hear(
-        self, events: Sequence[ev.CallEvent], audio: Pcm, now: int, pieces: Sequence[Span] = ()
+        self,
+        events: Sequence[ev.CallEvent],
+        audio: Pcm,
+        now: int,
+        pieces: Sequence[Span] = (),
+        priority: int = URGENT,
     ) -> list[HeardLine]:
+        """The conversation so far as heard (``priority``: on the run's Whisper; a turn waits for it)."""
+
         def piece(start: int, end: int) -> str:
             if (start, end) not in self._texts:
                 self._texts[start, end] = self.ears.transcribe(audio[start:end]) if end > start else ""
@@ -288,7 +297,7 @@ class ReactiveSession:
         def transcribe(start: int, end: int) -> str:  # the closed pieces' texts, and what is left
             return join_texts([piece(s, e) for s, e in spans_for(pieces, start, end)])
 
-        async with self._asr_lock:
+        async with self._asr_lock.hold(priority):
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(None, heard_so_far, events, audio, now, transcribe)
 
@@ -349,7 +358,8 @@ class ReactiveSession:
         situation = Situation("debrief", spoken, ended_by=_ended_by(core))
         events = [e for e in core.events if not isinstance(e, ev.AudioReceived)]
         pieces = list(self._pieces.closed) if self._pieces is not None else []
-        decided = await self.brain.decide(await self._hear(events, heard, core.now, pieces), situation)
+        lines = await self._hear(events, heard, core.now, pieces, BACKGROUND)  # the call is over
+        decided = await self.brain.decide(lines, situation)
         d = decided.decision
         core.note(
             ev.CallerDecided(

@@ -26,6 +26,7 @@ from voice.core.reactive import ReactiveCallCore, ReplyCues, Say
 from voice.errors import CallerSpeechFailed
 from voice.react.decision import CallerDecision
 from voice.speech.caller_plan import plan_first_clause, plan_turn, speak, speak_rest
+from voice.speech.engine_lock import BACKGROUND, URGENT, EngineLock
 from voice.speech.tts.base import TTSEngine
 
 Rest = tuple[str, int]  # the text still to voice and the pause before it (ms)
@@ -41,7 +42,7 @@ class Voicing:
         tts: TTSEngine,
         timing: CallerTiming,
         think_scale: float,
-        lock: asyncio.Lock,
+        lock: EngineLock,
         *,
         timeout_s: float = REST_TIMEOUT_S,
     ) -> None:
@@ -61,7 +62,7 @@ class Voicing:
         """The move for decision ``d`` and what is left to voice (``whole``: all of it now, as a turn
         planned before the call must be)."""
         assert d.turn is not None
-        async with self.lock:
+        async with self.lock.hold(BACKGROUND if whole else URGENT):  # whole: before the call
             loop = asyncio.get_running_loop()
             turn, bc_audio, rest = await loop.run_in_executor(None, self._synthesize, d, index, rng, whole)
         cues = ReplyCues(

@@ -7,12 +7,12 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from voice.core.audio import ms_to_samples
+from voice.core.audio import Pcm, ms_to_samples
 from voice.core.caller import CallerPlan, CallerTiming
 from voice.core.clock import Clock
 from voice.core.eventlog import EventSink
@@ -125,14 +125,33 @@ def transcribe_replies(rec: Recording, metrics: CallMetrics, asr: ASREngine) -> 
 
     The reply's extent is :func:`~voice.metrics.measure.reply_spans_ms`: the same span a judge reads.
     """
-    rate = rec.sample_rate
-    turns = []
-    for t, span in zip(metrics.turns, reply_spans_ms(metrics), strict=True):
+    return with_heard_texts(metrics, [hear_clip(asr, clip) for clip in reply_clips(rec, metrics)])
+
+
+def reply_clips(rec: Recording, metrics: CallMetrics) -> list[Pcm | None]:
+    """Each caller turn's heard reply as audio (None: no reply), for :func:`hear_clip` one by one: the
+    runner transcribes them as separate jobs, so that none holds the run's Whisper for long."""
+    rate, clips = rec.sample_rate, list[Pcm | None]()
+    for span in reply_spans_ms(metrics):
         if span is None:
-            turns.append(t)
+            clips.append(None)
             continue
         lo, hi = ms_to_samples(span[0], rate), ms_to_samples(span[1], rate)
-        turns.append(
-            dataclasses.replace(t, heard_text=asr.transcribe(rec.assistant[lo:hi]) if hi > lo else "")
-        )
+        clips.append(rec.assistant[lo : max(lo, hi)])
+    return clips
+
+
+def hear_clip(asr: ASREngine, clip: Pcm | None) -> str | None:
+    """A reply clip's text ("" for an empty one; None for no reply)."""
+    if clip is None:
+        return None
+    return asr.transcribe(clip) if len(clip) else ""
+
+
+def with_heard_texts(metrics: CallMetrics, texts: Sequence[str | None]) -> CallMetrics:
+    """``metrics`` with each turn's ``heard_text`` (None: that turn had no reply and keeps its own)."""
+    turns = [
+        t if text is None else dataclasses.replace(t, heard_text=text)
+        for t, text in zip(metrics.turns, texts, strict=True)
+    ]
     return dataclasses.replace(metrics, turns=turns)

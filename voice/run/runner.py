@@ -35,7 +35,16 @@ from voice.metrics.measure import CallMetrics, measure
 from voice.metrics.results import call_to_json, write_json
 from voice.react.session import ReactiveSession
 from voice.recording import EventStream, Recording, save_recording
-from voice.run.calls import CallStatus, RunSettings, TargetRun, call_once, transcribe_replies
+from voice.run.calls import (
+    CallStatus,
+    RunSettings,
+    TargetRun,
+    call_once,
+    hear_clip,
+    reply_clips,
+    transcribe_replies,
+    with_heard_texts,
+)
 from voice.run.failures import (
     CONNECT_FAILED,
     FAILED_HERE,
@@ -54,6 +63,7 @@ from voice.run.outcome import RunOutcome, TargetCalls, finish_run
 from voice.run.resume import dialogue_sha, metrics_path, open_folder
 from voice.speech.asr import ASREngine
 from voice.speech.caller_plan import plan_call
+from voice.speech.engine_lock import BACKGROUND, EngineLock
 from voice.speech.tts.base import TTSEngine
 
 __all__ = [
@@ -99,7 +109,7 @@ class CallMaker:
     ) -> None:
         self.tts, self.asr, self.new_clock, self.on_status = tts, asr, new_clock, on_status
         self.slots = asyncio.Semaphore(concurrency)
-        self.tts_lock, self.asr_lock = asyncio.Lock(), asyncio.Lock()
+        self.tts_lock, self.asr_lock = EngineLock(), EngineLock()  # a reactive caller's turn goes first
         self._plans: dict[str, asyncio.Task[CallerPlan]] = {}  # shared by the targets of one job
         self._users: dict[str, int] = {}  # calls still to be made per job (across targets)
         self.stop: StorageError | AssistantCrashed | None = None
@@ -141,7 +151,7 @@ class CallMaker:
         return self.tts
 
     async def _synthesize(self, job: CallJob, timing: CallerTiming) -> CallerPlan:
-        async with self.tts_lock:
+        async with self.tts_lock.hold(BACKGROUND):
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(None, plan_call, job.dialogue, self.voice(), timing)
 
@@ -250,8 +260,11 @@ class CallMaker:
             return crashed_call(metrics, crash), crash
         if self.asr is not None and settings.transcribe:
             step.now = "transcribing the replies"
-            async with self.asr_lock:
-                metrics = await loop.run_in_executor(None, transcribe_replies, rec, metrics, self.asr)
+            texts: list[str | None] = []
+            for clip in reply_clips(rec, metrics):  # one job per reply: other calls' turns come first
+                async with self.asr_lock.hold(BACKGROUND):
+                    texts.append(await loop.run_in_executor(None, hear_clip, self.asr, clip))
+            metrics = with_heard_texts(metrics, texts)
         return metrics, None
 
 

@@ -1,0 +1,95 @@
+"""The run's engine lock: one holder, the most urgent waiter next, cancellation never loses the engine."""
+
+import asyncio
+
+import pytest
+
+from voice.speech.engine_lock import BACKGROUND, SOON, URGENT, EngineLock
+
+
+async def _queue_up(
+    lock: EngineLock, order: list[str], jobs: list[tuple[str, int]]
+) -> list[asyncio.Task[None]]:
+    async def job(name: str, priority: int) -> None:
+        async with lock.hold(priority):
+            order.append(name)
+            await asyncio.sleep(0)
+
+    tasks = []
+    for name, priority in jobs:
+        tasks.append(asyncio.ensure_future(job(name, priority)))
+        await asyncio.sleep(0)  # each arrives (and queues) in this order
+    return tasks
+
+
+async def test_waiters_are_served_most_urgent_first_then_in_arrival_order():
+    lock, order = EngineLock(), []
+    await lock.acquire(BACKGROUND)  # a long job holds the engine
+    jobs = [
+        ("bg1", BACKGROUND),
+        ("soon1", SOON),
+        ("urgent1", URGENT),
+        ("bg2", BACKGROUND),
+        ("urgent2", URGENT),
+    ]
+    tasks = await _queue_up(lock, order, jobs)
+    assert order == [] and lock.locked()
+    lock.release()
+    await asyncio.gather(*tasks)
+    assert order == ["urgent1", "urgent2", "soon1", "bg1", "bg2"]
+    assert not lock.locked()
+
+
+async def test_a_free_engine_is_taken_at_once_and_async_with_holds_it():
+    lock = EngineLock()
+    async with lock:
+        assert lock.locked()
+    assert not lock.locked()
+    async with lock.hold(URGENT):
+        assert lock.locked()
+    assert not lock.locked()
+
+
+async def test_a_cancelled_waiter_leaves_the_queue_and_the_next_one_is_served():
+    lock, order = EngineLock(), []
+    await lock.acquire()
+    urgent, background = await _queue_up(lock, order, [("urgent", URGENT), ("bg", BACKGROUND)])
+    urgent.cancel()
+    await asyncio.sleep(0)
+    lock.release()
+    await background
+    assert order == ["bg"] and urgent.cancelled() and not lock.locked()
+
+
+async def test_a_waiter_cancelled_as_the_engine_is_handed_to_it_hands_it_on():
+    lock, order = EngineLock(), []
+    await lock.acquire()
+    first, second = await _queue_up(lock, order, [("first", URGENT), ("second", SOON)])
+    lock.release()  # handed to "first", which has not run yet
+    first.cancel()
+    await asyncio.gather(first, second, return_exceptions=True)
+    assert order == ["second"] and first.cancelled() and not lock.locked()
+
+
+async def test_the_holder_runs_to_its_end_whatever_waits():
+    lock, order = EngineLock(), []
+    release = asyncio.Event()
+
+    async def long_job() -> None:
+        async with lock.hold(BACKGROUND):
+            order.append("long starts")
+            await release.wait()
+            order.append("long ends")
+
+    long = asyncio.ensure_future(long_job())
+    await asyncio.sleep(0)
+    (urgent,) = await _queue_up(lock, order, [("urgent", URGENT)])
+    assert order == ["long starts"]
+    release.set()
+    await asyncio.gather(long, urgent)
+    assert order == ["long starts", "long ends", "urgent"]
+
+
+def test_releasing_a_free_engine_is_an_error():
+    with pytest.raises(RuntimeError):
+        EngineLock().release()
