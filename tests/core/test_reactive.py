@@ -24,14 +24,18 @@ def drive(
     max_frames: int = 20_000,
     rest: tuple[Pcm, int] | None = None,
     rest_failed_after: str | None = None,
+    pieces: tuple[tuple[Pcm, int], ...] = (),
 ) -> Recording:
     """Run the core against the reference bot; answer each request with ``mover`` after its delay.
 
     ``rest``: for a turn supplied by its first clause (``Say(more=True)``), its rest and the frames after
-    the supply when it is ready; ``rest_failed_after``: the first clause's text, handed over with it."""
+    the supply when it is ready; ``pieces``: the rest streamed in pieces instead, each with the frames after
+    the supply when it is ready (``more`` for all but the last); ``rest_failed_after``: the text said so
+    far, handed over with each piece."""
     bot = bot or reference(reply_len_ms=1500, greeting_ms=300)
     bot.start()
-    voicing: list[tuple[int, int]] = []  # (turn, frames left) of rests being voiced
+    pieces = pieces or ((rest,) if rest is not None else ())
+    voicing: list[tuple[int, int, Pcm, bool]] = []  # (turn, frames left, piece, more) of pieces being voiced
     pending: tuple[CallerMove, int] | None = None
     asked: TurnRequest | None = None
     heard, said = [], []
@@ -44,33 +48,34 @@ def drive(
         bot.frame(tick.caller)
         if tick.done:
             return Recording("c", np.concatenate(said), np.concatenate(heard), core.events)
-        for index, left in list(voicing):
-            voicing.remove((index, left))
-            if left > 0:
-                voicing.append((index, left - 1))
-            elif rest is not None:
-                core.extend(index, rest[0], core.now, said=rest_failed_after)
+        ready = [v for v in voicing if v[1] == 0]
+        voicing = [(index, left - 1, pcm, more) for index, left, pcm, more in voicing if left > 0]
+        for index, _, pcm, more in ready:
+            core.extend(index, pcm, core.now, said=rest_failed_after, more=more)
         if pending is not None:
             move, left = pending
             pending = (move, left - 1) if left > 0 else None
             if left == 0:
                 core.supply(move, core.now)
-                voicing += streamed(move, rest)
+                voicing += streamed(move, pieces)
         req = core.request
         if req is not None and req != asked and pending is None:
             asked = req
             answer = mover(req, core.now)
             if answer is not None and answer[1] == 0:
                 core.supply(answer[0], core.now)  # ready at once: before the next frame
-                voicing += streamed(answer[0], rest)
+                voicing += streamed(answer[0], pieces)
             elif answer is not None:
                 pending = (answer[0], answer[1] - 1)
     raise AssertionError("the call never ended")
 
 
-def streamed(move: CallerMove, rest: tuple[Pcm, int] | None) -> list[tuple[int, int]]:
-    """A turn supplied by its first clause: its rest to voice (turn, frames until ready)."""
-    return [(move.turn.index, rest[1])] if isinstance(move, Say) and move.more and rest else []
+def streamed(move: CallerMove, pieces: tuple[tuple[Pcm, int], ...]) -> list[tuple[int, int, Pcm, bool]]:
+    """A turn supplied by its first clause: the pieces of its rest to voice (turn, frames until ready,
+    piece, more)."""
+    if not isinstance(move, Say) or not move.more:
+        return []
+    return [(move.turn.index, frames, pcm, k < len(pieces) - 1) for k, (pcm, frames) in enumerate(pieces)]
 
 
 def kinds(core, kind):
@@ -290,3 +295,66 @@ def test_a_turn_whose_rest_failed_is_recorded_with_what_was_said():
     drive(core, mover, rest=(tone(0), 5), rest_failed_after="外卖到了，")
     (planned,) = kinds(core, ev.TurnPlanned)
     assert planned.text == "外卖到了，"  # not the whole turn the caller never finished
+
+
+# --- the rest streamed clause by clause (extend(..., more=True)) ------------------------------------------
+
+
+def piece(frames: int, ms: float = 600, gap_ms: float = 200) -> tuple[Pcm, int]:
+    """One clause of a rest (its mark's pause, then ``ms`` of speech), ready ``frames`` after the supply."""
+    return np.concatenate([silence(ms_to_samples(gap_ms)), tone(ms)]), frames
+
+
+def stream(*pieces: tuple[Pcm, int], said: str | None = None) -> tuple[ReactiveCallCore, Recording, Say]:
+    core = ReactiveCallCore(plan(greeting=True), max_turns=1)
+    first = Say(turn(0, 800, think_ms=300), more=True)
+    mover: Mover = lambda req, now: (first, 0) if req.turn == 0 else (HangUp("done"), 0)  # noqa: E731
+    return core, drive(core, mover, pieces=pieces, rest_failed_after=said), first
+
+
+def test_a_rest_streamed_in_pieces_in_time_plays_back_to_back_and_the_records_hold_the_whole_turn() -> None:
+    parts = (piece(5), piece(10, ms=400), piece(15, ms=500))
+    core, rec, first = stream(*parts)
+    (spoke,) = kinds(core, ev.CallerSpoke)
+    (planned,) = kinds(core, ev.TurnPlanned)
+    audio = np.concatenate([first.turn.audio] + [p for p, _ in parts])
+    assert planned.audio_samples == len(audio) and spoke.pause is None and kinds(core, ev.CallerLate) == []
+    assert spoke.speech_end == spoke.audio_start + len(audio) and planned.speech_end == len(audio)
+    assert np.array_equal(rec.caller[spoke.audio_start : spoke.audio_start + len(audio)], audio)
+    assert core.events.index(planned) < core.events.index(spoke)
+
+
+@pytest.mark.parametrize("frames", [(60, 150, 155), (110, 160, 165)])
+def test_late_pieces_log_caller_late_and_the_turns_pause_is_the_longest_gap(
+    frames: tuple[int, int, int],
+) -> None:
+    a, b, c = frames  # the head and each piece play 40 frames: (a, b) make a short and a long gap
+    parts = (piece(a), piece(b), piece(c))
+    core, _, first = stream(*parts)
+    (spoke,) = kinds(core, ev.CallerSpoke)
+    (planned,) = kinds(core, ev.TurnPlanned)
+    lates = kinds(core, ev.CallerLate)
+    assert [late.turn for late in lates] == [0, 0]  # the last piece came in time
+    head, lead = len(first.turn.audio), ms_to_samples(200) + 1  # a tone's first sample is silent
+    first_start, second_start = (late.t for late in lates)
+    assert lates[0].due == spoke.audio_start + head and lates[1].due == first_start + len(parts[0][0])
+    gaps = [
+        (spoke.audio_start + first.turn.speech_end, first_start + lead),
+        (first_start + len(parts[0][0]), second_start + lead),
+    ]
+    assert spoke.pause == max(gaps, key=lambda g: g[1] - g[0])  # one gap is kept: the longest
+    end = second_start + len(parts[1][0]) + len(parts[2][0])  # the last one followed the second at once
+    assert planned.audio_samples == end - spoke.audio_start and spoke.speech_end == end
+    # the caller kept the turn through its gaps: no reply was taken for one in them
+    assert all(r.at > spoke.speech_end for r in kinds(core, ev.ReplyStarted) if r.t > spoke.t)
+
+
+def test_an_empty_piece_mid_stream_ends_the_turn_with_what_was_said() -> None:
+    parts = (piece(5), (tone(0), 10), piece(15))  # the second clause failed: the third never comes
+    core, _, first = stream(*parts, said="外卖到了，放门口吧，")
+    (spoke,) = kinds(core, ev.CallerSpoke)
+    (planned,) = kinds(core, ev.TurnPlanned)
+    said = len(first.turn.audio) + len(parts[0][0])
+    assert planned.text == "外卖到了，放门口吧，" and planned.audio_samples == said
+    assert spoke.speech_end == spoke.audio_start + said and spoke.pause is None
+    assert core.outcome is not None and not core.outcome.failed

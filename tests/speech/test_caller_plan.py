@@ -113,6 +113,21 @@ def test_a_turn_is_cut_after_its_first_clause_long_enough_to_cover_the_rest():
     assert first_clause("外卖放门口了。。") is None  # nothing speakable after it
 
 
+def test_a_rest_is_cut_into_clauses_as_the_first_clause_is_each_with_the_pause_before_it():
+    from voice.speech.caller_plan import rest_clauses
+
+    rest = "不好意思，您刚才说的我没太明白，能再说一下吗？"
+    clauses = [("不好意思，", 200), ("您刚才说的我没太明白，", 200), ("能再说一下吗？", 200)]
+    assert rest_clauses(rest, 200) == clauses
+    # a short clause goes with the next; numbers are never cut; the pause is the previous mark's
+    assert rest_clauses("好的，3:30到。谢谢！行", 300) == [("好的，3:30到。", 300), ("谢谢！行", 300)]
+    assert rest_clauses("价格是3.5元；对吗？", 120) == [("价格是3.5元；", 120), ("对吗？", 250)]
+    assert rest_clauses("放门口吧。", 200) == [("放门口吧。", 200)]  # one clause: as it is
+    assert rest_clauses("放门口吧。。", 200) == [("放门口吧。。", 200)]  # nothing speakable after the mark
+    for text in (rest, "好的，3:30到。谢谢！行", "Hello there, ok? fine."):
+        assert "".join(c for c, _ in rest_clauses(text, 0)) == text  # nothing lost, nothing added
+
+
 def test_plan_first_clause_voices_only_the_first_clause_draws_the_same_think_and_keeps_the_whole_text():
     import random
 

@@ -12,10 +12,12 @@ simulator's, never the assistant's (no assistant metric starts before the caller
 or backchannel is placed on an exact sample, like a scripted one.
 
 A turn may be supplied by its first clause (``Say(more=True)``), so it starts once that is voiced, and the
-rest follows through :meth:`ReactiveCallCore.extend`, played right after it.  The turn's ``turn_plan`` and
-``caller_turn`` records wait for the rest, so they hold the whole turn (its speech end, on which the
-assistant's latency starts); a rest that came after the first clause had played leaves a gap in the caller's
-speech, logged as the turn's mid-turn ``pause``, never hidden.
+rest follows through :meth:`ReactiveCallCore.extend`, clause by clause (``more=True`` for all but the last
+piece), each played right after what was already scheduled.  The turn's ``turn_plan`` and ``caller_turn``
+records wait for the last piece, so they hold the whole turn (its speech end, on which the assistant's
+latency starts); a piece that came after the audio before it had played leaves a gap in the caller's speech,
+logged as ``caller_late`` and as the turn's mid-turn ``pause``, never hidden.  ``pause`` holds one gap: the
+longest, if several pieces were late (the others stay inside the caller's speech).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ class _Streaming:
 
     turn: int
     planned: ev.TurnPlanned
+    start: int = 0  # where its audio begins
     end: int = 0  # one past the last scheduled sample of its audio
     spoke: ev.CallerSpoke | None = None
 
@@ -85,6 +88,11 @@ class TurnRequest:
 
 
 _HOLD = 1 << 62  # "still speaking" while a turn's rest is being voiced
+
+
+def _longest(old: tuple[int, int] | None, gap: tuple[int, int]) -> tuple[int, int]:
+    """The turn's mid-turn pause: one gap only, so the longest of them."""
+    return old if old is not None and old[1] - old[0] >= gap[1] - gap[0] else gap
 
 
 class ReactiveCallCore(CallCore):
@@ -166,37 +174,41 @@ class ReactiveCallCore(CallCore):
             self._start_turn(turn, turn.think, mode="after_reply", at=max(due, ready), after=req.reply_end)
         else:
             self._start_turn(turn, 0, mode="after_timeout", at=ready)
-        if self._streaming is not None:  # the caller keeps the turn until its rest is in
-            self._streaming.end, self._speaking_until = self._speaking_until, _HOLD
+        if (s := self._streaming) is not None:  # the caller keeps the turn until its rest is in
+            s.start, s.end = self._speaking_until - len(turn.audio), self._speaking_until
+            self._speaking_until = _HOLD
 
-    def extend(self, index: int, rest: Pcm, at: int, *, said: str | None = None) -> None:
-        """The rest of turn ``index``, supplied by its first clause, ready at sample ``at``; empty: the turn
-        ends with its first clause, and ``said`` (the first clause's text) replaces the turn's text in its
-        records, which then say what the caller really said.  Played right after the first clause, or at
-        once if that has played (the gap is logged as the turn's mid-turn pause and as ``caller_late``: the
-        simulator's, never the assistant's)."""
+    def extend(self, index: int, pcm: Pcm, at: int, *, said: str | None = None, more: bool = False) -> None:
+        """The next piece of turn ``index`` (supplied by its first clause), ready at sample ``at``: played
+        right after what was scheduled for the turn, or at once if that has played (the gap is logged as
+        ``caller_late`` and, if the longest so far, as the turn's mid-turn pause: the simulator's, never the
+        assistant's).  ``more``: another piece follows, and the caller keeps the turn until it comes; else
+        the turn ends with this one.  Empty: the turn ends with what was scheduled, and ``said`` (the text
+        said so far) replaces the turn's text in its records, which then say what the caller really said."""
         s = self._streaming
         if s is None or s.turn != index:
             return
-        bounds = active_bounds(rest) if len(rest) else None
+        bounds = active_bounds(pcm) if len(pcm) else None
         if bounds is None or self.done:
             if said is not None:
                 s.planned = dataclasses.replace(s.planned, text=said)
             self._speaking_until = s.end
             self._flush()
             return
-        start = self._mouth.schedule(rest, max(at, self.now))
-        self._speaking_until = start + len(rest)
-        self._speech_end = start + bounds[1]
-        spoke, offset = s.spoke, s.end - s.planned.audio_samples  # where the turn's audio began
-        gap = (spoke.speech_end, start + bounds[0]) if spoke is not None and start > s.end else None
-        s.planned = dataclasses.replace(
-            s.planned, audio_samples=self._speaking_until - offset, speech_end=self._speech_end - offset
-        )
-        if spoke is not None:
-            s.spoke = dataclasses.replace(spoke, speech_end=self._speech_end, pause=gap or spoke.pause)
-        if start > s.end:  # the rest was not ready when the first clause ended: the simulator's gap
+        start = self._mouth.schedule(pcm, max(at, self.now))
+        late = start > s.end
+        if late:  # this piece was not ready when the audio before it ended: the simulator's gap
             self._log(ev.CallerLate(start, index, s.end, start - s.end))
+        s.end, self._speech_end = start + len(pcm), start + bounds[1]
+        s.planned = dataclasses.replace(
+            s.planned, audio_samples=s.end - s.start, speech_end=self._speech_end - s.start
+        )
+        if (spoke := s.spoke) is not None:
+            pause = _longest(spoke.pause, (spoke.speech_end, start + bounds[0])) if late else spoke.pause
+            s.spoke = dataclasses.replace(spoke, speech_end=self._speech_end, pause=pause)
+        if more:
+            return  # the caller keeps the turn (``_speaking_until`` stays held) for the next piece
+        self._speaking_until = s.end
         self._flush()
 
     def _flush(self) -> None:

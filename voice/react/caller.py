@@ -27,7 +27,9 @@ from voice.speech.asr import ASREngine
 from voice.speech.engine_lock import EngineLock
 from voice.speech.tts.base import TTSEngine
 
-VOICING_VERSION = 2  # 2: fitted ears, a turn voiced first clause first (issue 26); 1: whole turns
+# 3: a turn's rest streamed clause by clause; 2: fitted ears, a turn voiced first clause first (issue 26);
+# 1: whole turns
+VOICING_VERSION = 3
 
 CALLERS = ("scripted", "openai:MODEL")
 MIN_TURNS = 6  # a reactive caller may take more turns than its script: at least this many, or twice it

@@ -3,12 +3,17 @@
 Voicing a whole turn before it could start put all of the TTS's time on the caller's critical path.  Here a
 turn of several clauses is voiced by its first clause (:func:`voice.speech.caller_plan.plan_first_clause`):
 the session hands that to the core as ``Say(more=True)``, and once the core has it :meth:`Voicing.start`
-voices the rest in the background, under the run's TTS lock and a timeout, and :meth:`Voicing.supply`
-hands it over (:meth:`voice.core.reactive.ReactiveCallCore.extend`), played right after the first clause.
-The rest voiced as its own clip sounds as a comma's pause: each clause is its own synthesis pass.  An engine
-that fails on the rest (:class:`~voice.errors.CallerSpeechFailed`), or takes longer than ``timeout_s``, ends
-the turn with its first clause, and the turn's records then hold only what was said; a storage error stops
-the run, as anywhere else.
+voices the rest in the background clause by clause (:func:`~voice.speech.caller_plan.rest_clauses`), each
+under the run's TTS lock, taken for that clause only so other calls voice between them, and a timeout; and
+:meth:`Voicing.supply` hands each clause over as soon as it is voiced
+(:meth:`voice.core.reactive.ReactiveCallCore.extend`, ``more`` for all but the last), played right after
+the audio before it.  So each clause has the time the clause before it plays to be voiced in; the whole
+rest voiced at once often took longer than the first clause plays (four calls at once), and the caller fell
+silent mid-turn (``caller_late``).
+Each clause voiced as its own clip sounds as its mark's pause: each is its own synthesis pass, so its samples
+are the same for the same text.  An engine that fails on a clause
+(:class:`~voice.errors.CallerSpeechFailed`), or takes longer than ``timeout_s`` for it, ends the turn with
+what was said, and the turn's records then hold only that; a storage error stops the run, as anywhere else.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import asyncio
 import dataclasses
 import logging
 import random
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -25,13 +31,26 @@ from voice.core.caller import CallerTiming, PlannedTurn
 from voice.core.reactive import ReactiveCallCore, ReplyCues, Say
 from voice.errors import CallerSpeechFailed
 from voice.react.decision import CallerDecision
-from voice.speech.caller_plan import plan_first_clause, plan_turn, speak, speak_rest
-from voice.speech.engine_lock import BACKGROUND, URGENT, EngineLock
+from voice.speech.caller_plan import plan_first_clause, plan_turn, rest_clauses, speak, speak_rest
+from voice.speech.engine_lock import BACKGROUND, SOON, URGENT, EngineLock
 from voice.speech.tts.base import TTSEngine
 
 Rest = tuple[str, int]  # the text still to voice and the pause before it (ms)
-REST_TIMEOUT_S = 20.0
+REST_TIMEOUT_S = 20.0  # for each clause of the rest
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Stream:
+    """The rest of turn ``index`` being voiced: its clauses, those voiced but not yet handed over."""
+
+    index: int
+    said: str  # the text handed to the core so far
+    clauses: list[Rest]
+    task: asyncio.Task[None] | None = None
+    voiced: list[Pcm] = field(default_factory=list)  # in order, not yet handed over
+    handed: int = 0  # clauses handed over
+    failed: bool = False  # a clause could not be voiced: the turn ends with what was handed over
 
 
 class Voicing:
@@ -48,7 +67,7 @@ class Voicing:
     ) -> None:
         self.tts, self.timing, self.think_scale, self.lock = tts, timing, think_scale, lock
         self.timeout_s = timeout_s
-        self._rest: tuple[int, str, asyncio.Task[Pcm]] | None = None  # turn, its first clause, the rest
+        self._stream: _Stream | None = None
 
     async def say(
         self,
@@ -90,34 +109,50 @@ class Voicing:
         return turn, bc, rest
 
     def start(self, index: int, said: str, rest: Rest) -> None:
-        """Voice the rest of turn ``index`` in the background (the core has its first clause, ``said``)."""
+        """Voice the rest of turn ``index`` in the background, clause by clause (the core has its first
+        clause, ``said``)."""
         self.stop()
-        self._rest = index, said, asyncio.ensure_future(self._voice(*rest))
+        s = _Stream(index, said, rest_clauses(*rest))
+        s.task = asyncio.ensure_future(self._voice(s))
+        self._stream = s
 
-    async def _voice(self, text: str, pause_ms: int) -> Pcm:
+    async def _voice(self, s: _Stream) -> None:
+        for text, pause_ms in s.clauses:
+            try:
+                async with asyncio.timeout(self.timeout_s):
+                    pcm = await self._clause(text, pause_ms)
+            except (CallerSpeechFailed, TimeoutError) as exc:
+                log.warning("the caller's voice failed on %r (%r): the turn ends there", text, exc)
+                s.failed = True
+                return
+            s.voiced.append(pcm)
+
+    async def _clause(self, text: str, pause_ms: int) -> Pcm:
+        """One clause of a rest, voiced under the TTS lock, held for this clause only."""
         loop = asyncio.get_running_loop()
-        try:
-            async with asyncio.timeout(self.timeout_s), self.lock:
-                return await loop.run_in_executor(None, speak_rest, self.tts, text, pause_ms)
-        except (CallerSpeechFailed, TimeoutError) as exc:
-            log.warning(
-                "the caller's voice failed on the rest of a turn (%r): it ends with its first clause", exc
-            )
-            return np.zeros(0, dtype=np.int16)
+        async with self.lock.hold(SOON):  # after any call's first clause that is due
+            return await loop.run_in_executor(None, speak_rest, self.tts, text, pause_ms)
 
     async def supply(self, core: ReactiveCallCore, *, wait: bool = False) -> None:
-        """Hand the core the rest once it is voiced (``wait``: wait for it, as on a virtual clock)."""
-        if self._rest is None:
+        """Hand the core every clause voiced since the last call, in order (``wait``: wait for the whole
+        rest, as on a virtual clock, where every step must be frame-exact)."""
+        s = self._stream
+        if s is None or s.task is None:
             return
-        index, said, task = self._rest
         if wait:
-            await asyncio.wait([task])
-        if task.done():
-            self._rest = None
-            core.extend(index, task.result(), core.now, said=said)
+            await asyncio.wait([s.task])
+        while s.voiced:
+            s.said += s.clauses[s.handed][0]
+            s.handed += 1
+            core.extend(s.index, s.voiced.pop(0), core.now, said=s.said, more=s.handed < len(s.clauses))
+        if s.task.done():
+            self._stream = None
+            s.task.result()  # a storage error stops the run
+            if s.failed:  # nothing more: the turn ends with what was said
+                core.extend(s.index, np.zeros(0, dtype=np.int16), core.now, said=s.said)
 
     def stop(self) -> None:
-        """Drop a rest still being voiced (its thread finishes on its own)."""
-        if self._rest is not None:
-            self._rest[2].cancel()
-            self._rest = None
+        """Drop a rest still being voiced (a clause's thread finishes on its own)."""
+        if self._stream is not None and self._stream.task is not None:
+            self._stream.task.cancel()
+        self._stream = None

@@ -3,6 +3,10 @@
 The plan's types are the core's (:mod:`voice.core.caller`); building one needs the dialogue schema and a
 voice (:class:`~voice.speech.tts.base.TTSEngine`), so it is done here, in the speech room, before the call.
 Every timing decision is drawn here from the core's seeded generator, so a run is reproducible.
+
+The reactive caller voices its turns during the call clause by clause (issue 26): :func:`plan_first_clause`
+voices the first clause, so the turn can start on it, and :func:`rest_clauses` cuts the rest by the same
+rules, each clause voiced by :func:`speak_rest` while the one before it plays.
 """
 
 from __future__ import annotations
@@ -142,6 +146,19 @@ def first_clause(text: str) -> tuple[str, str, int] | None:
     return None
 
 
+def rest_clauses(rest: str, pause_ms: int) -> list[tuple[str, int]]:
+    """The rest of a turn (``pause_ms`` before it) as the clauses to voice one after another, each with the
+    pause before it (the previous clause mark's): cut as :func:`first_clause` cuts, so a clause shorter than
+    :data:`MIN_HEAD_CHARS` goes with the next and a number (3:30, 3.5) is never cut.  Each is for
+    :func:`speak_rest`, and the clauses joined are ``rest``."""
+    out: list[tuple[str, int]] = []
+    while (cut := first_clause(rest)) is not None:
+        clause, rest, after = cut
+        out.append((clause, pause_ms))
+        pause_ms = after
+    return [*out, (rest, pause_ms)]
+
+
 def plan_first_clause(
     index: int, turn: CallerTurn, tts: TTSEngine, timing: CallerTiming, rng: random.Random
 ) -> tuple[PlannedTurn, tuple[str, int] | None]:
@@ -157,7 +174,7 @@ def plan_first_clause(
 
 
 def speak_rest(tts: TTSEngine, rest: str, pause_ms: int) -> Pcm:
-    """The rest of a turn voiced clause first: the clause mark's pause (less the edges every voiced clip
-    has), then its speech."""
+    """One clause of a turn's rest (:func:`rest_clauses`), voiced: the pause before it (less the edges every
+    voiced clip has), then its speech, its own synthesis pass."""
     gap = silence(ms_to_samples(max(0, pause_ms - 2 * EDGE_PAD_MS)))
     return np.concatenate([gap, speak(tts, rest)]).astype(np.int16)
