@@ -123,6 +123,11 @@ class ReactiveCallCore(CallCore):
         """The turn the caller is waiting for, or None."""
         return None if self.done else self._request
 
+    @property
+    def reply_onset(self) -> int | None:
+        """Where the reply being heard began (None: none is being heard)."""
+        return self._reply_onset if self._state is _State.IN_REPLY and not self.done else None
+
     def guess(self, quiet: int) -> TurnRequest | None:
         """The request this core will raise if the reply it hears has ended, once it has been quiet
         ``quiet`` samples (less than the end-of-reply silence); None when no such request is coming.

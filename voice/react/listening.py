@@ -41,6 +41,13 @@ class Pieces:
         """One past the last speech sample heard so far."""
         return self._last
 
+    def floor(self, at: int) -> None:
+        """Start the open piece no earlier than sample ``at`` (a reply's onset): what came before it is not
+        the reply (the assistant talking over the caller's turn, an echo of it), and a piece cut there is
+        one the reply's hearing can use whole."""
+        if self._start is not None and self._start < at:
+            self._start = at
+
     def feed(self, heard: Pcm) -> list[Span]:
         """The pieces closed by the frames of ``heard`` not looked at yet."""
         out: list[Span] = []

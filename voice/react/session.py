@@ -135,9 +135,12 @@ class ReactiveSession:
         hear the reply's pieces and guess at its pauses (``early_ms``)."""
         core = self.started()
         if self._pieces is not None:
-            channel = heard()
+            channel, onset = heard(), core.reply_onset
+            if onset is not None:
+                self._pieces.floor(onset)
             for span in self._pieces.feed(channel):
-                await self._hear_piece(span, np.array(channel[span[0] : span[1]], dtype=np.int16))
+                if onset is not None and span[0] >= onset:  # a reply's (not the caller's own echo)
+                    await self._hear_piece(span, np.array(channel[span[0] : span[1]], dtype=np.int16))
         await self.voice.supply(core)
         if self._task is not None and self._task.done():
             await self._supply(core)
