@@ -238,6 +238,20 @@ def test_no_guess_while_no_reply_is_heard_or_at_the_turn_limit():
     assert core.guess(ms_to_samples(240)) is None  # no turn left to say: it will hang up
 
 
+def test_the_reply_onset_is_known_while_a_reply_is_heard_and_only_then():
+    core = ReactiveCallCore(plan(greeting=True), max_turns=1)
+    core.receive(AssistantAudio(np.concatenate([silence(ms_to_samples(100)), tone(400)])), 0)
+    core.tick()
+    assert core.reply_onset is None  # awaiting the greeting: nothing heard yet
+    onsets = []
+    while core.request is None:
+        core.tick()
+        onsets.append(core.reply_onset)
+    [started] = kinds(core, ev.ReplyStarted)
+    assert started.at in onsets and set(onsets) <= {started.at, None}
+    assert onsets[-1] is None  # the reply has ended: the caller's turn is asked for
+
+
 # --- a turn supplied by its first clause (Say(more=True)) and its rest (extend) ----------------------------
 
 

@@ -77,3 +77,43 @@ async def test_a_kept_guess_made_before_the_request_is_supplied_in_the_same_fram
     [request] = [e for e in events if isinstance(e, ev.TurnRequested)]
     [planned] = [e for e in events if isinstance(e, ev.TurnPlanned)]
     assert planned.t == request.t  # supplied with the request, not a frame later
+
+
+async def test_pieces_heard_during_the_callers_own_turn_are_not_transcribed(no_openai_env):
+    """An echo (the assistant playing the caller's turn back) closes pieces while the caller speaks: none is
+    transcribed, and the piece under way when the reply begins is heard from the reply's onset."""
+    frame, heard_at = [0], []
+
+    class Ears(MemoryASR):
+        def transcribe(self, pcm):
+            heard_at.append(frame[0])
+            return super().transcribe(pcm)
+
+    S = ms_to_samples
+    with FakeLLM().respond(standin.answer) as fake:
+        caller = parse_caller(
+            "openai:rules", base_url=fake.url, wait_in_place=True, cache="off", early_ms=240
+        )
+        session = caller.session(TAKEOUT, CallerTiming(seed=3), MemoryTTS(), Ears([], default="您好"))
+        core = await session.start(max_turns=3)
+        core.receive(AssistantAudio(tone(400)), 0)
+        heard: list[np.ndarray] = []
+        echoed = False
+        while len([e for e in core.events if isinstance(e, ev.TurnRequested)]) < 2:
+            heard.append(core.tick().heard)
+            frame[0] = core.now
+            spoke = [e for e in core.events if isinstance(e, ev.CallerSpoke)]
+            if spoke and not echoed:  # the echo: 300 ms on, 300 ms off, over the turn and 1 s past it
+                echoed = True
+                length = spoke[0].speech_end - core.now + S(1000)
+                pattern = np.concatenate([tone(300), np.zeros(S(300), np.int16)])
+                core.receive(AssistantAudio(np.resize(pattern, length)), core.now)
+            await session.after_tick(lambda: np.concatenate(heard))
+        session.stop()
+        caller.close()
+    caller_turn = next(e for e in core.events if isinstance(e, ev.CallerSpoke))
+    reply = [e for e in core.events if isinstance(e, ev.ReplyStarted)][1]
+    assert caller_turn.speech_end - caller_turn.speech_start > S(1200)  # long enough to close pieces
+    during = [at for at in heard_at if caller_turn.speech_start <= at < reply.t]
+    assert during == [] and any(at >= reply.t for at in heard_at)
+    assert session._pieces is not None and any(p[0] == reply.at for p in session._pieces.closed)

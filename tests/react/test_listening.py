@@ -26,6 +26,17 @@ def test_a_piece_closes_at_a_pause_as_long_as_the_setting_and_not_at_a_shorter_o
     assert pieces.closed == closed and pieces.last_speech == S(1400)
 
 
+def test_a_piece_under_way_at_a_reply_onset_starts_there():
+    heard = channel(("s", 600), ("-", 300))
+    pieces = Pieces(S(240))
+    pieces.feed(heard[: S(400)])
+    pieces.floor(S(300))  # the reply began here: what came before was the caller's own turn
+    pieces.floor(S(100))  # an earlier floor changes nothing
+    assert pieces.feed(heard) == [(S(300), S(600))]
+    pieces.floor(S(800))  # no piece open: nothing to move
+    assert pieces.closed == [(S(300), S(600))]
+
+
 def test_a_piece_still_open_is_not_reported_and_a_pause_under_one_frame_is_refused():
     pieces = Pieces(S(240))
     assert pieces.feed(channel(("s", 400), ("-", 200))) == []
