@@ -3,7 +3,7 @@ here; ``scripts/bench_caller --quick`` runs them)."""
 
 import pytest
 
-from voice.benchmarks.caller import lateness_ms, render, summarize
+from voice.benchmarks.caller import after_silence_ms, lateness_ms, render, summarize
 from voice.core import events as ev
 from voice.core.audio import ms_to_samples
 
@@ -36,6 +36,19 @@ def test_a_setting_gives_percentiles_outcome_cpu_and_the_share_of_early_work_thr
     assert (row.early_asked, row.early_wasted_share) == (3, pytest.approx(1 / 3))
     text = render([row])
     assert "echo, model 0 s" in text and "3, 33%" in text
+
+
+def test_a_turn_after_a_missed_reply_is_timed_from_the_request_to_its_first_sample():
+    log = [
+        ev.TurnRequested(S(8000), 0, "reply_missed"),
+        ev.CallerSpoke(S(8200), 0, "after_timeout", S(8200), S(8230), S(9000)),
+        *call(0, 300)[1:],
+    ]
+    assert after_silence_ms(log) == [pytest.approx(200)]
+    assert lateness_ms(log) == [0, 300]  # not a turn after a reply: not in the lateness figures
+    row = summarize("echo", [log])
+    assert (row.silence_p50_ms, row.silence_max_ms) == (pytest.approx(200), pytest.approx(200))
+    assert "200/200" in render([row])
 
 
 def test_a_setting_without_calls_or_early_decisions_says_so_instead_of_dividing_by_zero():

@@ -4,10 +4,11 @@ Per setting — an assistant (the built-in, or the echo in a process of its own)
 answering after 0 s, 0.3 s or 1 s (:mod:`voice.react.standin`) — it runs the bundled set with the reactive
 caller on a real clock (``callsim bench``, with caches of its own: no answer or voiced line is reused from
 an earlier run) and reads each call's event log: the caller's lateness per turn said after a reply (the
-``caller_late`` events; 0 for a turn said on time) as p50/p90/max, the time to the call's outcome, CPU
-seconds per call (this process and the echo's), and the share of early decisions thrown away
-(``caller_early``).  The goal on 2 vCPUs: p50 ≤ 150 ms and p90 ≤ 400 ms beyond the think time with the
-instant stand-in; with a 1 s model, no more than 1 s + 150 ms at p50.
+``caller_late`` events, a rest's gap included; 0 for a turn said on time) as p50/p90/max, the time to the
+call's outcome, CPU seconds per call (this process, the built-in or the echo), the share of early decisions
+thrown away (``caller_early``), and, for a turn after a missed reply (no think time to hide in), the time
+from the core's request to the turn's first sample.  The goal on 2 vCPUs: p50 ≤ 150 ms and p90 ≤ 400 ms
+beyond the think time with the instant stand-in; with a 1 s model, no more than 1 s + 150 ms at p50.
 
 The figures come from :func:`summarize`, which reads event logs only (tested with hand-made ones);
 :func:`main` makes the calls through ``callsim bench`` (``--quick``: one dialogue, the echo, the instant
@@ -52,6 +53,8 @@ class Row:
     cpu_per_call_s: float | None
     early_asked: int
     early_wasted_share: float | None  # of the early decisions made, the share thrown away
+    silence_p50_ms: float | None = None  # a turn after a missed reply: from the request to its audio
+    silence_max_ms: float | None = None
 
 
 def lateness_ms(events: Sequence[ev.CallEvent]) -> list[float]:
@@ -64,12 +67,26 @@ def lateness_ms(events: Sequence[ev.CallEvent]) -> list[float]:
     return [late.get(turn, 0) * 1000 / SAMPLE_RATE for turn in said]
 
 
+def after_silence_ms(events: Sequence[ev.CallEvent]) -> list[float]:
+    """Per caller turn said after a missed reply (no think time to hide in): from the request the core
+    raised to the turn's first sample, all of it the simulator's."""
+    asked: dict[int, int] = {}
+    out = []
+    for e in events:
+        if isinstance(e, ev.TurnRequested):
+            asked[e.turn] = e.t  # the last: a request asked again after a wait starts afresh
+        elif isinstance(e, ev.CallerSpoke) and e.mode == "after_timeout" and e.turn in asked:
+            out.append((e.audio_start - asked[e.turn]) * 1000 / SAMPLE_RATE)
+    return out
+
+
 def summarize(setting: str, logs: Sequence[Sequence[ev.CallEvent]], cpu_s: float | None = None) -> Row:
     """The figures of one setting from its calls' event logs (``cpu_s``: CPU seconds the setting used)."""
     late = [ms for log in logs for ms in lateness_ms(log)]
     ends = [e.t / SAMPLE_RATE for log in logs for e in log if isinstance(e, ev.CallEnded)]
     early = [e for log in logs for e in log if isinstance(e, ev.CallerEarly)]
     wasted = sum(1 for e in early if not e.kept)
+    silence = [ms for log in logs for ms in after_silence_ms(log)]
     return Row(
         setting,
         len(logs),
@@ -81,6 +98,8 @@ def summarize(setting: str, logs: Sequence[Sequence[ev.CallEvent]], cpu_s: float
         cpu_s / len(logs) if cpu_s is not None and logs else None,
         len(early),
         wasted / len(early) if early else None,
+        percentile(silence, 50),
+        max(silence, default=None),
     )
 
 
@@ -96,6 +115,7 @@ def render(rows: Sequence[Row]) -> str:
         "outcome p50 s",
         "CPU/call s",
         "early, wasted",
+        "after silence p50/max",
     )
     return table(
         header,
@@ -110,6 +130,7 @@ def render(rows: Sequence[Row]) -> str:
                 fmt(r.outcome_p50_s),
                 fmt(r.cpu_per_call_s, ".2f"),
                 f"{r.early_asked}, {fmt(r.early_wasted_share, '.0%')}",
+                f"{fmt(r.silence_p50_ms, '.0f')}/{fmt(r.silence_max_ms, '.0f')}",
             )
             for r in rows
         ),
