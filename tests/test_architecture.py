@@ -468,8 +468,6 @@ TOP_LEVEL = {"__init__", "cli", "errors", "files", "recording"}
 UNMIRRORED = {
     # the public API's lazy exports (a package __init__ with functions)
     "voice/__init__.py": "tests/test_api.py (every export, docs/api.md, the example test run for real)",
-    # one call's settings and steps, split out of the runner: every run test makes its calls through it
-    "voice/run/calls.py": "tests/run/test_runner.py",
     # benchmark helpers: tested in tests/benchmarks/test_capacity.py (split once capacity's rework lands)
     "voice/benchmarks/plans.py": "tests/benchmarks/test_capacity.py",
     "voice/benchmarks/sysstats.py": "tests/benchmarks/test_capacity.py",

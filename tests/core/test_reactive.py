@@ -9,7 +9,7 @@ import pytest
 from tests.fakes import plan, reference, tone, turn
 from voice.core import events as ev
 from voice.core.audio import FRAME_SAMPLES, Pcm, ms_to_samples, silence
-from voice.core.call import AssistantAudio
+from voice.core.call import AssistantAudio, AssistantControl
 from voice.core.reactive import CallerMove, HangUp, ReactiveCallCore, ReplyCues, Say, TurnRequest, Wait
 from voice.metrics.measure import measure
 from voice.recording import Recording
@@ -372,3 +372,17 @@ def test_an_empty_piece_mid_stream_ends_the_turn_with_what_was_said() -> None:
     assert planned.text == "外卖到了，放门口吧，" and planned.audio_samples == said
     assert spoke.speech_end == spoke.audio_start + said and spoke.pause is None
     assert core.outcome is not None and not core.outcome.failed
+
+
+def test_a_call_that_ends_mid_stream_records_what_was_said_by_then() -> None:
+    core = ReactiveCallCore(plan(greeting=True), max_turns=1)
+    core.receive(AssistantAudio(tone(300)), 0)
+    while core.request is None:
+        core.tick()
+    whole = dataclasses.replace(turn(0, 800, think_ms=300), text="外卖到了，放门口吧，谢谢。")
+    core.supply(Say(whole, more=True), core.now)
+    core.extend(0, piece(0)[0], core.now, said="外卖到了，放门口吧，", more=True)
+    assert kinds(core, ev.TurnPlanned) == []  # held for the rest
+    core.receive(AssistantControl("error", {"message": "boom"}), core.now)
+    (planned,) = kinds(core, ev.TurnPlanned)
+    assert planned.text == "外卖到了，放门口吧，"  # not the clause the caller never said

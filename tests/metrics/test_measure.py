@@ -1,11 +1,13 @@
 """Metrics from recordings of calls against a ground-truth assistant (virtual time, exact figures)."""
 
+import dataclasses
 import json
 
 import numpy as np
 import pytest
 
 from tests.fakes import ReferenceBot, plan, reference, turn
+from voice.core import events as ev
 from voice.core.call import AssistantControl, CallCore
 from voice.metrics.measure import (
     CallMetrics,
@@ -92,6 +94,25 @@ def test_pause_takeover_is_detected_only_when_the_assistant_talks_into_the_pause
     )
     assert measure(eager).turns[0].pause_takeover is True
     assert measure(patient).turns[0].pause_takeover is False
+
+
+def test_every_late_piece_of_a_streamed_turn_is_a_pause_of_the_caller_not_only_the_longest():
+    """A reactive turn voiced clause by clause keeps one gap as its ``pause``; the others are its
+    ``caller_late`` events inside it, and they are the caller's silence just the same."""
+    eager = record(CallCore(plan(turn(0, 2000, pause=(800, 1500)))), reference(endpoint_ms=300, reply_ms=350))
+    [spoke] = [e for e in eager.events if isinstance(e, ev.CallerSpoke)]
+    assert spoke.pause is not None
+    p0, p1 = spoke.pause
+    unpaused = dataclasses.replace(spoke, pause=None)
+    late = ev.CallerLate(p1, 0, p0, p1 - p0)  # the same gap, as a late piece would log it
+    as_late = dataclasses.replace(
+        eager, events=[unpaused if e is spoke else e for e in eager.events] + [late]
+    )
+    no_gap = dataclasses.replace(eager, events=[unpaused if e is spoke else e for e in eager.events])
+    with_late, without = measure(as_late), measure(no_gap)
+    assert with_late.turns[0].pause_takeover is True and without.turns[0].pause_takeover is None
+    assert with_late.overlap_ms < without.overlap_ms  # the assistant spoke in the caller's silence
+    assert with_late.overlap_ms == measure(eager).overlap_ms  # as if the gap were the turn's pause
 
 
 def test_what_the_assistant_logs_hearing_is_kept_per_caller_turn():

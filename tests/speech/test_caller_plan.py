@@ -124,6 +124,10 @@ def test_a_rest_is_cut_into_clauses_as_the_first_clause_is_each_with_the_pause_b
     assert rest_clauses("价格是3.5元；对吗？", 120) == [("价格是3.5元；", 120), ("对吗？", 250)]
     assert rest_clauses("放门口吧。", 200) == [("放门口吧。", 200)]  # one clause: as it is
     assert rest_clauses("放门口吧。。", 200) == [("放门口吧。。", 200)]  # nothing speakable after the mark
+    # a clause of dots and marks alone would be silence (a failure): it goes with the next
+    assert rest_clauses("……，……，放门口吧。", 200) == [("……，……，放门口吧。", 200)]
+    cut = [("那个……，", 200), ("放门口吧。", 200), ("好吗", 300)]
+    assert rest_clauses("那个……，放门口吧。好吗", 200) == cut
     for text in (rest, "好的，3:30到。谢谢！行", "Hello there, ok? fine."):
         assert "".join(c for c, _ in rest_clauses(text, 0)) == text  # nothing lost, nothing added
 

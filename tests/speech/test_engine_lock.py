@@ -1,10 +1,11 @@
 """The run's engine lock: one holder, the most urgent waiter next, cancellation never loses the engine."""
 
 import asyncio
+import threading
 
 import pytest
 
-from voice.speech.engine_lock import BACKGROUND, SOON, URGENT, EngineLock
+from voice.speech.engine_lock import BACKGROUND, SOON, URGENT, EngineLock, Urgency
 
 
 async def _queue_up(
@@ -40,13 +41,62 @@ async def test_waiters_are_served_most_urgent_first_then_in_arrival_order():
     assert not lock.locked()
 
 
-async def test_a_free_engine_is_taken_at_once_and_async_with_holds_it():
+async def test_a_free_engine_is_taken_at_once():
     lock = EngineLock()
-    async with lock:
-        assert lock.locked()
-    assert not lock.locked()
     async with lock.hold(URGENT):
         assert lock.locked()
+    assert not lock.locked()
+
+
+async def test_a_waiters_urgency_raised_while_it_waits_moves_it_up():
+    lock, order = EngineLock(), []
+    await lock.acquire()
+    guess = Urgency(SOON)
+
+    async def job(name: str, priority: Urgency | int) -> None:
+        async with lock.hold(priority):
+            order.append(name)
+
+    tasks = [asyncio.ensure_future(job("piece", SOON)), asyncio.ensure_future(job("guess", guess))]
+    await asyncio.sleep(0)
+    guess.level = URGENT  # the guess became the turn's decision
+    lock.release()
+    await asyncio.gather(*tasks)
+    assert order == ["guess", "piece"]
+
+
+async def test_a_job_runs_in_a_thread_and_keeps_the_engine_until_it_returns_even_if_its_task_is_cancelled():
+    lock, started, finish = EngineLock(), threading.Event(), threading.Event()
+    running, most = [0], [0]
+
+    def engine(name: str) -> str:
+        running[0] += 1
+        most[0] = max(most[0], running[0])
+        started.set()
+        finish.wait(5)
+        running[0] -= 1
+        return name
+
+    first = asyncio.ensure_future(lock.run(BACKGROUND, engine, "first"))
+    await asyncio.to_thread(started.wait, 5)
+    second = asyncio.ensure_future(lock.run(URGENT, engine, "second"))
+    await asyncio.sleep(0)
+    first.cancel()  # the thread cannot be stopped: the engine stays held until it returns
+    await asyncio.sleep(0.05)
+    assert lock.locked() and not second.done()
+    finish.set()
+    assert await second == "second"
+    assert first.cancelled() and most[0] == 1 and not lock.locked()
+
+
+async def test_a_job_that_raises_frees_the_engine_and_the_error_reaches_its_caller():
+    lock = EngineLock()
+
+    def broken() -> None:
+        raise ValueError("engine broke")
+
+    with pytest.raises(ValueError, match="engine broke"):
+        await lock.run(URGENT, broken)
     assert not lock.locked()
 
 

@@ -188,15 +188,16 @@ class ReactiveCallCore(CallCore):
         right after what was scheduled for the turn, or at once if that has played (the gap is logged as
         ``caller_late`` and, if the longest so far, as the turn's mid-turn pause: the simulator's, never the
         assistant's).  ``more``: another piece follows, and the caller keeps the turn until it comes; else
-        the turn ends with this one.  Empty: the turn ends with what was scheduled, and ``said`` (the text
-        said so far) replaces the turn's text in its records, which then say what the caller really said."""
+        the turn ends with this one.  Empty: the turn ends with what was scheduled.  ``said`` (the text said
+        with this piece) replaces the turn's text in its records, which then say what the caller really said
+        if the turn or the call ends here."""
         s = self._streaming
         if s is None or s.turn != index:
             return
+        if said is not None:  # the records say what was said, should the call end before the rest comes
+            s.planned = dataclasses.replace(s.planned, text=said)
         bounds = active_bounds(pcm) if len(pcm) else None
         if bounds is None or self.done:
-            if said is not None:
-                s.planned = dataclasses.replace(s.planned, text=said)
             self._speaking_until = s.end
             self._flush()
             return

@@ -96,6 +96,7 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
     plans = {e.turn: e for e in events if isinstance(e, ev.TurnPlanned)}
     end = next((e for e in events if isinstance(e, ev.CallEnded)), None)
     clears = [e.t for e in events if isinstance(e, ev.PlayoutCleared)]
+    gaps = _simulator_gaps(events, turns_ev)
     n = len(rec.assistant)
     turns: list[TurnMetrics] = []
     caller_speech: list[Segment] = list(backch.values())
@@ -109,7 +110,7 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
     for i, d in enumerate(turns_ev):
         idx, cs, ce, pause = d.turn, d.speech_start, d.speech_end, d.pause
         nxt = turns_ev[i + 1].speech_start if i + 1 < len(turns_ev) else n
-        p0, p1 = pause if pause is not None else (cs, cs)
+        silent = ([pause] if pause is not None else []) + gaps.get(idx, [])  # the caller's own pauses
         # a barge-in: scripted (a cue), or the caller's turn began while the assistant was speaking
         at = barge.get(idx, cs if _covering(runs, cs) is not None else None)
         bi = _barge_in(runs, at, n, rate, scripted=idx in barge) if at is not None else None
@@ -119,9 +120,9 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
         onset = next((s for s, e in segs if lo <= s < nxt and e > ce), None)
         false_starts = sum(1 for s, e in segs if lo <= s and e <= ce)
         takeover = None
-        if pause is not None:
+        if silent:
             min_len = ms_to_samples(TAKEOVER_MIN_MS, rate)
-            takeover = any(p0 <= s < p1 and e - s >= min_len for s, e in segs)
+            takeover = any(p0 <= s < p1 and e - s >= min_len for p0, p1 in silent for s, e in segs)
         carried = None
         if idx in backch:
             bs, be = backch[idx]
@@ -149,7 +150,7 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
                 assistant_asr_text=asr.get(i),
             )
         )
-        caller_speech += [(cs, p0), (p1, ce)] if pause is not None else [(cs, ce)]
+        caller_speech += _without((cs, ce), silent)
     first_caller = turns_ev[0].speech_start if turns_ev else n
     expects_greeting = start.greeting if start is not None else True
     greeting = first_onset(segs, 0, first_caller) if expects_greeting else None
@@ -173,6 +174,31 @@ def measure(rec: Recording, segments: Sequence[Segment] | None = None) -> CallMe
         records_capped=next((_counts(e.counts) for e in events if isinstance(e, ev.RecordsCapped)), {}),
         pacing_late_ms=_pacing(rec.meta.get("pacing_late_ms")),
     )
+
+
+def _simulator_gaps(
+    events: Sequence[ev.CallEvent], turns: Sequence[ev.CallerSpoke]
+) -> dict[int, list[Segment]]:
+    """Per turn, the gaps inside it where a piece of a turn voiced clause by clause came late (its
+    ``caller_late`` events after the turn's first sample; the turn's ``pause`` keeps only the longest)."""
+    began = {d.turn: d.audio_start for d in turns}
+    out: dict[int, list[Segment]] = {}
+    for e in events:
+        if isinstance(e, ev.CallerLate) and e.turn in began and e.due > began[e.turn]:
+            out.setdefault(e.turn, []).append((e.due, e.t))
+    return out
+
+
+def _without(span: Segment, holes: Sequence[Segment]) -> list[Segment]:
+    """``span`` less the ``holes`` (which may overlap)."""
+    out, lo = [], span[0]
+    for h0, h1 in sorted(holes):
+        if h0 > lo:
+            out.append((lo, min(h0, span[1])))
+        lo = max(lo, h1)
+    if lo < span[1]:
+        out.append((lo, span[1]))
+    return [(a, b) for a, b in out if b > a]
 
 
 def _pacing(meta: Any) -> dict[str, float] | None:

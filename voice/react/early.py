@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from voice.core import events as ev
 from voice.core.reactive import CallerMove
 from voice.react.brain import Decided
+from voice.speech.engine_lock import Urgency
 
 
 @dataclass(frozen=True)
@@ -36,5 +37,9 @@ class EarlyCount:
 
 @dataclass
 class Guess:
+    """A decision in the making for a request not raised yet; its engine jobs wait at ``urgency`` (SOON,
+    raised to URGENT when the request comes and it is the decision)."""
+
     key: tuple[int, int | None, int | None]  # the guessed request's turn, reply onset and end
     task: asyncio.Task[Made]
+    urgency: Urgency

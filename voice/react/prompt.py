@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from voice.core import events as ev
+from voice.core.reactive import ReactiveCallCore
 from voice.dialogues import CallerTurn, Dialogue
 from voice.react.hearing import HeardLine
 from voice.react.persona import Persona
@@ -96,3 +98,15 @@ def render_user(
         f"现在：{situation.render()}",
     ]
     return "\n".join(lines)
+
+
+def ended_by(core: ReactiveCallCore) -> str:
+    """How the call ended, told to the caller asked for its verdict afterwards."""
+    hung = [e for e in core.events if isinstance(e, ev.HungUp)]
+    if hung and hung[-1].by == "assistant":
+        return "助理挂断了电话"
+    if core.outcome is not None and core.outcome.detail == "turn limit":
+        return "你已经说到了轮数上限"
+    if core.outcome is not None and core.outcome.failed:
+        return f"通话出了问题（{core.outcome.reason}）"
+    return "通话结束了"

@@ -10,14 +10,14 @@ as the simulator's delay).  The call keeps streaming meanwhile: no frame ever wa
 so generation takes no call time and a call is frame-exact and repeatable in tests.  On a real clock it must
 stay off.
 
-Early (issue 26, ``early_ms``): the session hears a reply while it plays — it cuts the heard channel at
-pauses of ``early_ms`` (:mod:`voice.react.listening`) and transcribes each piece as it closes — and at such
-a pause, when the core says a reply-ended request would follow (:meth:`ReactiveCallCore.guess`), it decides
-at once for that guess.  When the real request comes 700 ms of silence later and is the guessed one (nothing
-more was heard), the guess's decision is its decision: the same chat request, so the same cache key and the
-same answer as deciding then.  Otherwise it is thrown away.  Either way ``caller_early`` logs it;
-:attr:`ReactiveSession.early` counts them.  The think-time generator is forked per decision and advanced only
-by the one used, so thrown-away guesses change no think time.
+Early (issue 26, ``early_ms``): the session hears a reply while it plays, piece by piece
+(:mod:`voice.react.listening`), and at a pause after which the core would ask for a turn if the reply had
+ended (:meth:`ReactiveCallCore.guess`) it decides at once, with the events plus a supposed ``ReplyEnded``:
+the same chat request, cache key and answer as deciding when the request comes.  If the request that comes
+is the guessed one, the guess is its decision; otherwise it is thrown away.  ``caller_early`` logs each;
+:attr:`ReactiveSession.early` counts them.  The think-time generator is forked per decision and advanced
+only by the one used.  Engine jobs go through the run's :class:`~voice.speech.engine_lock.EngineLock`s:
+a due turn's first, a guess's and the pieces' next, work after the call last.
 
 When the call ends without the caller having judged its goal (the assistant hung up, a turn limit, a
 failure), :meth:`ReactiveSession.finish` asks the model once more, after the call, for its verdict.
@@ -41,10 +41,10 @@ from voice.react.brain import CallerBrain, Decided
 from voice.react.early import EarlyCount, Guess, Made
 from voice.react.hearing import HeardLine, heard_so_far
 from voice.react.listening import Pieces, Span, join_texts, spans_for
-from voice.react.prompt import Situation
+from voice.react.prompt import Situation, ended_by
 from voice.react.voicing import Voicing
 from voice.speech.asr import ASREngine
-from voice.speech.engine_lock import BACKGROUND, SOON, URGENT, EngineLock
+from voice.speech.engine_lock import BACKGROUND, SOON, URGENT, EngineLock, Priority, Urgency
 from voice.speech.tts.base import TTSEngine
 
 
@@ -89,8 +89,7 @@ class ReactiveSession:
         loop = asyncio.get_running_loop()
         for engine, lock in ((self.ears, self._asr_lock), (self.tts, self.voice.lock)):
             if (load := getattr(engine, "load", None)) is not None:
-                async with lock.hold(BACKGROUND):
-                    await loop.run_in_executor(None, load)
+                await lock.run(BACKGROUND, load)
         await loop.run_in_executor(None, self.brain.client.prepare)
         plan, cues, log = await self.plan()
         self.core = ReactiveCallCore(plan, max_turns=max_turns, first_cues=cues)
@@ -152,7 +151,7 @@ class ReactiveSession:
                 situation = Situation(
                     req.reason, req.turn, talking_s=(req.at - (req.reply_onset or req.at)) / SAMPLE_RATE
                 )
-                self._task = self._start(core, heard, situation)
+                self._task = self._start(core, heard, situation, Urgency(URGENT))
             if self.wait_in_place:
                 await asyncio.wait([self._task])
             if self._task.done():  # a kept guess is often made already: supply it now, not a frame late
@@ -161,14 +160,20 @@ class ReactiveSession:
             await self._maybe_guess(core, heard)
 
     def _start(
-        self, core: ReactiveCallCore, heard: Callable[[], Pcm], situation: Situation, *extra: ev.CallEvent
+        self,
+        core: ReactiveCallCore,
+        heard: Callable[[], Pcm],
+        situation: Situation,
+        urgency: Urgency,
+        *extra: ev.CallEvent,
     ) -> asyncio.Task[Made]:
-        """Hear and decide from the call so far (``extra``: events the guess supposes), in a task."""
+        """Hear and decide from the call so far (``extra``: events the guess supposes), in a task whose
+        engine jobs wait at ``urgency``."""
         snapshot = [e for e in core.events if not isinstance(e, ev.AudioReceived)] + list(extra)
         audio = np.array(heard(), dtype=np.int16)  # a copy: the channel grows while the task runs
         pieces = list(self._pieces.closed) if self._pieces is not None else []
         return asyncio.ensure_future(
-            self._hear_and_decide(snapshot, audio, core.now, situation, self._fork(), pieces)
+            self._hear_and_decide(snapshot, audio, core.now, situation, self._fork(), pieces, urgency)
         )
 
     async def _maybe_guess(self, core: ReactiveCallCore, heard: Callable[[], Pcm]) -> None:
@@ -183,8 +188,9 @@ class ReactiveSession:
         self._drop_guess(core)  # more was heard since the last guess
         assert guess.reply_end is not None
         supposed = ev.ReplyEnded(guess.at, guess.turn - 1, guess.reply_end)
-        task = self._start(core, heard, Situation("reply_ended", guess.turn), supposed)
-        self._guess = Guess(key, task)
+        urgency = Urgency(SOON)  # speculative: a turn that is due goes first
+        task = self._start(core, heard, Situation("reply_ended", guess.turn), urgency, supposed)
+        self._guess = Guess(key, task, urgency)
         self.early.asked += 1
         if self.wait_in_place:
             await asyncio.wait([task])
@@ -199,6 +205,7 @@ class ReactiveSession:
                 self._drop_guess(core)
             return None
         self._guess = None
+        guess.urgency.level = URGENT  # the turn waits for it now
         self.early.kept += 1
         core.note(ev.CallerEarly(core.now, req.turn, req.reply_end or 0, True))
         return guess.task
@@ -221,14 +228,14 @@ class ReactiveSession:
             await asyncio.wait([task])
 
     async def _transcribe_piece(self, span: Span, audio: Pcm) -> None:
-        async with self._asr_lock.hold(SOON):  # after any call's turn that is due
-            if span in self._texts:
-                return
-            loop = asyncio.get_running_loop()
-            try:
-                text = await loop.run_in_executor(None, self.ears.transcribe, audio)
-            except CallSimError:
-                return  # the reply's hearing tries again and reports it
+        def job() -> str | None:  # heard already (by a decision that needed it first): nothing to do
+            return None if span in self._texts else self.ears.transcribe(audio)
+
+        try:
+            text = await self._asr_lock.run(SOON, job)  # after any call's turn that is due
+        except CallSimError:
+            return  # the reply's hearing tries again and reports it
+        if text is not None:
             self._texts.setdefault(span, text)
 
     def started(self) -> ReactiveCallCore:
@@ -271,12 +278,14 @@ class ReactiveSession:
         situation: Situation,
         rng: random.Random,
         pieces: Sequence[Span] = (),
+        urgency: Urgency | None = None,
     ) -> Made:
         """The move for a request; an engine that fails (ASR, TTS) makes the caller hang up, saying why."""
         spoken = sum(1 for e in events if isinstance(e, ev.CallerSpoke))
         try:
-            heard = await self._hear(events, audio, now, pieces)
-            return await self._decide(heard, situation, spoken, rng)
+            urgency = urgency or Urgency(URGENT)
+            heard = await self._hear(events, audio, now, pieces, urgency)
+            return await self._decide(heard, situation, spoken, rng, urgency)
         except CallSimError as exc:
             why = f"the caller's own engines failed: {exc}"
             logged = ev.CallerDecided(0, situation.turn, "hang_up", "fallback_hangup", reason=why)
@@ -288,7 +297,7 @@ class ReactiveSession:
         audio: Pcm,
         now: int,
         pieces: Sequence[Span] = (),
-        priority: int = URGENT,
+        priority: Priority = URGENT,
     ) -> list[HeardLine]:
         """The conversation so far as heard (``priority``: on the run's Whisper; a turn waits for it)."""
 
@@ -300,12 +309,15 @@ class ReactiveSession:
         def transcribe(start: int, end: int) -> str:  # the closed pieces' texts, and what is left
             return join_texts([piece(s, e) for s, e in spans_for(pieces, start, end)])
 
-        async with self._asr_lock.hold(priority):
-            loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(None, heard_so_far, events, audio, now, transcribe)
+        return await self._asr_lock.run(priority, heard_so_far, events, audio, now, transcribe)
 
     async def _decide(
-        self, heard: list[HeardLine], situation: Situation, spoken: int, rng: random.Random
+        self,
+        heard: list[HeardLine],
+        situation: Situation,
+        spoken: int,
+        rng: random.Random,
+        urgency: Priority | None = None,
     ) -> Made:
         decided = await self.brain.decide(heard, situation)
         d = decided.decision
@@ -329,8 +341,9 @@ class ReactiveSession:
             goal = ev.GoalReported(0, d.goal, d.reason, spoken) if d.goal else None
             why = f"goal {d.goal}: {d.reason}" if d.goal else d.reason or "the caller hung up"
             return Made(HangUp(why), logged, goal, decided, rng)
+        first = situation.reason == "first"
         say, rest = await self.voice.say(
-            d, situation.turn, rng, self._persona_interrupt(), whole=situation.reason == "first"
+            d, situation.turn, rng, self._persona_interrupt(), whole=first, priority=urgency
         )
         return Made(say, logged, None, decided, rng, rest)
 
@@ -358,7 +371,7 @@ class ReactiveSession:
             return
         outcome = core.outcome.reason if core.outcome is not None else "unknown"
         spoken = sum(1 for e in core.events if isinstance(e, ev.CallerSpoke))
-        situation = Situation("debrief", spoken, ended_by=_ended_by(core))
+        situation = Situation("debrief", spoken, ended_by=ended_by(core))
         events = [e for e in core.events if not isinstance(e, ev.AudioReceived)]
         pieces = list(self._pieces.closed) if self._pieces is not None else []
         lines = await self._hear(events, heard, core.now, pieces, BACKGROUND)  # the call is over
@@ -379,14 +392,3 @@ class ReactiveSession:
         core.note(
             ev.GoalReported(core.now, d.goal or "unknown", d.reason or f"call ended: {outcome}", spoken)
         )
-
-
-def _ended_by(core: ReactiveCallCore) -> str:
-    hung = [e for e in core.events if isinstance(e, ev.HungUp)]
-    if hung and hung[-1].by == "assistant":
-        return "助理挂断了电话"
-    if core.outcome is not None and core.outcome.detail == "turn limit":
-        return "你已经说到了轮数上限"
-    if core.outcome is not None and core.outcome.failed:
-        return f"通话出了问题（{core.outcome.reason}）"
-    return "通话结束了"

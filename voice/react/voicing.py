@@ -32,7 +32,7 @@ from voice.core.reactive import ReactiveCallCore, ReplyCues, Say
 from voice.errors import CallerSpeechFailed
 from voice.react.decision import CallerDecision
 from voice.speech.caller_plan import plan_first_clause, plan_turn, rest_clauses, speak, speak_rest
-from voice.speech.engine_lock import BACKGROUND, SOON, URGENT, EngineLock
+from voice.speech.engine_lock import BACKGROUND, SOON, URGENT, EngineLock, Priority
 from voice.speech.tts.base import TTSEngine
 
 Rest = tuple[str, int]  # the text still to voice and the pause before it (ms)
@@ -77,13 +77,14 @@ class Voicing:
         interrupt_after: int | None,
         *,
         whole: bool = False,
+        priority: Priority | None = None,
     ) -> tuple[Say, Rest | None]:
         """The move for decision ``d`` and what is left to voice (``whole``: all of it now, as a turn
-        planned before the call must be)."""
+        planned before the call must be; ``priority`` on the run's voice, default URGENT, BACKGROUND for a
+        whole turn, voiced before the call)."""
         assert d.turn is not None
-        async with self.lock.hold(BACKGROUND if whole else URGENT):  # whole: before the call
-            loop = asyncio.get_running_loop()
-            turn, bc_audio, rest = await loop.run_in_executor(None, self._synthesize, d, index, rng, whole)
+        level = priority if priority is not None else BACKGROUND if whole else URGENT
+        turn, bc_audio, rest = await self.lock.run(level, self._synthesize, d, index, rng, whole)
         cues = ReplyCues(
             backchannel_text=d.backchannel.text if d.backchannel else None,
             backchannel_audio=bc_audio,
@@ -129,9 +130,7 @@ class Voicing:
 
     async def _clause(self, text: str, pause_ms: int) -> Pcm:
         """One clause of a rest, voiced under the TTS lock, held for this clause only."""
-        loop = asyncio.get_running_loop()
-        async with self.lock.hold(SOON):  # after any call's first clause that is due
-            return await loop.run_in_executor(None, speak_rest, self.tts, text, pause_ms)
+        return await self.lock.run(SOON, speak_rest, self.tts, text, pause_ms)  # after any due first clause
 
     async def supply(self, core: ReactiveCallCore, *, wait: bool = False) -> None:
         """Hand the core every clause voiced since the last call, in order (``wait``: wait for the whole

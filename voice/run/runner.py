@@ -151,9 +151,7 @@ class CallMaker:
         return self.tts
 
     async def _synthesize(self, job: CallJob, timing: CallerTiming) -> CallerPlan:
-        async with self.tts_lock.hold(BACKGROUND):
-            loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(None, plan_call, job.dialogue, self.voice(), timing)
+        return await self.tts_lock.run(BACKGROUND, plan_call, job.dialogue, self.voice(), timing)
 
     async def _reactive(
         self, settings: RunSettings, job: CallJob, timing: CallerTiming
@@ -262,8 +260,12 @@ class CallMaker:
             step.now = "transcribing the replies"
             texts: list[str | None] = []
             for clip in reply_clips(rec, metrics):  # one job per reply: other calls' turns come first
-                async with self.asr_lock.hold(BACKGROUND):
-                    texts.append(await loop.run_in_executor(None, hear_clip, self.asr, clip))
+                needs = clip is not None and len(clip) > 0
+                texts.append(
+                    await self.asr_lock.run(BACKGROUND, hear_clip, self.asr, clip)
+                    if needs
+                    else hear_clip(self.asr, clip)
+                )
             metrics = with_heard_texts(metrics, texts)
         return metrics, None
 

