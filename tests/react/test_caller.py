@@ -16,6 +16,9 @@ def test_scripted_is_no_reactive_caller_and_a_bad_spec_says_what_is_expected():
         parse_caller("gpt-4")
     with pytest.raises(ConfigError, match="unknown persona"):
         parse_caller("openai:m", persona="grumpy")
+    for early in (10, 700):  # under a frame, or not before the reply is taken as over
+        with pytest.raises(ConfigError, match="early_ms must be 20 ms"):
+            parse_caller("openai:m", early_ms=early)
 
 
 def test_the_caller_is_part_of_the_fingerprint_and_of_each_calls_labels(tmp_path):

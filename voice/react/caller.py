@@ -55,8 +55,9 @@ class ReactiveCaller:
             raise ConfigError(f"unknown persona {self.persona!r} (random, {', '.join(PERSONAS)})")
         if self.max_turns < 0 or self.decide_timeout_s <= 0:
             raise ConfigError("the caller's max turns must be >= 0 and its decision timeout > 0")
-        if self.early_ms is not None and self.early_ms < 20:
-            raise ConfigError(f"early_ms must be at least one 20 ms frame, got {self.early_ms}")
+        reply_over = CallerTiming().end_of_reply_ms  # a guess is made before the reply is taken as over
+        if self.early_ms is not None and not 20 <= self.early_ms < reply_over:
+            raise ConfigError(f"early_ms must be 20 ms (a frame) to {reply_over:g} ms, got {self.early_ms}")
 
     def fingerprint(self) -> dict[str, Any]:
         """What must match for a folder's calls to be reused on resume."""
