@@ -11,14 +11,9 @@ from voice.speech.engine_lock import BACKGROUND, SOON, URGENT, EngineLock, Urgen
 async def _queue_up(
     lock: EngineLock, order: list[str], jobs: list[tuple[str, int]]
 ) -> list[asyncio.Task[None]]:
-    async def job(name: str, priority: int) -> None:
-        async with lock.hold(priority):
-            order.append(name)
-            await asyncio.sleep(0)
-
     tasks = []
     for name, priority in jobs:
-        tasks.append(asyncio.ensure_future(job(name, priority)))
+        tasks.append(asyncio.ensure_future(lock.run(priority, order.append, name)))
         await asyncio.sleep(0)  # each arrives (and queues) in this order
     return tasks
 
@@ -43,8 +38,7 @@ async def test_waiters_are_served_most_urgent_first_then_in_arrival_order():
 
 async def test_a_free_engine_is_taken_at_once():
     lock = EngineLock()
-    async with lock.hold(URGENT):
-        assert lock.locked()
+    assert await lock.run(URGENT, lock.locked)  # held while the job runs
     assert not lock.locked()
 
 
@@ -53,11 +47,9 @@ async def test_a_waiters_urgency_raised_while_it_waits_moves_it_up():
     await lock.acquire()
     guess = Urgency(SOON)
 
-    async def job(name: str, priority: Urgency | int) -> None:
-        async with lock.hold(priority):
-            order.append(name)
-
-    tasks = [asyncio.ensure_future(job("piece", SOON)), asyncio.ensure_future(job("guess", guess))]
+    tasks = [
+        asyncio.ensure_future(lock.run(p, order.append, n)) for n, p in (("piece", SOON), ("guess", guess))
+    ]
     await asyncio.sleep(0)
     guess.level = URGENT  # the guess became the turn's decision
     lock.release()
@@ -123,16 +115,16 @@ async def test_a_waiter_cancelled_as_the_engine_is_handed_to_it_hands_it_on():
 
 async def test_the_holder_runs_to_its_end_whatever_waits():
     lock, order = EngineLock(), []
-    release = asyncio.Event()
+    started, release = threading.Event(), threading.Event()
 
-    async def long_job() -> None:
-        async with lock.hold(BACKGROUND):
-            order.append("long starts")
-            await release.wait()
-            order.append("long ends")
+    def long_job() -> None:
+        order.append("long starts")
+        started.set()
+        release.wait(5)
+        order.append("long ends")
 
-    long = asyncio.ensure_future(long_job())
-    await asyncio.sleep(0)
+    long = asyncio.ensure_future(lock.run(BACKGROUND, long_job))
+    await asyncio.to_thread(started.wait, 5)
     (urgent,) = await _queue_up(lock, order, [("urgent", URGENT)])
     assert order == ["long starts"]
     release.set()

@@ -17,7 +17,8 @@ piece), each played right after what was already scheduled.  The turn's ``turn_p
 records wait for the last piece, so they hold the whole turn (its speech end, on which the assistant's
 latency starts); a piece that came after the audio before it had played leaves a gap in the caller's speech,
 logged as ``caller_late`` and as the turn's mid-turn ``pause``, never hidden.  ``pause`` holds one gap: the
-longest, if several pieces were late (the others stay inside the caller's speech).
+longest, if several pieces were late (every one is a ``caller_late`` inside the turn, and the metrics count
+each as the caller's silence: :mod:`voice.metrics.measure`).
 """
 
 from __future__ import annotations

@@ -277,13 +277,12 @@ class ReactiveSession:
         now: int,
         situation: Situation,
         rng: random.Random,
-        pieces: Sequence[Span] = (),
-        urgency: Urgency | None = None,
+        pieces: Sequence[Span],
+        urgency: Urgency,
     ) -> Made:
         """The move for a request; an engine that fails (ASR, TTS) makes the caller hang up, saying why."""
         spoken = sum(1 for e in events if isinstance(e, ev.CallerSpoke))
         try:
-            urgency = urgency or Urgency(URGENT)
             heard = await self._hear(events, audio, now, pieces, urgency)
             return await self._decide(heard, situation, spoken, rng, urgency)
         except CallSimError as exc:

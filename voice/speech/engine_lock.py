@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
@@ -87,15 +86,6 @@ class EngineLock:
         first = min(live, key=lambda w: (w[0].level, w[1]))  # a few waiters at most: a scan is enough
         self._waiters = [w for w in live if w is not first]
         first[2].set_result(None)  # stays held: it passes straight to this waiter
-
-    @asynccontextmanager
-    async def hold(self, priority: Priority = SOON) -> AsyncIterator[None]:
-        """Hold the engine around non-blocking work (engine calls go through :meth:`run`)."""
-        await self.acquire(priority)
-        try:
-            yield
-        finally:
-            self.release()
 
     async def run(self, priority: Priority, fn: Callable[..., T], *args: object) -> T:
         """``fn(*args)`` in the default executor with the engine held until it returns, even if the task
