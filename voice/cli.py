@@ -69,16 +69,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from voice.metrics.gates import judge_run
     from voice.metrics.results import format_table
     from voice.react.options import caller_from_args
-    from voice.run.checks import check_call_options
+    from voice.run.caller_voices import caller_engines, voices_check
+    from voice.run.checks import caller_voices, check_call_options
     from voice.run.config_file import located
     from voice.run.console import print_banner, print_nodes
     from voice.run.dataset import BenchConfig, default_concurrency, run_bench, select_dialogues, split_values
     from voice.run.options import effects_from_args, redo_command
     from voice.run.progress import Progress
-    from voice.speech.tts import make_tts, voice_check
+    from voice.speech.tts import voice_check
 
     with located(args):  # a value from --config that is refused names its line in the file
         checked = check_call_options(args)  # every option, before anything is loaded, printed or called
+        voices, tts_name = caller_voices(args)
         if args.policy != "rules":  # the built-in's settings, which only this module may import, likewise
             from server.policy.plugins import load_policy_factory
 
@@ -86,7 +88,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         tuning = parse_tuning(args.assistant_set, option="--assistant-set")  # parsed once, carried typed
         path = Path(args.dialogues) if args.dialogues else bundled_dialogues_path()
         dialogues = select_dialogues(
-            load_dialogues(path, voice_check(args.tts)),  # a line the caller's voice cannot say: refused now
+            # a line a caller's voice cannot say: refused now
+            load_dialogues(path, voices_check(voices) if voices else voice_check(tts_name)),
             ids=split_values(args.ids),
             scenarios=split_values(args.scenario),
             presets=split_values(args.preset),
@@ -100,7 +103,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             scoring = merge_annotations(scoring[0], args.annotations)
     targets = checked.targets
     concurrency = checked.concurrency or default_concurrency(checked.parsed)
-    tts = make_tts(args.tts)
+    tts = caller_engines(voices, tts_name)
     caller = caller_from_args(args)
     asr = None
     ray = getattr(args, "ray", None)
@@ -116,7 +119,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     config = BenchConfig(
         out=out,
         targets=targets,
-        tts=args.tts,
+        tts=tts_name,
+        voices=voices,
+        caller_speed=args.caller_speed,
         assistant_tts=args.assistant_tts,
         seed=args.seed,
         repeats=args.repeats,
@@ -297,7 +302,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     c.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     c.add_argument(
-        "--by", choices=["scenario", "preset_type", "relation", "persona"], help="also compare per group"
+        "--by",
+        choices=["scenario", "preset_type", "relation", "persona", "voice", "voice_sex"],
+        help="also compare per group (voice: per caller voice, voice_sex: per speaker's sex)",
     )
     c.add_argument(
         "--min-n",

@@ -136,4 +136,6 @@ def test_a_misspelled_key_names_the_nearest_allowed_one():
         found["scenrio"].startswith("unknown key, did you mean 'scenario'?")
         and found["scenario"] == "missing"
     )
-    assert found["frobs"].startswith("unknown key (allowed: caller_goal, id,")  # nothing near: the list alone
+    assert found["frobs"].startswith(
+        "unknown key (allowed: caller_goal, caller_sex, caller_voice, id,"
+    )  # nothing near: the list alone

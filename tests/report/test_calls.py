@@ -41,7 +41,7 @@ async def test_a_failed_call_says_why_and_is_neither_ran_nor_served(tmp_path):
     index = html.split("<h2>Calls</h2>")[1].split('<p class="legend">')[0]
     cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", index)]
     # one caller turn said of the two planned: the call failed before the second
-    assert cells[5:10] == ["assistant_silent (FAILED)", "1 reached of 2 planned", "0/2", "no", "0"]
+    assert cells[5:11] == ["-", "assistant_silent (FAILED)", "1 reached of 2 planned", "0/2", "no", "0"]
     assert cells[-1] == "2 replies in a row never came"
     # on top of the page: the failed calls by kind, with what the kind means and what to do
     top = html.split("<h2>Settings</h2>")[0]

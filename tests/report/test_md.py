@@ -20,9 +20,13 @@ async def test_the_markdown_summary_has_settings_summary_breakdowns_and_calls(ru
     # calls: ran or not, caller turns said (all planned: their number), answered of the turns of the call,
     # served, false starts, how it ended
     assert (
-        "| pcm+ws://a.test/pcm | m-2 | takeout | regular | conflict | completed | 2 | 2/2 | yes | 0 |" in md
+        "| pcm+ws://a.test/pcm | m-2 | takeout | regular | conflict | - | completed | 2 | 2/2 | yes | 0 |"
+        in md
     )
-    assert "| pcm+ws://a.test/pcm | m-1 | delivery | none | alignment | completed | 2 | 2/2 | yes | 1 |" in md
+    assert (
+        "| pcm+ws://a.test/pcm | m-1 | delivery | none | alignment | - | completed | 2 | 2/2 | yes | 1 |"
+        in md
+    )
     sections = {s.split("\n", 1)[0]: s for s in md.split("\n## ")}
     assert sections["By scenario"].count("\n| ") == 1 + 3 * 2  # header, then value × target
     assert sections["Calls"].count("\n| pcm+ws://") == 6

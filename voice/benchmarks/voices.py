@@ -10,7 +10,6 @@ speech a cold cache costs; each line's audio is the same as the cached one (the 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from voice.core.audio import SAMPLE_RATE, Pcm
+from voice.core.clock import MonotonicClock
 from voice.files import atomic_write_bytes
 from voice.speech.asr import ASREngine
 from voice.speech.text import cer_counts
@@ -27,6 +27,7 @@ from voice.speech.voices import CATALOGUE, CER_LIMIT, VOICES_FILE, Voice, get_vo
 F0_RANGE_HZ = (60.0, 420.0)
 _FRAME = 640  # 40 ms at 16 kHz
 VOICES_PATH = Path(__file__).resolve().parents[1] / "data" / VOICES_FILE
+_CLOCK = MonotonicClock()
 
 
 def median_f0(pcms: Sequence[Pcm]) -> float | None:
@@ -76,9 +77,9 @@ def measure_voice(voice: Voice, texts: Sequence[str], asr: ASREngine, worst: int
     pcms: list[Pcm] = []
     per_line: list[tuple[float, str, str]] = []
     for text in texts:
-        started = time.perf_counter()
+        started = _CLOCK.now_ns()
         pcm = engine.synthesize(text)
-        synth += time.perf_counter() - started
+        synth += (_CLOCK.now_ns() - started) / 1e9
         audio += len(pcm) / SAMPLE_RATE
         heard = asr.transcribe(pcm)
         e, c = cer_counts(text, heard)

@@ -114,6 +114,8 @@ class Dialogue:
     source: str = ""
     line: int = 0
     annotations: DialogueAnnotations = field(default_factory=DialogueAnnotations)
+    caller_voice: str | None = None  # the caller's voice, pinned (voice.run.caller_voices); None: drawn
+    caller_sex: str | None = None  # or only its sex
 
     @property
     def caller_turns(self) -> tuple[CallerTurn, ...]:
@@ -158,7 +160,10 @@ def _build(obj: dict[str, Any], path: str, line: int) -> Dialogue:
     preset = Preset(obj["preset"]["type"], obj["preset"].get("text") or "")
     fields = {k: obj[k] for k in ("id", "scenario", "owner_goal", "caller_goal", "relation")}
     notes = ann.dialogue_annotations(obj)
-    return Dialogue(**fields, preset=preset, turns=tuple(turns), source=path, line=line, annotations=notes)
+    pins = {k: obj[k] for k in ("caller_voice", "caller_sex") if k in obj}
+    return Dialogue(
+        **fields, preset=preset, turns=tuple(turns), source=path, line=line, annotations=notes, **pins
+    )
 
 
 def _check_dialogue(

@@ -44,7 +44,8 @@ BACKCHANNEL_AT_RANGE = (100, 20_000)
 BACKCHANNEL_MAX_CHARS = 4
 
 _REQUIRED_KEYS = ("caller_goal", "id", "owner_goal", "preset", "relation", "scenario", "turns")
-_DIALOGUE_KEYS = frozenset(_REQUIRED_KEYS) | ann.DIALOGUE_KEYS
+_DIALOGUE_KEYS = frozenset(_REQUIRED_KEYS) | ann.DIALOGUE_KEYS | {"caller_voice", "caller_sex"}
+CALLER_SEXES = ("female", "male")  # a dialogue's ``caller_sex`` (voice.speech.voices.SEXES)
 _PRESET_KEYS = frozenset({"type", "text"})
 _CALLER_KEYS = frozenset({"role", "text", "pause_before_ms", "barge_in_ms", "pause_inside", "backchannel"})
 _ASSISTANT_KEYS = frozenset({"role", "text"}) | ann.TURN_KEYS
@@ -326,6 +327,21 @@ def _check_sizes(c: _Checker, obj: Mapping[str, Any]) -> None:
             c.add(field, f"must be at most {MAX_TEXT_CHARS} characters, got {n}")
 
 
+def _check_pins(c: _Checker, obj: Mapping[str, Any]) -> None:
+    """``caller_voice`` (a voice's name; which voices exist is checked when the run draws its voices) and
+    ``caller_sex``, never both: a pinned voice has its own sex."""
+    if "caller_voice" in obj:
+        v = obj["caller_voice"]
+        if not isinstance(v, str) or not re.fullmatch(r"[a-z][a-z0-9_]{1,40}", v):
+            c.add(
+                "caller_voice",
+                f"must be a voice's name such as zm_yunxi (callsim say --voices), got {shown(v)}",
+            )
+    c.enum(obj, "caller_sex", CALLER_SEXES, "caller_sex")
+    if "caller_voice" in obj and "caller_sex" in obj:
+        c.add("caller_sex", "give caller_voice or caller_sex, not both (a voice has its own sex)")
+
+
 def check_dialogue_object(
     obj: Any, path: str, line: int, voice: VoiceCheck | None = None
 ) -> list[DialogueProblem]:
@@ -346,6 +362,7 @@ def check_dialogue_object(
     _check_preset(c, obj)
     c.text(obj, "owner_goal", "owner_goal")
     c.text(obj, "caller_goal", "caller_goal")
+    _check_pins(c, obj)
     _check_sizes(c, obj)
     if "turns" in obj:
         _check_turns(c, obj["turns"])

@@ -109,3 +109,20 @@ def interval_text(lo: float | None, hi: float | None, n: int, fmt: Callable[[flo
     if lo is not None and hi is not None:
         return f"[{fmt(lo)}, {fmt(hi)}]"
     return f"n={n}" if 0 < n < MIN_CI_CALLS else "-"
+
+
+def bootstrap_interval(
+    units: Units, how: str, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = 0.95
+) -> tuple[float, float] | None:
+    """A pooled figure's own percentile interval over calls (one group: a voice's calls); None with fewer
+    than :data:`MIN_CI_CALLS` calls that have values, or no values at all."""
+    if sum(1 for u in units if len(u)) < MIN_CI_CALLS:
+        return None
+    rng = np.random.default_rng(seed)
+    values = _resampled(units, rng.integers(0, len(units), size=(n_resamples, len(units))), how)
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return None
+    tail = (1 - level) / 2 * 100
+    lo, hi = np.percentile(values, [tail, 100 - tail])
+    return float(lo), float(hi)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voice.errors import ConfigError
+from voice.metrics.by_voice import worst_voice
 from voice.metrics.goal import goal_summary
 from voice.metrics.results import BREAKDOWNS, OPTIONAL_BREAKDOWNS, summarize_run
 
@@ -35,7 +36,7 @@ _GATE = re.compile(
 )
 SIDES = ("a", "b", "delta")  # compare: side A, side B, B − A
 GROUPED = tuple(name for _, name in (*BREAKDOWNS, *OPTIONAL_BREAKDOWNS))  # by_scenario, ..., by_persona
-OPTIONAL_BLOCKS = ("goal",)  # summary blocks only some runs have: absent, their figures have no value
+OPTIONAL_BLOCKS = ("goal", "worst_voice")  # blocks only some runs have: absent, their figures have no value
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ def known_figures(summary: Mapping[str, Any] | None = None) -> list[str]:
 
 def _every_block() -> dict[str, Any]:
     """An empty run's summary with the blocks only some runs have: what any run's gates may name."""
-    return {**summarize_run([], []), "goal": goal_summary([])}
+    return {**summarize_run([], []), "goal": goal_summary([]), "worst_voice": worst_voice({})}
 
 
 def _unknown(figure: str, known: Sequence[str], extra: str = "") -> ConfigError:

@@ -22,6 +22,7 @@ from voice.metrics.call_metrics import CallMetrics
 from voice.metrics.goal import goal_line, goal_summary, goal_values
 from voice.metrics.reduce import percentile, reduce
 from voice.metrics.simulator import assistant_calls, outcome_words, simulator_block
+from voice.text.table import display_width, text_table  # noqa: F401 (the tables' home; imported from here too)
 
 # The versions of the files written here: ``results.json`` (run and target) and ``<call>.metrics.json``.
 # Adding a key keeps the version; removing or renaming one, or changing its unit or meaning, raises it.
@@ -35,7 +36,14 @@ BREAKDOWNS: tuple[tuple[str, str], ...] = (
     ("relation", "by_relation"),
 )
 # Labels only some runs have (a reactive caller's persona): broken down by only when a call carries one.
-OPTIONAL_BREAKDOWNS: tuple[tuple[str, str], ...] = (("persona", "by_persona"),)
+OPTIONAL_BREAKDOWNS: tuple[tuple[str, str], ...] = (
+    ("persona", "by_persona"),
+    (
+        "voice",
+        "by_voice",
+    ),  # the caller's voice and its sex (voice.metrics.by_voice: with bootstrap intervals)
+    ("voice_sex", "by_sex"),
+)
 # CallSim's frame pacing: a call whose frames went out later than this (p99) has suspect timings.
 PACING_BOUND_MS = 5.0
 
@@ -218,7 +226,8 @@ def summarize_run(
     calls: Sequence[CallMetrics], labels: Sequence[Mapping[str, Any]], redo: str = ""
 ) -> dict[str, Any]:
     """:func:`summarize` plus the headline figures and their breakdowns by scenario, preset type, relation,
-    and by persona when the calls have one (a reactive caller's).
+    by persona when the calls have one (a reactive caller's), and by caller voice and sex, with intervals
+    and the worst voice, when they have voices (:mod:`voice.metrics.by_voice`).
 
     Every figure is over the assistant's calls only: a call CallSim failed on (:mod:`voice.metrics.simulator`)
     is counted in ``simulator_failures`` instead, with ``redo``, the command that makes it again.
@@ -233,6 +242,9 @@ def summarize_run(
     for key, name in OPTIONAL_BREAKDOWNS:
         if any(key in lab for lab in labels):
             out[name] = breakdown(calls, labels, key)
+    from voice.metrics.by_voice import voice_blocks  # (it imports this module's figures)
+
+    out.update(voice_blocks(calls, labels))
     return out
 
 
@@ -357,25 +369,3 @@ def format_table(calls: Sequence[CallMetrics], summary: dict[str, Any]) -> str:
     if (pacing := pacing_text(summary.get("pacing_late_ms"))) != "-":
         table += f"\n{PACING_NOTE}: {pacing}"
     return table + ("\n" + goal_line(summary["goal"]) if goals else "")
-
-
-def text_table(
-    header: Sequence[str], rows: Sequence[Sequence[str]], footer: Sequence[str] | None = None
-) -> str:
-    """Columns aligned by display width (CJK characters take two columns)."""
-    everything = [header, *rows, *([footer] if footer else [])]
-    widths = [max(display_width(r[i]) for r in everything) for i in range(len(header))]
-
-    def line(r: Sequence[str]) -> str:
-        return "  ".join(c + " " * (widths[i] - display_width(c)) for i, c in enumerate(r)).rstrip()
-
-    sep = "  ".join("-" * w for w in widths)
-    out = [line(header), sep, *(line(r) for r in rows)]
-    if footer:
-        out += [sep, line(footer)]
-    return "\n".join(out)
-
-
-def display_width(text: str) -> int:
-    """Display width: CJK characters take two columns."""
-    return sum(2 if ord(ch) > 0x2E7F else 1 for ch in text)

@@ -5,9 +5,9 @@ folder with two targets compares those two).  The figures are :data:`voice.metri
 exactly as in the summary; intervals come from :mod:`voice.metrics.bootstrap`, resampling calls. When both
 sides hold the same call ids the bootstrap is paired.  A block (overall, or a group of ``--by``) with fewer
 than ``min_n`` calls on a side is shown but never starred.  The two sides' conditions (dialogues, network,
-caller voice, caller timing, a reactive caller's model and persona, and seeds) are compared too: ``mismatch``
-lists every difference.  A reactive caller's goal figures are compared only when both sides have them.
-The two machines' speed indices are held against each other (``speed_index``, :mod:`voice.report.machine`).
+caller voices, caller timing, a reactive caller's model and persona, seeds) are compared too: ``mismatch``
+lists every difference.  A reactive caller's goal figures are compared only when both sides have them; the
+machines' speed indices are held against each other (``speed_index``, :mod:`voice.report.machine`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from voice.run.score import load_scores, scored_by
 
 DEFAULT_MIN_N = 5  # calls a side below which a difference is not starred
 DIFF_KEYS = ("a", "b", "diff", "lo", "hi", "significant", "n_a", "n_b")  # of a dimension's or a verdict's row
-LABELS = ("scenario", "preset_type", "relation", "dialogue_sha", "seed", "caller", "persona")
+VOICE_LABELS = ("voice", "voice_sex", "caller_speed")  # who called, per call (voice.run.caller_voices)
+LABELS = ("scenario", "preset_type", "relation", "dialogue_sha", "seed", "caller", "persona", *VOICE_LABELS)
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ def _ids(ids: Sequence[str], most: int = 5) -> str:
 CONDITIONS = {
     "line": "network",
     "tts": "caller voice",
+    **dict.fromkeys(("voices", "caller_speed"), "caller voices"),
     "timing": "caller timing",
     **dict.fromkeys(("caller", "persona", "caller_prompt", "caller_max_turns"), "reactive caller"),
 }
@@ -85,18 +87,20 @@ def conditions_differ(a: Side, b: Side) -> list[str]:
     if edited := [i for i in da if i in db and da[i] != db[i]]:
         out.append(f"dialogues: {len(edited)} with other content (dialogue_sha): {_ids(edited)}")
     # a setting a side does not have is absent, not null (a scripted run has no caller model)
-    conditions_a, conditions_b = (
-        {k: side.settings[k] for k in CONDITIONS if k in side.settings} for side in (a, b)
-    )
+    conditions_a, conditions_b = ({k: s.settings[k] for k in CONDITIONS if k in s.settings} for s in (a, b))
     for diff in settings_diff(conditions_a, conditions_b):
         key = diff.partition(":")[0]
         if key not in NOT_CONDITIONS:
             out.append(f"{'seeds' if key.endswith('seed') else CONDITIONS[key.split('.')[0]]}: {diff}")
-    sa = {c.call_id: lab.get("seed") for c, lab in zip(a.calls, a.labels, strict=True)}
-    sb = {c.call_id: lab.get("seed") for c, lab in zip(b.calls, b.labels, strict=True)}
-    other = [i for i in sa if i in sb and sa[i] != sb[i]]
-    if other and not any(line.startswith("seeds:") for line in out):  # not already said by the settings
-        out.append(f"seeds: {len(other)} call(s) with another caller seed: {_ids(other)}")
+    for keys, head, what in (
+        (("seed",), "seeds", "caller seed"),
+        (VOICE_LABELS, "caller voices", "voice or pace"),
+    ):
+        sa = {c.call_id: [lab.get(k) for k in keys] for c, lab in zip(a.calls, a.labels, strict=True)}
+        sb = {c.call_id: [lab.get(k) for k in keys] for c, lab in zip(b.calls, b.labels, strict=True)}
+        other = [i for i in sa if i in sb and sa[i] != sb[i]]
+        if other and not any(line.startswith(head) for line in out):  # not already said by the settings
+            out.append(f"{head}: {len(other)} call(s) with another {what}: {_ids(other)}")
     return out
 
 

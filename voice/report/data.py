@@ -183,6 +183,7 @@ CALL_COLUMNS: tuple[Column, ...] = (
     ("scenario", lambda c: str(c.get("scenario", "-"))),
     ("preset", lambda c: str(c.get("preset_type", "-"))),
     ("relation", lambda c: str(c.get("relation", "-"))),
+    ("voice", lambda c: str(c.get("voice", "-"))),
     ("outcome", _outcome),
     ("caller turns", lambda c: turns_reached(len(c["turns"]), c["caller_turns_planned"])),
     ("answered", lambda c: f"{c['turns_completed']}/{c.get('turns_of_call', c['caller_turns_planned'])}"),
@@ -196,7 +197,15 @@ CALL_COLUMNS: tuple[Column, ...] = (
     ("caller pacing p99 / max", _pacing),
     ("how it ended", lambda c: str(c.get("detail") or "-")),
 )
-CALL_TEXT_COLUMNS = ("scenario", "preset", "relation", "outcome", "caller turns", "how it ended")  # left
+CALL_TEXT_COLUMNS = (
+    "scenario",
+    "preset",
+    "relation",
+    "voice",
+    "outcome",
+    "caller turns",
+    "how it ended",
+)  # left
 
 BREAKDOWN_TITLES = {name: key.replace("_", " ") for key, name in (*BREAKDOWNS, *OPTIONAL_BREAKDOWNS)}
 

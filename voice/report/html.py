@@ -45,6 +45,7 @@ from voice.report.goals import (
 from voice.report.sampling import shown_in_full
 from voice.report.scores import scores_html
 from voice.report.svg import cdf, color, grouped_bars, histogram
+from voice.report.voices import VOICE_BLOCKS, VOICE_NOTE, has_voices, voice_tables, worst_voices
 
 AUDIO_MODES = ("embed", "link", "none")
 OPEN_CALLS = 12  # with more calls than this, per-call sections start collapsed
@@ -156,9 +157,27 @@ def _charts(run: RunView) -> str:
     )
 
 
+def _voices(run: RunView) -> str:
+    """Robustness by caller voice (:mod:`voice.report.voices`); "" for a run without voices."""
+    if not has_voices(run):
+        return ""
+    out = ["<h2>Robustness by caller voice</h2>", f'<p class="meta">{escape(VOICE_NOTE)}</p>']
+    out += [
+        f"<p>{escape(t)}: worst on <b>{escape(v)}</b> ({escape(said)}), of {n} voices</p>"
+        for t, v, said, n in worst_voices(run)
+    ]
+    for title, header, rows in voice_tables(run):
+        out.append(f"<h3>By {escape(title)}</h3>")
+        cells = [[escape(c) for c in r] for r in rows]
+        out.append(table([escape(h) for h in header], cells, range(2, len(header))))
+    return "".join(out)
+
+
 def _breakdowns(run: RunView) -> str:
     out = []
     for name, title in BREAKDOWN_TITLES.items():
+        if name in VOICE_BLOCKS:
+            continue
         rows = sorted(
             (
                 [escape(value), _target_cell(run, i), *(escape(f(row)) for _, f in BREAKDOWN_COLUMNS)]
@@ -276,6 +295,7 @@ def render_html(run: RunView, *, audio: str = "embed") -> str:
         _goals(run),
         "<h2>CallBench dimensions</h2>",
         scores_html(run),
+        _voices(run),
         "<h2>Breakdowns</h2>",
         _breakdowns(run),
         "<h2>Calls</h2>",

@@ -43,6 +43,7 @@ from voice.report.goals import (
     wait_lines,
 )
 from voice.report.scores import scores_md
+from voice.report.voices import VOICE_BLOCKS, VOICE_NOTE, has_voices, voice_tables, worst_voices
 
 
 def _cell(text: str) -> str:
@@ -153,7 +154,14 @@ def render_markdown(run: RunView) -> str:
     dims = scores_md(run)
     if dims:
         out += ["", "## CallBench dimensions", *dims]
+    if has_voices(run):
+        out += ["", "## Robustness by caller voice", "", VOICE_NOTE, ""]
+        out += [f"- {t}: worst on **{v}** ({said}), of {n} voices" for t, v, said, n in worst_voices(run)]
+        for title, header, rows in voice_tables(run):
+            out += ["", f"### By {title}", "", md_table(header, rows)]
     for name, title in BREAKDOWN_TITLES.items():
+        if name in VOICE_BLOCKS:
+            continue
         rows = [
             [value, t.target, *(f(row) for _, f in BREAKDOWN_COLUMNS)]
             for t in run.targets

@@ -27,6 +27,9 @@ from voice.run.runner import RunSettings, TargetRun
 def target_settings(config: BenchConfig, target: Target, folder: Path) -> RunSettings:
     """What a target's calls are made with, and what its folder's fingerprint holds."""
     extra: dict[str, Any] = {"line": describe_line(target, config.effects, config.seed)}
+    if config.voices:  # who calls: another population is another run (each call's voice is in its labels)
+        extra["voices"] = config.voices
+        extra["caller_speed"] = config.caller_speed
     if target.protocol != BUILTIN and config.headers:
         extra["headers"] = header_names(config.headers)
     if target.protocol == BUILTIN:

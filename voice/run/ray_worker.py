@@ -67,10 +67,10 @@ class CallWorker:
         self._opening = self._opening or asyncio.Lock()
         async with self._opening:
             if self._runs is None or self._maker is None:
-                from voice.speech.tts import make_tts
+                from voice.run.caller_voices import caller_engines
 
                 config = self._spec.config
-                tts = make_tts(config.tts)
+                tts = caller_engines(config.voices, config.tts)
                 asr = None
                 if self._spec.transcriber is not None:
                     from voice.speech.transcribers import make_transcriber

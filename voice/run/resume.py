@@ -33,7 +33,11 @@ from voice.run.failures import REDONE_ON_RESUME
 
 def dialogue_sha(d: Dialogue) -> str:
     """A short content hash, so an edited dialogue is called again instead of reusing an old result."""
-    text = json.dumps(dataclasses.asdict(d), ensure_ascii=False, sort_keys=True, default=str)
+    fields = dataclasses.asdict(d)
+    for pin in ("caller_voice", "caller_sex"):  # unpinned: the hash dialogues had before pins existed
+        if fields.get(pin) is None:
+            fields.pop(pin, None)
+    text = json.dumps(fields, ensure_ascii=False, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

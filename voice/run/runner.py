@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,7 @@ from voice.speech.asr import ASREngine
 from voice.speech.caller_plan import plan_call
 from voice.speech.engine_lock import BACKGROUND, EngineLock
 from voice.speech.tts.base import TTSEngine
+from voice.speech.voices import VoiceBank
 
 __all__ = [
     "CallStatus",
@@ -101,18 +103,21 @@ class CallMaker:
 
     def __init__(
         self,
-        tts: TTSEngine | None,
+        tts: TTSEngine | VoiceBank | None,
         asr: ASREngine | None,
         concurrency: int,
         new_clock: Callable[[], Clock],
         on_status: Callable[[CallStatus], None],
     ) -> None:
-        self.tts, self.asr, self.new_clock, self.on_status = tts, asr, new_clock, on_status
+        self.voices = tts if isinstance(tts, VoiceBank) or tts is None else VoiceBank.single(tts)
+        self.asr, self.new_clock, self.on_status = asr, new_clock, on_status
         self.slots = asyncio.Semaphore(concurrency)
         self.tts_lock, self.asr_lock = EngineLock(), EngineLock()  # a reactive caller's turn goes first
         self._plans: dict[str, asyncio.Task[CallerPlan]] = {}  # shared by the targets of one job
         self._users: dict[str, int] = {}  # calls still to be made per job (across targets)
         self.stop: StorageError | AssistantCrashed | None = None
+        # the job after each job's (the run's order): its caller is synthesized while this one's call runs
+        self.ahead: dict[str, CallJob] = {}
 
     def halt(self, why: StorageError | AssistantCrashed) -> None:
         """Stop beginning calls (the first reason wins); the calls in flight finish and are recorded."""
@@ -144,14 +149,21 @@ class CallMaker:
             if (task := self._plans.pop(job.call_id, None)) is not None:
                 task.cancel()  # no call needs it any more (a no-op once it is done)
 
-    def voice(self) -> TTSEngine:
-        """The caller's TTS engine (:func:`make_calls` refuses to make calls here without one)."""
-        if self.tts is None:
+    def warm(self, job: CallJob, timing: CallerTiming) -> None:
+        """Begin synthesizing a job's caller while earlier calls run (its plan is then ready at its turn)."""
+        if job.call_id in self._users and job.call_id not in self._plans:
+            task = asyncio.ensure_future(self._synthesize(job, timing))
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            self._plans[job.call_id] = task
+
+    def voice(self, job: CallJob) -> TTSEngine:
+        """The job's caller voice (:func:`make_calls` refuses to make calls here without engines)."""
+        if self.voices is None:
             raise ConfigError("calls made in this process need a TTS engine for the caller")
-        return self.tts
+        return self.voices.engine(job.voice, job.speed)
 
     async def _synthesize(self, job: CallJob, timing: CallerTiming) -> CallerPlan:
-        return await self.tts_lock.run(BACKGROUND, plan_call, job.dialogue, self.voice(), timing)
+        return await self.tts_lock.run(BACKGROUND, plan_call, job.dialogue, self.voice(job), timing)
 
     async def _reactive(
         self, settings: RunSettings, job: CallJob, timing: CallerTiming
@@ -160,7 +172,7 @@ class CallMaker:
         if settings.caller is None or self.asr is None:  # (a caller without one is refused up front)
             return None
         session = settings.caller.session(
-            job.dialogue, timing, self.voice(), self.asr, tts_lock=self.tts_lock, asr_lock=self.asr_lock
+            job.dialogue, timing, self.voice(job), self.asr, tts_lock=self.tts_lock, asr_lock=self.asr_lock
         )
         await session.start(settings.caller.turns_for(job.dialogue))
         return session
@@ -228,6 +240,10 @@ class CallMaker:
             step.now = "the caller's first turn" if settings.caller is not None else "the caller's speech"
             caller = await self._reactive(settings, job, timing)
             plan = caller.started().plan if caller is not None else await self.plan(job, timing)
+            # a remote assistant's calls synthesize the next caller meanwhile; the built-in shares this CPU,
+            # so its callers are synthesized between calls, never while one is measured
+            if caller is None and run.crashed is None and (then := self.ahead.get(job.call_id)) is not None:
+                self.warm(then, dataclasses.replace(settings.timing, seed=then.seed))
             self.on_status(CallStatus(label, job.call_id, "calling"))
             step.now = "the call"
             # the call's records go to disk as they happen: a chatty bot cannot fill the memory with them
@@ -273,7 +289,7 @@ class CallMaker:
 async def make_calls(
     runs: Sequence[TargetRun],
     jobs: Sequence[CallJob],
-    tts: TTSEngine | None,
+    tts: TTSEngine | VoiceBank | None,
     asr: ASREngine | None,
     *,
     concurrency: int = 1,
@@ -306,6 +322,7 @@ async def make_calls(
         if note:
             on_status(CallStatus(run.label or run.settings.target, "", "note", detail=note))
     state = CallMaker(tts, asr, concurrency, new_clock, on_status)
+    state.ahead = {a.call_id: b for a, b in itertools.pairwise(jobs)}
     results: list[list[CallMetrics | None]] = [[None] * len(jobs) for _ in runs]
     pending: list[tuple[int, int, asyncio.Task[CallMetrics | None]]] = []
     for j, job in enumerate(jobs):

@@ -33,7 +33,7 @@ from voice.dialogues import Dialogue
 from voice.errors import RecordingError
 from voice.metrics.bootstrap import bootstrap_difference, interval_text
 from voice.metrics.call_metrics import CallMetrics
-from voice.metrics.results import BREAKDOWNS, read_results, text_table, write_json
+from voice.metrics.results import BREAKDOWNS, OPTIONAL_BREAKDOWNS, read_results, text_table, write_json
 from voice.metrics.scoring.base import (
     DIMENSIONS,
     JUDGED,
@@ -54,7 +54,7 @@ from voice.speech.asr import ASREngine
 
 SCORES_SCHEMA = "callsim.scores/1"
 VERSIONS = ("heard", "text", "reference")  # what was scored: the audio, the bot's own text, the dataset's
-LABELS = ("scenario", "preset_type", "relation")  # what scores are broken down by
+LABELS = ("scenario", "preset_type", "relation", "voice", "voice_sex")  # what scores are broken down by
 
 
 @dataclass(frozen=True)
@@ -276,7 +276,8 @@ def summarize_scores(calls: Sequence[CallScores], judge: str) -> dict[str, Any]:
     judged dimensions: rhythm is the same timing score in both); the judge's call verdicts (``goal``)."""
     out: dict[str, Any] = {"schema_version": SCORES_SCHEMA, "judge": judge, "calls": len(calls)}
     out["dimensions"] = {v: dimension_row(calls, v) for v in VERSIONS if any(v in c.versions for c in calls)}
-    for key, name in BREAKDOWNS:
+    optional = [(k, n) for k, n in OPTIONAL_BREAKDOWNS if k in ("voice", "voice_sex")]
+    for key, name in [*BREAKDOWNS, *(p for p in optional if any(p[0] in c.labels for c in calls))]:
         groups: dict[str, list[CallScores]] = {}
         for c in calls:
             groups.setdefault(str(c.labels.get(key, "?")), []).append(c)

