@@ -162,6 +162,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise
     finally:
         progress.close()
+    from voice.metrics.by_voice import voice_table
     from voice.run.settings_file import write_settings
 
     write_settings(args)  # the options it was made with, a file --config reads back
@@ -169,6 +170,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for r in results:
         print(f"\n{r.target}  ({out / r.slug})")
         print(format_table(r.calls, r.summary))
+        if "by_voice" in r.summary:
+            print(f"\nby caller voice\n{voice_table(r.summary)}")
     if ray is not None:
         print_nodes(out / "results.json")
     print(f"\nresults.json in {out}" + ("" if len(results) == 1 else " and each target's folder"))
@@ -301,11 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", help="also write the comparison to this JSON file")
     c.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     c.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    c.add_argument(
-        "--by",
-        choices=["scenario", "preset_type", "relation", "persona", "voice", "voice_sex"],
-        help="also compare per group (voice: per caller voice, voice_sex: per speaker's sex)",
-    )
+    groups = ["scenario", "preset_type", "relation", "persona", "voice", "voice_sex"]
+    c.add_argument("--by", choices=groups, help="also compare per group (voice: the caller's; voice_sex)")
     c.add_argument(
         "--min-n",
         type=int,

