@@ -128,6 +128,32 @@ async def test_plans_are_shared_between_targets(tmp_path):
     assert tts.requests == ["快递到了。"]  # one caller turn, synthesized once for three targets
 
 
+async def test_a_remote_assistants_next_caller_is_synthesized_while_the_call_runs(tmp_path):
+    log: list[str] = []
+
+    class Spy(MemoryTTS):
+        def synthesize(self, text):
+            log.append(text)
+            return super().synthesize(text)
+
+    class Closing(MemoryLine):
+        async def close(self):
+            log.append("call closed")
+            await super().close()
+
+    def lines():
+        return Closing(reference(reply_len_ms=600, greeting_ms=200))
+
+    def call(i):
+        turns = [{"role": "assistant", "text": "您好。"}, {"role": "caller", "text": f"第{i}个快递到了。"}]
+        return parse_dialogue(
+            {**short_delivery(f"d-{i}"), "turns": [*turns, {"role": "assistant", "text": "好。"}]}
+        )
+
+    await calls_on(tmp_path, plan_jobs([call(1), call(2)]), concurrency=1, lines=lines, tts=Spy())
+    assert log.index("第2个快递到了。") < log.index("call closed")  # made while the first call ran
+
+
 async def test_kept_calls_are_reported_and_not_redone(tmp_path):
     jobs = plan_jobs([dialogue(1), dialogue(2)])
     await calls_on(tmp_path, jobs)

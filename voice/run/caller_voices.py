@@ -25,7 +25,7 @@ from voice.dialogues.validation import VoiceCheck
 from voice.errors import ConfigError
 from voice.run.jobs import CallJob
 from voice.speech.tts.base import TTSEngine
-from voice.speech.voices import CATALOGUE, ENGINE_VOICES, SEXES, Voice, VoiceBank, default_mix, get_voice
+from voice.speech.voices import CATALOGUE, SEXES, Voice, VoiceBank, default_mix, get_voice
 
 POPULATIONS = ("default", "all", *SEXES)
 SPEED_RANGE = (0.5, 2.0)
@@ -121,12 +121,10 @@ def _pinned(job: CallJob, voices: Sequence[Voice], seed: int) -> Voice | None:
     d = job.dialogue
     where = f"{d.source or '<memory>'}:{d.line}"
     if d.caller_voice is not None:
-        if d.caller_voice not in CATALOGUE and d.caller_voice not in ENGINE_VOICES:
-            try:
-                get_voice(d.caller_voice)
-            except ConfigError as exc:
-                raise ConfigError(f"{where}: caller_voice: {exc}") from None
-        return get_voice(d.caller_voice)
+        try:
+            return get_voice(d.caller_voice)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: caller_voice: {exc}") from None
     if d.caller_sex is not None:
         pool = [v for v in voices if v.sex == d.caller_sex]
         pool = pool or [v for v in default_mix() if v.sex == d.caller_sex]
@@ -153,7 +151,10 @@ def caller_engines(voices: str, tts: str) -> TTSEngine | VoiceBank:
 
 
 def voices_check(spec: str) -> VoiceCheck | None:
-    """What some voice of the population cannot say (each engine's own check), for validation up front."""
+    """What some voice of the population cannot say (each engine's own check), for validation up front.
+
+    A dialogue pinning a voice of another engine is checked when that voice speaks it (a line it cannot say
+    is that call's ``caller_speech_failed``)."""
     from voice.speech.tts import voice_check
 
     checks = [c for c in (voice_check(e) for e in dict.fromkeys(v.engine for v in population(spec))) if c]

@@ -129,6 +129,13 @@ class CallMaker:
 
     async def plan(self, job: CallJob, timing: CallerTiming) -> CallerPlan:
         """The job's caller plan, synthesized once and shared by every target; dropped after the last."""
+        try:
+            return await asyncio.shield(self._planning(job, timing))
+        finally:
+            self.release(job)
+
+    def _planning(self, job: CallJob, timing: CallerTiming) -> asyncio.Task[CallerPlan]:
+        """The task making the job's plan, begun if it was not."""
         task = self._plans.get(job.call_id)
         if task is None:
             task = asyncio.ensure_future(self._synthesize(job, timing))
@@ -136,10 +143,7 @@ class CallMaker:
             # if any, is then nobody's to report, and must not surface as "exception never retrieved"
             task.add_done_callback(lambda t: t.cancelled() or t.exception())
             self._plans[job.call_id] = task
-        try:
-            return await asyncio.shield(task)
-        finally:
-            self.release(job)
+        return task
 
     def release(self, job: CallJob) -> None:
         """One call of the job no longer needs its plan (made, or never begun)."""
@@ -151,10 +155,8 @@ class CallMaker:
 
     def warm(self, job: CallJob, timing: CallerTiming) -> None:
         """Begin synthesizing a job's caller while earlier calls run (its plan is then ready at its turn)."""
-        if job.call_id in self._users and job.call_id not in self._plans:
-            task = asyncio.ensure_future(self._synthesize(job, timing))
-            task.add_done_callback(lambda t: t.cancelled() or t.exception())
-            self._plans[job.call_id] = task
+        if job.call_id in self._users:  # a call still to be made (not one kept from an earlier run)
+            self._planning(job, timing)
 
     def voice(self, job: CallJob) -> TTSEngine:
         """The job's caller voice (:func:`make_calls` refuses to make calls here without engines)."""
