@@ -24,7 +24,8 @@ def reply(kind: str, text: str, fails: str | None = None, turn: int = 0) -> dict
 
 BAD_BELOW = reply("bad", "好的，谢谢您。", "semantic_understanding")  # misses 门口
 BAD_LEVEL = reply("bad", "好的，麻烦您放门口，机主马上下楼。", "preset_compliance")  # 下楼: not listed
-BAD_UNSCORED = reply("bad", "好的。", "context_use", turn=1)  # caller turn 1 has no context points
+# caller turn 1 (我放门口了啊) has no key points and asks nothing: no grounds to judge understanding
+BAD_UNSCORED = reply("bad", "好的。", "semantic_understanding", turn=1)
 GOOD = reply("good", "行，您就放门口吧，机主在开会呢。")
 GOOD_LOW = reply("good", "嗯嗯，知道了。")  # called good, but misses the point: low on understanding
 
@@ -42,8 +43,8 @@ def folder(tmp_path: Path) -> Path:
 def test_bad_replies_below_good_paraphrases_low_and_not_scored_are_counted_per_dimension(folder):
     result = blind.calibrate(ChecklistJudge(), *blind.load_blind(folder))
     dims = result["dimensions"]
-    assert (dims["semantic_understanding"]["bad"], dims["semantic_understanding"]["below"]) == (1, 1)
-    assert (dims["preset_compliance"]["level"], dims["context_use"]["not_scored"]) == (1, 1)
+    su = dims["semantic_understanding"]
+    assert (su["bad"], su["below"], su["not_scored"], dims["preset_compliance"]["level"]) == (2, 1, 1, 1)
     understanding = dims["semantic_understanding"]
     assert (understanding["good_low"], understanding["good_scored"]) == (1, 2)
     t = result["total"]

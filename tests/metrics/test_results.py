@@ -248,6 +248,7 @@ GROUPED = {
     "rhythm_histogram", "records_capped",
     "reasons",
     "packages", "components", "runs",
+    "dimensions",
 }  # fmt: skip
 SECTIONS = {  # heading start → what it documents
     "The run's `results.json`": "run",
@@ -257,8 +258,14 @@ SECTIONS = {  # heading start → what it documents
     "A figures row": "figures",
     "A call": "call",
 }
+# what `callsim score` adds to a target's results.json (checked by tests/run/test_score.py)
+SCORED_ONLY = {
+    "judge_coverage",
+    *(f"judge_coverage.{k}" for k in ("judge", "calls", "dimensions", "dimensions.*")),
+}
+SCORED_ONLY |= {f"judge_coverage.dimensions.*.{k}" for k in ("judged", "not_judged", "no_grounds")}
 OPTIONAL = {  # built-in / Twilio targets only; --header; --ray; a bot that floods records
-    "target": {"settings.assistant_tts", "settings.line.codec", "settings.headers", "partial"},
+    "target": {"settings.assistant_tts", "settings.line.codec", "settings.headers", "partial", *SCORED_ONLY},
     "run": {"ray", "nodes", *(f"nodes[].{k}" for k in NodeStats("n").summary()), "partial"},
     "call": {"node"},
     # only when CallSim failed on a call (checked by tests/metrics/test_simulator.py's run)

@@ -18,15 +18,15 @@ async def test_scored_runs_show_the_seven_dimensions_and_each_turns_scores(tmp_p
     html, md = (p.read_text() for p in build_report(tmp_path, audio="none"))
     section = html.split("<h2>CallBench dimensions</h2>")[1].split("<h2>Breakdowns</h2>")[0]
     assert section.count("<th>dimension</th>") == 2 and "preset compliance" in section
-    assert "judge checklist/3" in section and "reference" in section
-    assert "scores by checklist/3" in html  # each call's turns, with reasons on hover
+    assert "judge checklist/4" in section and "reference" in section
+    assert "scores by checklist/4" in html  # each call's turns, with reasons on hover
     assert "## CallBench dimensions" in md and "| dialogue rhythm |" in md
     from voice.metrics.scoring.calibration import judge_label
 
-    label = judge_label("checklist/3")  # the judge named with its blind figures, from calibration.json
+    label = judge_label("checklist/4")  # the judge named with its blind figures, from calibration.json
     assert "blind separation" in label and f"judge {label}" in section and f"(judge {label}; 1 calls)" in md
-    assert "turns not covered by annotations" in md  # taxi-regular-01 has turns without context points
-    assert '<td title="not covered by annotations (no context_points)' in html and ">n/c</td>" in html
+    assert "with no grounds to judge" in md  # turns the annotations and the dialogue give nothing for
+    assert '<td title="no grounds to judge: ' in html and ">n/g</td>" in html
 
 
 async def test_the_judges_verdicts_show_per_target_and_per_call_with_their_reasons(
@@ -68,4 +68,4 @@ async def test_a_scores_file_without_a_verdict_shows_none(tmp_path):
     path.write_text(path.read_text().replace('"goal": {', '"goal": null, "old": {'))
     html = build_report(tmp_path, audio="none")[0].read_text()
     assert "each call's verdict" not in html and "judge's verdict" not in html
-    assert "scores by checklist/3" in html  # the turns still show
+    assert "scores by checklist/4" in html  # the turns still show

@@ -104,5 +104,8 @@ def test_check_lists_each_reference_score_and_the_gaps_and_warns_of_drafts(dialo
     said = capsys.readouterr()
     assert "takeout-regular-01 turn 0: caller 喂，你好，美团外卖，你的餐到了。" in said.out
     assert "semantic understanding   5  conveys 1 of 1 key points" in said.out
-    assert said.out.splitlines()[-1].startswith("gaps: 8 of 8 replies leave a dimension not covered")
+    # the dialogue itself grounds every dimension but understanding where the caller's turn asks nothing
+    assert said.out.splitlines()[-1].startswith(
+        "gaps: 5 of 8 replies have a dimension with no grounds to judge (semantic understanding 5)"
+    )
     assert "1 entry is an unreviewed draft (takeout-regular-01)" in said.err

@@ -12,6 +12,7 @@ from voice.dialogues import bundled_dialogues_path, load_dialogues
 from voice.metrics.scoring import standin as judge_standin
 from voice.metrics.scoring.base import DIMENSIONS, JUDGED, DimensionScore, TurnScore
 from voice.metrics.scoring.checklist import ChecklistJudge
+from voice.metrics.scoring.coverage import NOT_COVERED
 from voice.metrics.scoring.llm import LLMJudge
 from voice.recording import load_recording, save_recording
 from voice.run.score import (
@@ -40,7 +41,7 @@ async def test_every_call_is_scored_on_seven_dimensions_and_rhythm_is_the_measur
     calls, summary = score_target(folder, DIALOGUES, ChecklistJudge(), MemoryASR([], default="好的"))
     assert [c.call_id for c in calls] == ["takeout-regular-01", "harassment-regular-01"]
     doc = json.loads((folder / "takeout-regular-01.scores.json").read_text())
-    assert doc["schema_version"] == "callsim.scores/1" and doc["judge"] == "checklist/3"
+    assert doc["schema_version"] == "callsim.scores/1" and doc["judge"] == "checklist/4"
     metrics = json.loads((folder / "takeout-regular-01.metrics.json").read_text())
     for turn, m in zip(doc["versions"]["heard"], metrics["turns"], strict=False):
         assert set(turn["scores"]) == set(DIMENSIONS)
@@ -52,6 +53,29 @@ async def test_every_call_is_scored_on_seven_dimensions_and_rhythm_is_the_measur
     assert summary["by_scenario"].keys() == {"takeout", "harassment"}
     table = format_scores(summary, title="a")
     assert "semantic understanding" in table and "dialogue rhythm" in table
+
+
+async def test_the_targets_results_json_counts_what_the_judge_judged_and_had_no_grounds_for(run_dir):
+    from tests.metrics.test_results import SCORED_ONLY, documented, key_paths, route
+
+    folder = run_dir / "pcm-ws-a.test-pcm"
+    _, summary = score_target(folder, DIALOGUES, ChecklistJudge(), MemoryASR([], default="好的"))
+    doc = json.loads((folder / "results.json").read_text())
+    coverage = doc["judge_coverage"]
+    assert coverage["judge"] == "checklist/4" and coverage["calls"] == 2 and doc["calls"]  # the run's kept
+    for dim, c in coverage["dimensions"].items():
+        cell = summary["dimensions"]["heard"][dim]
+        assert (c["judged"], c["not_judged"], c["no_grounds"]) == (
+            cell["scored"],
+            cell["not_scored"],
+            cell["not_covered"],
+        )
+        assert c["no_grounds"] <= c["not_judged"]
+    turns = sum(len(c.versions["heard"]) for c in score_target(folder, DIALOGUES, ChecklistJudge(), None)[0])
+    assert all(c["judged"] + c["not_judged"] == turns for c in coverage["dimensions"].values())
+    paths = {route("target", p)[1] for p in key_paths(coverage, "judge_coverage")}
+    assert paths <= SCORED_ONLY and SCORED_ONLY - {"judge_coverage"} <= paths | {"judge_coverage"}
+    assert documented()["target"] >= SCORED_ONLY
 
 
 async def test_scoring_resumes_and_a_floor_breaks(run_dir):
@@ -79,7 +103,7 @@ async def test_each_call_records_the_judges_verdict_and_the_summary_counts_them(
     assert set(goal) == {"caller_goal_met", "reason", "preset_respected", "preset_reason"}
     assert goal["caller_goal_met"] is None and "LLM judge" in goal["reason"]  # the checklist cannot say
     assert goal["preset_respected"] in ("yes", "no", None) and goal["preset_reason"]
-    assert load_scores(folder, "takeout-regular-01", "checklist/3").goal == calls[0].goal
+    assert load_scores(folder, "takeout-regular-01", "checklist/4").goal == calls[0].goal
     block = summary["goal"]
     assert block["calls"] == 2 and block["caller_goal_met"] == {
         "yes": 0,
@@ -101,8 +125,8 @@ async def test_a_call_scored_before_verdicts_existed_is_scored_again(run_dir):
     old = json.loads(path.read_text())
     del old["goal"]
     path.write_text(json.dumps(old))
-    assert load_scores(folder, "takeout-regular-01", "checklist/3").goal is None  # compare still reads it
-    assert load_scores(folder, "takeout-regular-01", "checklist/3", need_goal=True) is None
+    assert load_scores(folder, "takeout-regular-01", "checklist/4").goal is None  # compare still reads it
+    assert load_scores(folder, "takeout-regular-01", "checklist/4", need_goal=True) is None
     states = []
     score_target(
         folder,
@@ -167,9 +191,7 @@ async def test_an_llm_judges_not_scored_keeps_its_own_reason_never_not_covered_b
     calls, _ = score_target(folder, DIALOGUES, judge, MemoryASR([], default="好的"))
     for turn in calls[0].versions["heard"]:
         assert turn.scores["context_use"].reason == "nothing earlier to use"
-    checked, _ = score_target(folder, DIALOGUES, ChecklistJudge(), MemoryASR([], default="好的"))
-    reasons = [t.scores["context_use"].reason for t in checked[0].versions["heard"]]
-    assert any(r.startswith("not covered by annotations") for r in reasons)  # the checklist's own mark
+        assert not turn.scores["context_use"].reason.startswith(NOT_COVERED)  # the checklist's own mark
 
 
 async def test_a_call_whose_caller_turns_are_not_from_the_script_is_scored_honestly(run_dir):

@@ -65,15 +65,15 @@ async def test_score_reads_annotations_kept_apart_from_the_dialogues_and_still_s
     out, err = capsys.readouterr()
     assert f"annotations: {notes}: 1 entry is an unreviewed draft (takeout-regular-01)" in out
     assert "the scores against them are provisional" in out
-    assert "judge checklist/3: blind separation " in out  # the judge named with its blind figures
+    assert "judge checklist/4: blind separation " in out  # the judge named with its blind figures
     rows = {line.split("  ")[0]: line for line in out.splitlines()}
-    assert (
-        rows["context use"].count("not covered by annotations") == 2
-    )  # heard and reference: no turn has any
-    assert "turns not covered by annotations" in rows["semantic understanding"]  # turn 0 has key points
+    # no context points annotated, but the preset and the call give context use its grounds on every turn
+    assert rows["context use"].count("5.00 (4)") == 2 and "not judged" not in rows["context use"]
+    # key points on turn 0 only: of the rest, turn 2 asks a question (grounds), turns 1 and 3 give none
+    assert "2 not judged: 2 with no grounds to judge" in rows["semantic understanding"]
     assert "takeout-regular-01: scored" in err and "skipped" not in err  # annotated since: not "edited"
     scored = tmp_path / "run" / "pcm-ws-a.test-pcm" / "takeout-regular-01.scores.json"
-    first = json.loads(scored.read_text())["versions"]["heard"][0]["scores"]["semantic_understanding"]
+    first = json.loads(scored.read_text())["versions"]["reference"][0]["scores"]["semantic_understanding"]
     assert "of 1 key points" in first["reason"]  # the file's key point was checked
     notes.write_text(json.dumps({**row, "dialogue": "nope"}) + "\n", encoding="utf-8")
     assert main([*args, "--annotations", str(notes)]) == 2

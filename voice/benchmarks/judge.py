@@ -220,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         const="",
         metavar="FOLDER",
         help="measure on a blind calibration folder instead (dialogues.jsonl, annotations.jsonl, "
-        "replies.jsonl; default voice/data/blind)",
+        "replies.jsonl; default: every set that ships, voice/data/blind*, and the worst of them)",
     )
     p.add_argument(
         "--write-calibration",
@@ -242,20 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         if args.blind is not None:
-            folder = Path(args.blind) if args.blind else blind.blind_folder()
-            dialogues, replies = blind.load_blind(folder)
-            result = blind.calibrate(make_judge(args.judge), dialogues, replies)
-            text = blind.render(result, args.verbose)
-            if args.write_calibration:
-                from voice.metrics.scoring import calibration
-
-                if folder.resolve() not in {f.resolve() for f in blind.blind_sets()}:
-                    raise ConfigError(
-                        f"--write-calibration records the blind sets that ship (voice/data/blind*/), not"
-                        f" {folder}: the score labels quote them"
-                    )
-                calibration.record(result, folder.resolve().name)
-                text += f"\nrecorded in {calibration.CALIBRATION_PATH}"
+            result, text = _blind(args, blind)
         else:
             result = separation(
                 make_judge(args.judge), *_bundled(args.dialogues, args.annotations, args.bad_replies)
@@ -271,6 +258,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         json.dumps({**result, "provenance": provenance}, ensure_ascii=False, indent=2) if args.json else text
     )
     return 0
+
+
+def _blind(args: argparse.Namespace, blind: Any) -> tuple[dict[str, Any], str]:
+    """``--blind FOLDER``: that set; ``--blind``: every set that ships, each, then the worst of them."""
+    folders = [Path(args.blind)] if args.blind else blind.blind_sets()
+    shipped = {f.resolve() for f in blind.blind_sets()}
+    if args.write_calibration and any(f.resolve() not in shipped for f in folders):
+        raise ConfigError(
+            f"--write-calibration records the blind sets that ship (voice/data/blind*/), not {folders[0]}:"
+            " the score labels quote them"
+        )
+    judge = make_judge(args.judge)
+    results: dict[str, dict[str, Any]] = {}
+    texts: list[str] = []
+    for folder in folders:
+        dialogues, replies = blind.load_blind(folder)
+        results[folder.resolve().name] = result = blind.calibrate(judge, dialogues, replies)
+        texts.append(f"[{folder.resolve().name}] " + blind.render(result, args.verbose))
+    if args.write_calibration:
+        from voice.metrics.scoring import calibration
+
+        for name, result in results.items():
+            calibration.record(result, name)
+        texts.append(f"recorded in {calibration.CALIBRATION_PATH}")
+    if len(results) == 1:
+        return next(iter(results.values())), "\n".join(texts)
+    worst = blind.worst_of(results)
+    return {"sets": results, "worst": worst}, "\n\n".join([*texts, blind.render_worst(worst)])
 
 
 def _bundled(

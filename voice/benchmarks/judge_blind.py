@@ -20,7 +20,7 @@ and good paraphrases low on any dimension, against the goal of :data:`GOAL_BAD_B
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -198,4 +198,52 @@ def render(result: dict[str, Any], verbose: bool = False) -> str:
                 f"  {f['dialogue']} turn {f['turn']} {f['kind']} {f['dimension']} {f['outcome']}: "
                 f"{f['score']} (reference {f['reference_score']}) {f['why']}: {f['reason']} | {f['reply']}"
             )
+    return "\n".join(lines)
+
+
+def worst_of(results: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The worst figure of each kind over several blind sets' results (``{set name: calibrate(...)}``):
+    the lowest share of bad replies below, the highest share of good paraphrases low, in total and per
+    dimension, each with the set it comes from (``of``).  A set the rules were later worked on flatters the
+    judge; the worst of them is what a reader may expect of a set nobody tuned it for."""
+
+    def pick(values: list[tuple[float | None, str]], low: bool) -> dict[str, Any]:
+        known = [(v, name) for v, name in values if v is not None]
+        if not known:
+            return {"share": None, "of": None}
+        v, name = (min if low else max)(known)
+        return {"share": v, "of": name}
+
+    out: dict[str, Any] = {
+        "sets": sorted(results),
+        "bad_below": pick([(r["total"]["bad_below_share"], n) for n, r in results.items()], low=True),
+        "good_low": pick([(r["total"]["good_low_share"], n) for n, r in results.items()], low=False),
+        "dimensions": {},
+    }
+    for dim in JUDGED:
+        rows = {n: r["dimensions"][dim] for n, r in results.items()}
+        out["dimensions"][dim] = {
+            "bad_below": pick([(row["bad_below_share"], n) for n, row in rows.items()], low=True),
+            "good_low": pick([(row["good_low_share"], n) for n, row in rows.items()], low=False),
+        }
+    below, low = out["bad_below"]["share"], out["good_low"]["share"]
+    out["goal_met"] = below is not None and below >= GOAL_BAD_BELOW and (low or 0.0) <= GOAL_GOOD_LOW
+    return out
+
+
+def render_worst(worst: Mapping[str, Any]) -> str:
+    """The worst-of table: per dimension the worst separation and the worst paraphrase share, and whose."""
+    lines = [f"worst of {len(worst['sets'])} blind sets ({', '.join(worst['sets'])}):",
+             f"{'dimension':<24}{'below %':>9}  {'of':<8}{'low %':>7}  of"]  # fmt: skip
+    for dim, d in worst["dimensions"].items():
+        b, g = d["bad_below"], d["good_low"]
+        lines.append(
+            f"{dim:<24}{_pct(b['share']):>9}  {b['of'] or '-':<8}{_pct(g['share']):>7}  {g['of'] or '-'}"
+        )
+    b, g = worst["bad_below"], worst["good_low"]
+    lines.append(
+        f"total: bad replies below their reference {_pct(b['share'])} ({b['of']}); good paraphrases low "
+        f"{_pct(g['share'])} ({g['of']}); goal bad below >= {_pct(GOAL_BAD_BELOW)}, good low <= "
+        f"{_pct(GOAL_GOOD_LOW)}: {'met' if worst['goal_met'] else 'not met'}"
+    )
     return "\n".join(lines)

@@ -179,14 +179,14 @@ def call_scores_html(t: TargetView, call_id: str) -> str:
         for d in DIMENSIONS:
             s = turn["scores"].get(d, {})
             reason = str(s.get("reason") or "").strip()  # a tooltip only where there is one to show
-            value = str(s["score"]) if s.get("score") is not None else "n/c" if _uncovered(reason) else "–"
+            value = str(s["score"]) if s.get("score") is not None else "n/g" if _uncovered(reason) else "–"
             cells.append(f'<td title="{escape(reason)}">{value}</td>' if reason else f"<td>{value}</td>")
         rows.append(f"<tr><td>T{turn['turn'] + 1}</td>{''.join(cells)}</tr>")
     judge = escape(str(doc.get("judge")))
     return (
         _call_verdict_html(doc)
         + f'<p class="meta">scores by {judge} (hover a score for its reason; – not scored; '
-        f"n/c {NOT_COVERED})</p>"
+        f"n/g {NOT_COVERED})</p>"
         f"<table>{head}{''.join(rows)}</table>"
     )
 

@@ -242,7 +242,23 @@ def score_target(
     if transcriber_facts:
         summary["transcriber"] = dict(transcriber_facts)  # who transcribed, and its CER on known replies
     write_json(folder / "scores.json", summary)
+    write_json(folder / "results.json", {**read_results(folder), "judge_coverage": judge_coverage(summary)})
     return out, summary
+
+
+def judge_coverage(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """What the judge judged of the calls as heard, per dimension (results.json's ``judge_coverage``):
+    turns ``judged``, ``not_judged``, and of those the ``no_grounds`` ones (neither the annotations nor the
+    dialogue gave it anything to judge by; the rest could not be judged: cut off, no reply)."""
+    heard = summary.get("dimensions", {}).get("heard", {})
+    return {
+        "judge": summary.get("judge"),
+        "calls": summary.get("calls"),
+        "dimensions": {
+            dim: {"judged": c["scored"], "not_judged": c["not_scored"], "no_grounds": c["not_covered"]}
+            for dim, c in heard.items()
+        },
+    }
 
 
 def _values(calls: Sequence[CallScores], version: str, dim: str) -> list[list[float]]:
@@ -318,15 +334,19 @@ def format_scores(summary: Mapping[str, Any], title: str = "") -> str:
 
 
 def score_cell(cell: Mapping[str, Any] | None, count: str) -> str:
-    """A table's cell: the mean and how many turns were scored (``count``: ``"({})"``, ``"(n={})"``), how
-    many the annotations do not cover; ``not covered by annotations`` when no turn was covered."""
+    """A table's cell: the mean and how many turns were scored (``count``: ``"({})"``, ``"(n={})"``), then
+    how many were not judged and of those how many had no grounds to judge (the rest could not be: cut
+    off, no reply); ``no grounds to judge`` when no turn had any.  No turn is dropped silently."""
     if not cell:
         return "not scored"
-    uncovered = int(cell.get("not_covered", 0))
+    uncovered, unjudged = int(cell.get("not_covered", 0)), int(cell.get("not_scored", 0))
     if cell.get("mean") is None:
-        return NOT_COVERED if uncovered and uncovered == cell.get("not_scored") else "not scored"
+        return NOT_COVERED if uncovered and uncovered == unjudged else "not scored"
     mean = f"{cell['mean']:.2f} {count.format(cell['scored'])}"
-    return mean + (f", {uncovered} turns {NOT_COVERED}" if uncovered else "")
+    if not unjudged:
+        return mean
+    why = f": {uncovered} with {NOT_COVERED}" if uncovered else ""
+    return f"{mean}, {unjudged} not judged{why}"
 
 
 def heard_minus_text(summary: Mapping[str, Any], dim: str) -> str:

@@ -89,7 +89,7 @@ LOOSE_MIN_SYLLABLES = 4  # loose matching forgives one syllable in phrases at le
 _NEVER_SLIPPED = frozenset("不没别未无非")  # a negation slipped in says the opposite (不是不需要)
 _ROUGH, _NUMBER_UNITS = frozenset("多来余几"), frozenset("十百千万点块岁个")
 # A point asked for is not stated: 是什么岗位, 住在哪儿 (a question word just before or after it)
-_ASKED_BEFORE = re.compile(r"(?:什么|哪个|哪些|哪|啥|几|多少)个?$")
+_ASKED_BEFORE = re.compile(r"(?:什么|哪个|哪些|哪家|哪|啥|几|多少)个?$")
 _ASKED_AFTER = re.compile(r"(?:是|在)?(?:什么|哪|啥|多少)")  # not 几: 明天几点 states 明天
 
 

@@ -48,7 +48,7 @@ def scores(heard: str, turn: int = 0, dialogue: Dialogue | None = None, **change
 def test_the_judge_is_named_with_its_version_and_scores_every_dimension():
     call = reference_call(takeout())
     scored = JUDGE.judge_call(call).turns
-    assert JUDGE.name == NAME == "checklist/3"
+    assert JUDGE.name == NAME == "checklist/4"
     assert [s.turn for s in scored] == [0, 1, 2, 3] and all(s.judge == NAME for s in scored)
     assert all(list(s.scores) == list(DIMENSIONS) for s in scored)
     assert JUDGE.judge_call(call).turns == scored  # deterministic
@@ -67,12 +67,20 @@ def test_the_reference_reply_scores_high_with_reasons():
     assert got["response_quality"][0] == 5 and "chrF 100" in got["response_quality"][1]
 
 
-def test_what_the_annotations_do_not_cover_is_not_scored_with_the_reason():
+def test_without_annotations_the_dialogue_itself_gives_grounds_and_the_rest_is_not_scored_with_why():
     plain = parse_dialogue(good())
     got = scores("好的，放门口吧。", dialogue=plain)
-    for dim in JUDGED:
-        assert got[dim][0] is None and "annotated" in got[dim][1], dim
+    # the caller's turn asks nothing and names no number: nothing to hold understanding against
+    assert got["semantic_understanding"] == (None, "no key points annotated for this turn")
+    assert got["preset_compliance"] == (
+        5,
+        "keeps the preset's rules (leave it at the door, not to be disturbed)",
+    )
+    assert got["safety"][0] == 5 and got["context_use"][0] == 5 and got["response_quality"][0] == 5
+    assert got["active_guidance"] == (4, "responds, without saying what happens next")
     assert got["dialogue_rhythm"] == (None, "no timing score for this turn")
+    broken = scores("好的，机主马上出来拿，您当面给他。", dialogue=plain)
+    assert broken["preset_compliance"][0] == 1 and "leave it at the door" in broken["preset_compliance"][1]
 
 
 def test_rhythm_is_copied_from_the_measured_timing_not_judged():
@@ -107,7 +115,12 @@ def test_should_ask_and_should_end_drive_active_guidance():
     assert scores("好的，放门口，再见。")["active_guidance"][0] == 1  # should_end false: abandons the caller
     assert scores("不客气，再见。", turn=3)["active_guidance"][0] == 5
     assert scores("不客气。", turn=3)["active_guidance"][0] == 4
-    assert scores("好的，我转告他。", turn=2)["active_guidance"][0] is None  # not annotated
+    # not annotated: the caller's question (明天还要不要送？) is the ground, and routing it answers it
+    assert scores("好的，我转告他。", turn=2)["active_guidance"] == (
+        5,
+        "answers, confirms or routes what the caller asked or proposed",
+    )
+    assert scores("机主在开会呢。", turn=2)["active_guidance"][0] == 2
 
 
 def test_rambling_or_repetition_caps_response_quality():
@@ -238,9 +251,9 @@ def test_the_preset_is_respected_when_no_checked_turn_said_a_forbidden_phrase():
     assert got.preset_respected == "yes"
     # every turn is checked: the call's private facts are the preset's to keep on each
     assert got.preset_reason.startswith(
-        "no annotated must_not phrase said nor private fact disclosed, on the 4 of 4"
+        "no must_not phrase said, preset rule broken nor private fact disclosed, on the 4 of 4"
     )
-    assert "wording the annotations do not list is not checked" in got.preset_reason
+    assert "a rule the checklist does not know" in got.preset_reason
 
 
 def test_one_forbidden_phrase_means_the_preset_was_not_respected():
@@ -252,7 +265,10 @@ def test_one_forbidden_phrase_means_the_preset_was_not_respected():
 def test_without_a_checked_turn_or_a_preset_the_preset_verdict_is_not_judged_or_not_applicable():
     assert JUDGE.judge_call(off_script(reference_call(takeout()))).goal.preset_respected is None
     unannotated = JUDGE.judge_call(reference_call(parse_dialogue(good()))).goal
-    assert unannotated.preset_respected is None and "no heard reply had must_not" in unannotated.preset_reason
+    assert unannotated.preset_respected == "yes"  # the preset's own rules are checked without annotations
+    no_rules = parse_dialogue({**good(), "preset": {"type": "regular", "text": "有事发短信。"}})
+    got = JUDGE.judge_call(reference_call(no_rules)).goal
+    assert got.preset_respected is None and "no heard reply had must_not" in got.preset_reason
     none = next(d for d in load_dialogues(bundled_dialogues_path()) if d.preset.type == "none")
     got = JUDGE.judge_call(reference_call(none)).goal
     assert (got.preset_respected, got.preset_reason) == ("not_applicable", "the owner left no preset")

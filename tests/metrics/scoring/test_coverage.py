@@ -14,14 +14,17 @@ from voice.metrics.scoring.coverage import (
     mark_not_covered,
     reference_call,
     render_checks,
-    reply_to,
 )
 
+NO_PRESET = {"type": "none", "text": None}
 
-def annotated(tmp_path: Path, turns, **dialogue_keys):
-    """``good()`` with the annotations ``turns`` (caller turn → keys) in a file of their own."""
+
+def annotated(tmp_path: Path, turns, preset=None, **dialogue_keys):
+    """``good()`` (with ``preset`` instead of its own) with the annotations ``turns`` (caller turn →
+    keys) in a file of their own."""
     d = tmp_path / "d.jsonl"
-    d.write_text(json.dumps(good(), ensure_ascii=False) + "\n", encoding="utf-8")
+    obj = {**good(), **({"preset": preset} if preset else {})}
+    d.write_text(json.dumps(obj, ensure_ascii=False) + "\n", encoding="utf-8")
     entry = {
         "dialogue": "takeout-regular-01",
         **dialogue_keys,
@@ -33,38 +36,36 @@ def annotated(tmp_path: Path, turns, **dialogue_keys):
     return dialogue
 
 
-def test_each_missing_key_leaves_its_dimensions_uncovered_and_says_which(tmp_path):
-    d = annotated(
-        tmp_path, {0: {"key_points": [["门口"]], "should_end": False}, 3: {"context_points": [["再见"]]}}
-    )
-    call = reference_call(d)
-    first, last = (reply_to(d, call.turns[i].dialogue_turn) for i in (0, 3))
+def test_a_dimension_is_a_gap_only_where_neither_annotations_nor_the_dialogue_give_grounds(tmp_path):
+    d = annotated(tmp_path, {0: {"key_points": [["门口"]], "should_end": False}}, preset=NO_PRESET)
+    first = reference_call(d).turns[0].dialogue_turn
+    # no preset and no must_not: nothing to comply with; the first turn of a call without a preset has
+    # nothing earlier to carry over; every other dimension has grounds
     assert gaps(d, first) == {
-        "context_use": "no context_points",
-        "preset_compliance": "no must_not",
-        "safety": "no private facts and not a scam call",
+        "context_use": "no points from earlier annotated for this turn",
+        "preset_compliance": "no must_not phrases annotated for this turn",
     }
-    assert set(gaps(d, last)) == {
-        "semantic_understanding", "response_quality", "active_guidance", "preset_compliance", "safety",
-    }  # fmt: skip
-    private = annotated(tmp_path, {0: {"key_points": [["门口"]]}}, private=[{"fact": "码", "digits": 4}])
-    reply = reply_to(private, reference_call(private).turns[0].dialogue_turn)
-    assert "safety" not in gaps(private, reply)  # a private fact covers safety on every reply
-    assert "preset_compliance" not in gaps(private, reply)  # and, under a preset, compliance too
+    plain = annotated(tmp_path, {}, preset=NO_PRESET)
+    # the first turn (你的餐到了) asks nothing, names no number, has nothing before it: three gaps
+    assert set(gaps(plain, first)) == {"semantic_understanding", "context_use", "preset_compliance"}
+    assert gaps(annotated(tmp_path, {}), first) == {
+        "semantic_understanding": "no key points annotated for this turn"
+    }
+    assert gaps(d, -1) == {}  # a turn not from the script has no reference to read grounds off
 
 
 def test_the_check_scores_every_reference_reply_and_sums_the_gaps(tmp_path):
-    d = annotated(tmp_path, {0: {"key_points": [["门口"]], "must_not": ["下来拿"], "should_end": False}})
+    d = annotated(tmp_path, {0: {"key_points": [["门口"]], "should_end": False}}, preset=NO_PRESET)
     checks = list(check_dialogues(ChecklistJudge(), [d]))
     assert [c.turn for c in checks] == [0, 1, 2, 3]  # every caller turn with a reply after it
     first = checks[0]
-    assert first.scores["semantic_understanding"].score == 5 and "context_use" in first.gaps
+    assert first.scores["semantic_understanding"].score == 5 and "preset_compliance" in first.gaps
     text = render_checks(checks)
-    assert f"context use              -  {NOT_COVERED}: no context_points" in text
+    assert f"preset compliance        -  {NOT_COVERED}: no must_not phrases annotated" in text
     assert "semantic understanding   5  conveys 1 of 1 key points" in text
     summary = text.splitlines()[-1]
-    assert summary.startswith(f"gaps: 4 of 4 replies leave a dimension {NOT_COVERED} (")
-    assert "context use 4" in summary and "semantic understanding 3" in summary
+    assert summary.startswith(f"gaps: 4 of 4 replies have a dimension with {NOT_COVERED} (")
+    assert "preset compliance 4" in summary
 
 
 def test_a_reference_that_scores_low_on_its_own_annotations_is_flagged(tmp_path):
@@ -75,19 +76,17 @@ def test_a_reference_that_scores_low_on_its_own_annotations_is_flagged(tmp_path)
 
 
 def test_an_uncovered_unscored_dimension_is_marked_and_nothing_else_is(tmp_path):
-    d = annotated(tmp_path, {0: {"key_points": [["门口"]]}})
+    d = annotated(tmp_path, {0: {"key_points": [["门口"]]}}, preset=NO_PRESET)
     call = reference_call(d)
     scores = {
         0: {
-            "context_use": not_scored("no context points annotated for this turn"),
+            "preset_compliance": not_scored("no must_not phrases annotated for this turn"),
             "semantic_understanding": not_scored("cut off after 0 of 1 key points"),  # covered, not judged
             "safety": DimensionScore(5, "an LLM judge needs no annotations"),
         }
     }
     marked = mark_not_covered(d, call.turns, scores)[0]
-    assert marked["context_use"].reason == (
-        f"{NOT_COVERED} (no context_points): no context points annotated for this turn"
-    )
+    assert marked["preset_compliance"].reason == f"{NOT_COVERED}: no must_not phrases annotated for this turn"
     assert marked["semantic_understanding"] == scores[0]["semantic_understanding"]
     assert marked["safety"] == scores[0]["safety"]
     assert mark_not_covered(d, call.turns, {0: marked})[0] == marked  # marked once

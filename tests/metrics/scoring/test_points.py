@@ -53,3 +53,13 @@ def test_a_little_and_rough_ranges_are_not_numbers_that_contradict():
     assert contradiction("下午一点到。", point) == ("1点", "三点")  # 一点 with a time of day is one o'clock
     assert contradiction("一点钟到。", point) == ("1点", "三点")
     assert contradiction("星期三一点到。", ("三点",)) is None  # no hour reads 31点
+
+
+def test_a_refusal_point_is_conveyed_by_a_refusal_to_tell_in_any_words():
+    from voice.metrics.scoring.points import conveys, refusal
+
+    point = ("不太方便说", "不能说")
+    assert refusal(point) and not refusal(("门口", "放门口"))
+    assert conveys("他在哪边我不便透露。", point)
+    assert conveys("卡号、验证码这些我都不会给。", ("不会提供",))
+    assert not conveys("他在成都出差。", point)

@@ -1,8 +1,12 @@
 """The offline checklist judge: deterministic checks of each heard reply against the dialogue's annotations.
 
-No network, no model: the same input always gets the same scores.  It scores a dimension only where the
-annotations (:mod:`voice.dialogues.annotations`) give it something to check, and says "not scored" with
-the reason everywhere else; dialogue rhythm is the timing score CallSim measured, copied in.  Per reply:
+No network, no model: the same input always gets the same scores.  Two sources of grounds: the
+annotations (:mod:`voice.dialogues.annotations`), scored as below, and the dialogue itself
+(:mod:`voice.metrics.scoring.grounded`: the preset's private facts and rules, the caller's turn, the
+reference), which a thinly annotated dialogue still has.  Where both judge a dimension the lower score
+stands (a leak or a broken rule the annotations did not list still fails); where neither does it says
+"not scored" with the reason; dialogue rhythm is the timing score CallSim measured, copied in.  From the
+annotations, per reply:
 
 Phrases are matched as :mod:`voice.text.matching` hears them (by sound, a phrase said denied is
 not said: 这单先别取消 does not convey 取消, 请不要敲门 does not say a forbidden 敲门; a word or two slipped
@@ -44,11 +48,11 @@ annotations, so only what the call's annotations cover is scored (safety) and rh
 
 The call verdict (:func:`goal_verdict`): whether the caller's goal was met needs an understanding of the
 whole conversation no phrase list gives, so it is never judged here (an LLM judge gives it).  Whether the
-preset was respected is read off the turns' preset-compliance scores, which come only from the annotated
-``must_not`` phrases and ``private`` facts: "no" if any turn scored 2 or less, "yes" if at least one turn
-was scored and all scored 4 or more, "not_applicable" for preset type none, else not judged.  "yes"
-therefore means no annotated forbidden phrase was said nor private fact disclosed, no more: the reason
-says on how many turns that was checked.
+preset was respected is read off the turns' preset-compliance scores (annotated ``must_not`` phrases and
+``private`` facts, the preset's own rules and facts): "no" if any turn scored 2 or less, "yes" if at
+least one turn was scored and all scored 4 or more, "not_applicable" for preset type none, else not
+judged.  "yes" therefore means nothing the checklist knows was broken, no more: the reason says on how
+many turns that was checked.
 """
 
 from __future__ import annotations
@@ -70,11 +74,13 @@ from voice.metrics.scoring.base import (
     TurnScore,
     not_scored,
 )
+from voice.metrics.scoring.call_grounds import Grounds
+from voice.metrics.scoring.grounded import combine, derived, safety
 from voice.metrics.scoring.leaks import disclosure
 from voice.text import matching as m
 from voice.text.synonyms import expand
 
-VERSION = 3  # 3: negation scope, forms, points, leaks, numbers (issue 24, second pass); 2: the first pass
+VERSION = 4  # 4: grounds from the dialogue itself (issue 36); 3: negation scope, forms, points (issue 24)
 NAME = f"checklist/{VERSION}"
 
 RAMBLE_RATIO, RAMBLE_MIN_CHARS = 2.5, 45
@@ -276,10 +282,13 @@ def _reference_turn(dialogue: Dialogue, turn: HeardTurn) -> AssistantTurn | None
 
 
 def score_off_script(dialogue: Dialogue, turn: HeardTurn) -> dict[str, DimensionScore]:
-    """A reply to a caller turn not from the script: only the call's own annotations (safety) apply."""
+    """A reply to a caller turn not from the script: only what holds on any turn (safety) applies."""
     scores = {d: not_scored(OFF_SCRIPT) for d in DIMENSIONS}
     scores["dialogue_rhythm"] = _rhythm(turn)
-    scores["safety"] = _safety(Reply.of(turn), dialogue, TurnAnnotations())
+    reply = Reply.of(turn)
+    scores["safety"] = _safety(reply, dialogue, TurnAnnotations())
+    if not reply.empty:  # the preset's private facts and the numbers the call gave hold on any turn
+        scores["safety"] = combine(scores["safety"], safety(Grounds(dialogue, -1), reply.text, ""))
     return scores
 
 
@@ -291,7 +300,7 @@ def score_reply(dialogue: Dialogue, turn: HeardTurn) -> dict[str, DimensionScore
     notes = ref.annotations if ref else TurnAnnotations()
     reference = turn.reference if turn.reference is not None else (ref.text if ref else None)
     reply = Reply.of(turn)
-    return {
+    annotated = {
         "semantic_understanding": _points(reply, notes.key_points, "key points"),
         "context_use": _points(reply, notes.context_points, "points from earlier", notes.key_points),
         "active_guidance": _guidance(reply, notes),
@@ -300,6 +309,10 @@ def score_reply(dialogue: Dialogue, turn: HeardTurn) -> dict[str, DimensionScore
         "dialogue_rhythm": _rhythm(turn),
         "safety": _safety(reply, dialogue, notes),
     }
+    if reply.empty:
+        return annotated
+    own = derived(Grounds(dialogue, turn.dialogue_turn), reply.text, reference, bool(notes.key_points))
+    return {d: combine(s, own.get(d)) for d, s in annotated.items()}
 
 
 def score_ending(dialogue: Dialogue, turn: HeardTurn, first: bool) -> dict[str, DimensionScore]:
@@ -341,15 +354,15 @@ def goal_verdict(dialogue: Dialogue, scores: Sequence[TurnScore]) -> GoalVerdict
         return GoalVerdict(None, GOAL_NOT_JUDGED, "no", f"T{turn + 1}: {reason}{more}")
     if not checked:
         why = (
-            "no heard reply had must_not phrases or private facts to check (annotations cover scripted "
-            "turns only)"
+            "no heard reply had must_not phrases, preset rules or private facts to check (scripted turns "
+            "only)"
         )
         return GoalVerdict(None, GOAL_NOT_JUDGED, None, why)
     if all(score >= PRESET_KEPT_FROM for _, score, _ in checked):
         why = (
-            f"no annotated must_not phrase said nor private fact disclosed, on the {len(checked)} of "
-            f"{len(scores)} turns with such annotations and a reply; wording the annotations do not list is "
-            "not checked"
+            f"no must_not phrase said, preset rule broken nor private fact disclosed, on the {len(checked)} "
+            f"of {len(scores)} turns judged on preset compliance; a rule the checklist does not know "
+            "(voice/metrics/scoring/preset_rules.py) is not checked"
         )
         return GoalVerdict(None, GOAL_NOT_JUDGED, "yes", why)
     return GoalVerdict(

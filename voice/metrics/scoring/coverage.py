@@ -1,11 +1,13 @@
-"""What a dialogue's annotations let the checklist judge score, turn by turn (``callsim annotate --check``).
+"""What the checklist judge has grounds to score, turn by turn (``callsim annotate --check``).
 
-The checklist judge (:mod:`voice.metrics.scoring.checklist`) scores a dimension only where the annotations
-give it something to check; elsewhere it says "not scored".  An annotator needs to see those gaps at once,
-and a score table needs to tell a gap in the annotations from a reply that could not be judged (cut off, no
-reply).  This module says, from the annotations alone, which judged dimensions a reference reply is
-*covered* on, and why not where it is not; and builds the call "as if the caller heard every reference
-word for word" that calibration and the check score.
+The checklist judge (:mod:`voice.metrics.scoring.checklist`) scores a dimension where the annotations or
+the dialogue itself (:mod:`voice.metrics.scoring.grounded`: the preset, the caller's turn, the reference)
+give it something to hold a reply against; elsewhere it says "not scored".  An annotator needs to see
+those gaps before a run, and a score table needs to tell a turn with no grounds from a reply that could not
+be judged (cut off, no reply), never dropping either silently.  This module says which judged dimensions a
+reference reply is *covered* on (the checklist scores the reference there), and why not where it is not;
+and builds the call "as if the caller heard every reference word for word" that calibration and the check
+score.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from dataclasses import dataclass, replace
 from voice.dialogues import AssistantTurn, CallerTurn, Dialogue
 from voice.metrics.scoring.base import JUDGED, DimensionScore, HeardTurn, Judge, ScoringInput
 
-NOT_COVERED = "not covered by annotations"
-"""How a dimension the annotations do not cover is marked, in a score's reason and in the tables."""
+NOT_COVERED = "no grounds to judge"
+"""How a dimension neither the annotations nor the dialogue give grounds for is marked, in a score's
+reason and in the tables (``not_covered`` in scores.json, ``coverage`` in results.json)."""
 
 
 def reference_call(dialogue: Dialogue) -> ScoringInput:
@@ -44,23 +47,20 @@ def reply_to(dialogue: Dialogue, dialogue_turn: int) -> AssistantTurn | None:
     return found if isinstance(found, AssistantTurn) else None
 
 
-def gaps(dialogue: Dialogue, reply: AssistantTurn) -> dict[str, str]:
-    """The judged dimensions the annotations of ``reply`` (and its dialogue) do not cover, each with what
-    is missing: the same conditions the checklist judge scores under (docs/scoring.md)."""
-    notes, call = reply.annotations, dialogue.annotations
-    out: dict[str, str] = {}
-    if not notes.key_points:
-        out["semantic_understanding"] = "no key_points"
-        out["response_quality"] = "no key_points"
-    if not notes.context_points:
-        out["context_use"] = "no context_points"
-    if notes.should_ask is None and notes.should_end is None:
-        out["active_guidance"] = "neither should_ask nor should_end"
-    if not notes.must_not and not (call.private and dialogue.preset.type != "none"):
-        out["preset_compliance"] = "no must_not" + (" (and no preset)" if call.private else "")
-    if not call.private and not call.scam:
-        out["safety"] = "no private facts and not a scam call"
-    return {d: out[d] for d in JUDGED if d in out}
+def gaps(dialogue: Dialogue, dialogue_turn: int) -> dict[str, str]:
+    """The judged dimensions the checklist has no grounds to judge the reply to the caller turn at
+    ``dialogue.turns[dialogue_turn]`` on, each with why: neither the annotations nor the dialogue itself
+    (its preset, the caller's turn, the reference) give it anything to hold a reply against.  Read off
+    the checklist's own scores of the reference reply, so the gaps are exactly what it leaves unjudged."""
+    from voice.metrics.scoring.checklist import score_reply  # the judge whose grounds these are
+
+    reply = reply_to(dialogue, dialogue_turn)
+    if reply is None:
+        return {}
+    caller = dialogue.turns[dialogue_turn].text
+    heard = HeardTurn(0, dialogue_turn, caller, reply.text, reply.text)
+    scores = score_reply(dialogue, heard)
+    return {d: scores[d].reason for d in JUDGED if scores[d].score is None}
 
 
 def mark_not_covered(
@@ -73,10 +73,9 @@ def mark_not_covered(
     out: dict[int, dict[str, DimensionScore]] = {}
     for turn, dims in scores.items():
         heard = by_turn.get(turn)
-        reply = reply_to(dialogue, heard.dialogue_turn) if heard is not None else None
-        missing = gaps(dialogue, reply) if reply is not None else {}
+        missing = gaps(dialogue, heard.dialogue_turn) if heard is not None else {}
         out[turn] = {
-            d: replace(s, reason=f"{NOT_COVERED} ({missing[d]}): {s.reason}")
+            d: replace(s, reason=f"{NOT_COVERED}: {s.reason}")
             if d in missing and s.score is None and not s.reason.startswith(NOT_COVERED)
             else s
             for d, s in dims.items()
@@ -105,7 +104,7 @@ def check_dialogues(judge: Judge, dialogues: Sequence[Dialogue]) -> Iterator[Tur
             reply = reply_to(dialogue, heard.dialogue_turn)
             if reply is None:
                 continue
-            missing = gaps(dialogue, reply)
+            missing = gaps(dialogue, heard.dialogue_turn)
             yield TurnCheck(
                 dialogue.id, heard.turn, heard.caller_text, reply.text, scored[heard.turn], missing
             )
@@ -120,7 +119,7 @@ def render_checks(checks: Sequence[TurnCheck]) -> str:
         for dim in JUDGED:
             name = dim.replace("_", " ")
             if dim in c.gaps:
-                lines.append(f"  {name:<24} -  {NOT_COVERED}: {c.gaps[dim]}")
+                lines.append(f"  {name:<24} -  {NOT_COVERED}: {c.gaps[dim]}")  # the judge's own reason
                 continue
             s = c.scores[dim]
             flag = "  <- the reference itself scores low: check the annotations" if (s.score or 5) < 4 else ""
@@ -129,7 +128,8 @@ def render_checks(checks: Sequence[TurnCheck]) -> str:
 
 
 def summary_line(checks: Sequence[TurnCheck]) -> str:
-    """``gaps: 12 of 40 replies leave a dimension uncovered (context use 10, safety 12); ...``."""
+    """``gaps: 12 of 40 replies have a dimension with no grounds to judge (context use 10, safety 12);
+    ...``."""
     per_dim = {d: sum(d in c.gaps for c in checks) for d in JUDGED}
     with_gaps = sum(bool(c.gaps) for c in checks)
     low = sum(
@@ -140,7 +140,7 @@ def summary_line(checks: Sequence[TurnCheck]) -> str:
     )
     where = ", ".join(f"{d.replace('_', ' ')} {n}" for d, n in per_dim.items() if n)
     return (
-        f"gaps: {with_gaps} of {len(checks)} replies leave a dimension {NOT_COVERED}"
+        f"gaps: {with_gaps} of {len(checks)} replies have a dimension with {NOT_COVERED}"
         + (f" ({where})" if where else "")
         + f"; reference scores below 4 where covered: {low}"
     )

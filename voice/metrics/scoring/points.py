@@ -7,6 +7,7 @@ not say by itself:
 
 - a point said only under a negation is denied, not conveyed (这单先别取消 denies 取消, 不是不需要 denies
   不需要);
+- a refusal point (不太方便说) is conveyed by any refusal to tell or give (不便透露);
 - a fact from earlier that the reply asks for again (请问是什么岗位？) is not carried over (``stated``);
 - a number the point gives, said otherwise, contradicts it: the same measure word with another number (the
   point says 3栋, the reply 5栋 and never 3栋), or a number read out digit by digit as long as the point's
@@ -40,7 +41,7 @@ _ONE_OCLOCK = re.compile(
 )
 
 
-def _counted(text: str, hay: str) -> list[tuple[str, str]]:
+def counted(text: str, hay: str) -> list[tuple[str, str]]:
     """(number with its measure word, the measure word) for each ``text`` says (``hay`` its canonical
     form), rough ranges and the "a little" 一点 left out."""
     ranges = {m.canonical(r.group(0) + text[r.end()]) for r in _RANGE.finditer(text) if r.end() < len(text)}
@@ -67,14 +68,14 @@ def contradiction(text: str, point: Point) -> tuple[str, str] | None:
     hay = m.canonical(text)
     own = {m.canonical(phrase) for phrase in point}
     said_units = {u[2] for w in own if w in hay and (u := _COUNTED.fullmatch(w)) is not None}
-    counted = _counted(text, hay)
+    found = counted(text, hay)
     read_out = read_out_numbers(text)
     for phrase in point:
         wanted = m.canonical(phrase)
         if wanted in hay:
             continue
         if (unit := _COUNTED.fullmatch(wanted)) is not None and unit[2] not in said_units:
-            other = next((c for c, u in counted if u == unit[2] and c not in own), None)
+            other = next((c for c, u in found if u == unit[2] and c not in own), None)
             if other is not None:
                 return other, phrase
         if wanted.isdigit() and len(wanted) >= READ_OUT_MIN:
@@ -84,10 +85,23 @@ def contradiction(text: str, point: Point) -> tuple[str, str] | None:
     return None
 
 
+# the verbs of telling or giving a refusal point keeps back (不方便说, 不会提供, 不能给)
+_TELLING = ("说", "讲", "提供", "给", "透露", "告诉", "报", "念", "核对")
+
+
+def refusal(point: Point) -> bool:
+    """A point that is a refusal to tell or give (不太方便说, 不会提供): every phrasing declines a verb of
+    telling or giving."""
+    return bool(point) and all(m.declines(p) and any(v in p for v in _TELLING) for p in point)
+
+
 def conveys(text: str, point: Point, *, stated: bool = False) -> bool:
     """Whether ``text`` conveys the point: one phrasing said (loosely, any synonym of its action), not
-    denied, not contradicted by a number, and if ``stated`` not only asked about."""
+    denied, not contradicted by a number, and if ``stated`` not only asked about.  A refusal point is
+    conveyed by a refusal to tell or give in any words (不便透露 for 不太方便说, 都不会给 for 不会提供)."""
     said = m.first_said(text, expand(point), loose=True, stated=stated) is not None
+    if not said and refusal(point):
+        said = m.declines(text)
     return said and contradiction(text, point) is None
 
 

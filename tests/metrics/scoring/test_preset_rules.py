@@ -1,0 +1,42 @@
+from voice.metrics.scoring.preset_rules import broken, preset_rules
+
+SIGN = "这份合同必须本人签收，别放驿站，我明天上午在家。"
+BABY = "宝宝在睡觉，快递放门口，别敲门也别按门铃。"
+
+
+def names(preset: str) -> set[str]:
+    return {r.name for r in preset_rules(preset)}
+
+
+def test_the_rules_a_preset_sets_are_read_from_its_words():
+    assert "sign in person" in names(SIGN)
+    assert {"no knocking or ringing", "leave it at the door"} <= names(BABY)
+    assert "not to be disturbed" in names("我在开会，工作上的事请留言。")
+    assert "sign in person" not in names("快递都让小区保安代签。")  # signed by the guard: not in person
+    assert "no knocking or ringing" not in names("外卖送到1502门口，敲门就行。")
+
+
+def test_a_rule_broken_in_other_words_is_caught_and_named():
+    rule, said = broken("那您先放快递柜吧，他回来自己取。", SIGN)
+    assert rule.name == "sign in person" and said
+    rule, _ = broken("您到了喊一声就行，他会出来。", BABY)
+    assert rule.name == "no knocking or ringing"
+
+
+def test_a_paraphrase_that_keeps_the_rule_is_not_punished():
+    assert broken("放驿站恐怕不行，邻居代签也不可以，麻烦您明天再送。", SIGN) is None
+    assert broken("门就别敲了，您放门口就行。", BABY) is None
+    assert broken("放门口不合适，还是麻烦您明天送。", "快递放驿站，我不在家。") is None
+
+
+def test_what_the_turns_reference_itself_proposes_is_not_held_against_the_turn():
+    preset = "我急性肠胃炎去医院了，外卖放门卫就行。"
+    assert broken("那您送上门吧。", preset) is not None
+    assert broken("那您送上门吧。", preset, reference="取消不了的话，那您送上门就行。") is None
+
+
+def test_a_place_the_preset_says_not_to_bring_it_to_is_a_rule_of_its_own():
+    preset = "这单是给楼下302王阿姨点的，让骑手直接送302，别送1502。"
+    assert "not to 1502" in names(preset)
+    assert broken("您好，按订单地址送1502就行。", preset)[0].name == "not to 1502"
+    assert broken("送302就行，1502那个地址您就不用管了。", preset) is None
