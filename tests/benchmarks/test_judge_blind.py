@@ -116,3 +116,23 @@ def test_bench_judge_blind_records_the_judges_figures_where_the_labels_read_them
     with pytest.raises(SystemExit):
         bj.main(["--write-calibration"])  # only the blind set's figures are recorded
     assert "--write-calibration goes with --blind" in capsys.readouterr().err
+
+
+def test_without_a_folder_every_shipped_set_is_measured_and_the_worst_is_quoted(
+    folder, tmp_path, monkeypatch, capsys
+):
+    other = tmp_path / "second"
+    other.mkdir()
+    for name in ("dialogues.jsonl", "annotations.jsonl"):
+        (other / name).write_text((folder / name).read_text(encoding="utf-8"), encoding="utf-8")
+    write(other / "replies.jsonl", [BAD_BELOW, GOOD])  # this set does better: 1/1 below, nothing low
+    monkeypatch.setattr(blind, "blind_sets", lambda: [folder, other])
+    assert bj.main(["--blind"]) == 0
+    out = capsys.readouterr().out
+    assert f"[{folder.name}] judge" in out and "[second] judge" in out
+    assert f"worst of 2 blind sets ({', '.join(sorted([folder.name, 'second']))})" in out
+    assert f"total: bad replies below their reference 33% ({folder.name}); good paraphrases low 50%" in out
+    assert bj.main(["--blind", "--json"]) == 0
+    worst = json.loads(capsys.readouterr().out)["worst"]
+    assert worst["bad_below"] == {"share": 1 / 3, "of": folder.name} and not worst["goal_met"]
+    assert worst["dimensions"]["semantic_understanding"]["bad_below"]["share"] == 0.5
