@@ -1,5 +1,6 @@
 """What annotations cover, turn by turn: the gaps an annotator sees, and the marks the score tables carry."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -92,3 +93,11 @@ def test_an_uncovered_unscored_dimension_is_marked_and_nothing_else_is(tmp_path)
     assert mark_not_covered(d, call.turns, {0: marked})[0] == marked  # marked once
     off_script = [call.turns[0].__class__(**{**call.turns[0].__dict__, "dialogue_turn": -1})]
     assert mark_not_covered(d, off_script, scores)[0] == scores[0]  # a reactive caller's turn: no script
+
+
+def test_a_turn_after_the_hang_up_is_not_marked_as_having_no_grounds(tmp_path):
+    d = annotated(tmp_path, {}, preset=NO_PRESET)
+    call = reference_call(d)
+    ended = [dataclasses.replace(t, after_hangup=t.turn >= 1) for t in call.turns]
+    scores = {1: {"preset_compliance": not_scored("after the call's ending")}}
+    assert mark_not_covered(d, ended, scores)[1] == scores[1]

@@ -73,7 +73,8 @@ def mark_not_covered(
     out: dict[int, dict[str, DimensionScore]] = {}
     for turn, dims in scores.items():
         heard = by_turn.get(turn)
-        missing = gaps(dialogue, heard.dialogue_turn) if heard is not None else {}
+        # a turn after the hang-up is not judged because the call had ended, whatever its grounds
+        missing = gaps(dialogue, heard.dialogue_turn) if heard is not None and not heard.after_hangup else {}
         out[turn] = {
             d: replace(s, reason=f"{NOT_COVERED}: {s.reason}")
             if d in missing and s.score is None and not s.reason.startswith(NOT_COVERED)
