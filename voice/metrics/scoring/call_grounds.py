@@ -125,8 +125,7 @@ class Grounds:
     def wrong_number(self) -> bool:
         """The caller said, in this turn or before, that they dialled the wrong number, or a reference reply
         up to this turn told them so."""
-        refs = "\n".join(t.text for t in self._upto() if isinstance(t, AssistantTurn))
-        return _says_any(self.caller_words, WRONG_NUMBER) or _says_any(refs, TOLD_WRONG_NUMBER)
+        return _says_any(self.caller_words, WRONG_NUMBER) or _says_any(self.told, TOLD_WRONG_NUMBER)
 
     @property
     def goodbye(self) -> bool:

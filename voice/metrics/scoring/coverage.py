@@ -12,6 +12,7 @@ score.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -47,11 +48,14 @@ def reply_to(dialogue: Dialogue, dialogue_turn: int) -> AssistantTurn | None:
     return found if isinstance(found, AssistantTurn) else None
 
 
+@functools.lru_cache(maxsize=1024)
 def gaps(dialogue: Dialogue, dialogue_turn: int) -> dict[str, str]:
     """The judged dimensions the checklist has no grounds to judge the reply to the caller turn at
     ``dialogue.turns[dialogue_turn]`` on, each with why: neither the annotations nor the dialogue itself
     (its preset, the caller's turn, the reference) give it anything to hold a reply against.  Read off
-    the checklist's own scores of the reference reply, so the gaps are exactly what it leaves unjudged."""
+    the checklist's own scores of the reference reply, so the gaps are exactly what it leaves unjudged.
+    Cached: a call's heard, text and reference versions ask for the same turns' gaps (callers must not
+    change the dict)."""
     from voice.metrics.scoring.checklist import score_reply  # the judge whose grounds these are
 
     reply = reply_to(dialogue, dialogue_turn)
