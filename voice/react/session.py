@@ -35,12 +35,13 @@ import numpy as np
 from voice.core import events as ev
 from voice.core.audio import SAMPLE_RATE, Pcm, ms_to_samples
 from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn, caller_rng
+from voice.core.pieces import Pieces, Span
 from voice.core.reactive import HangUp, ReactiveCallCore, ReplyCues, Say, TurnRequest, Wait
 from voice.errors import CallSimError
 from voice.react.brain import CallerBrain, Decided
 from voice.react.early import EarlyCount, Guess, Made
 from voice.react.hearing import HeardLine, heard_so_far
-from voice.react.listening import Pieces, Span, join_texts, spans_for
+from voice.react.listening import join_texts, spans_for
 from voice.react.prompt import Situation, ended_by
 from voice.react.voicing import Voicing
 from voice.speech.asr import ASREngine
