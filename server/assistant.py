@@ -44,6 +44,7 @@ from pipecat.workers.runner import WorkerRunner
 from server.config import AssistantSettings, default_policy_factory, stopwatch
 from server.hold import PacedWebsocketTransport, reply_hold
 from server.pcm_serializer import PcmSerializer
+from server.pieces import PieceSTTService
 from server.policy.llm_policy import LLMPolicyFactory
 from server.policy.processor import DEFAULT_VIEW, PolicyProcessor
 from server.processors import CallSimSTTService, CallSimTTSService
@@ -145,8 +146,14 @@ def build_pipeline(
         hold=hold,
         lead_secs=settings.turns.output_lead_secs,
     )
+    stt: CallSimSTTService
+    if settings.turns.turn_model == "running":  # the caller heard in pieces (server/pieces.py)
+        stt = PieceSTTService(asr, executor=asr_executor, piece_pause_secs=settings.turns.piece_pause_secs)
+    else:
+        stt = CallSimSTTService(asr, executor=asr_executor)
+    listeners = [f for f in (hold.observe if hold else None, getattr(stt, "observe_window", None)) if f]
     analyzer = VoicingSileroVAD(
-        on_window=hold.observe if hold else None,
+        on_window=listeners,
         params=VADParams(
             confidence=settings.turns.vad_confidence,
             start_secs=settings.turns.vad_start_secs,
@@ -155,7 +162,6 @@ def build_pipeline(
         ),
     )
     vad = VADProcessor(vad_analyzer=analyzer)
-    stt = CallSimSTTService(asr, executor=asr_executor)
     turns = UserTurnProcessor(
         user_turn_strategies=UserTurnStrategies(
             start=[

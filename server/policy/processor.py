@@ -46,8 +46,9 @@ from pipecat.frames.frames import (
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
+from server.pieces import CallerTurnFrame
 from server.policy.hearing import worst
-from server.processors import ASR_CONFIDENCE
+from server.processors import ASR_CONFIDENCE, WarmRepliesFrame
 from voice.core.policy import Policy, PolicyFactory, answer
 
 logger = logging.getLogger(__name__)
@@ -91,6 +92,8 @@ class PolicyProcessor(FrameProcessor):
         self._turn_stopped = False
         self._turn_started_ns = 0  # when the current user turn started, on the pipeline's clock
         self._transcripts: list[TranscriptionFrame] = []
+        self._by_piece: dict[int, TranscriptionFrame] = {}  # transcripts of pieces (server/pieces.py)
+        self._turn_pieces: tuple[int, ...] | None = None  # the pieces the turn that ended is made of
         self._ended = False
         self.replies: list[str] = []
         self.caller_turns: list[str] = []
@@ -120,10 +123,12 @@ class PolicyProcessor(FrameProcessor):
             self._in_turn = True
             self._turn_stopped = False
             self._turn_started_ns = self.get_clock().get_time()
+        elif isinstance(frame, CallerTurnFrame):
+            self._turn_pieces = frame.pieces
         elif isinstance(frame, UserStoppedSpeakingFrame):
             await self.push_frame(frame, direction)
             if self._in_turn:
-                if self._transcripts:
+                if self._turn_complete():
                     await self._answer_turn()
                 else:
                     self._turn_stopped = True  # its transcript is still on the way
@@ -183,14 +188,29 @@ class PolicyProcessor(FrameProcessor):
             await self._log({"kind": "error", "message": f"policy greeting failed: {exc}"})
             return
         await self._say(text, end_call=False, kind="greeting")
+        expected = getattr(self._policy, "expected_replies", None)
+        if callable(expected):  # warmed in the TTS cache behind the greeting (server/processors.py)
+            await self.push_frame(WarmRepliesFrame(tuple(expected())))
 
     # --- turns ----------------------------------------------------------------------------------------
+
+    def _turn_complete(self) -> bool:
+        """Whether the turn that ended has all its words here (a data frame may come after the end)."""
+        if self._turn_pieces is None:
+            return bool(self._transcripts)
+        return all(p in self._by_piece for p in self._turn_pieces)
 
     async def _on_transcript(self, frame: TranscriptionFrame) -> None:
         text = frame.text.strip()
         if not text or self._ended:
             return
         result = frame.result if isinstance(frame.result, dict) else {}
+        piece = result.get("piece")
+        if isinstance(piece, int):  # a piece of the caller's speech: the turn's end lists its pieces
+            self._by_piece[piece] = frame
+            if self._turn_stopped and self._turn_complete():
+                await self._answer_turn()
+            return
         segment_end = result.get("segment_end")
         stale = isinstance(segment_end, int) and segment_end < self._turn_started_ns
         if not self._in_turn or stale:
@@ -204,11 +224,20 @@ class PolicyProcessor(FrameProcessor):
         if self._turn_stopped:
             await self._answer_turn()
 
-    async def _answer_turn(self) -> None:
-        transcripts = self._transcripts
-        caller_text = "".join(t.text.strip() for t in transcripts)
-        self._transcripts = []
+    def _take_turn(self) -> list[TranscriptionFrame]:
+        """The transcripts that make the turn that ended (its pieces, or its segments), and a fresh start."""
+        transcripts, pieces = self._transcripts, self._turn_pieces
+        if pieces is not None:
+            transcripts = [self._by_piece[p] for p in pieces if p in self._by_piece]
+            last = max(pieces, default=-1)
+            self._by_piece = {p: t for p, t in self._by_piece.items() if p > last}
+        self._transcripts, self._turn_pieces = [], None
         self._in_turn = self._turn_stopped = False
+        return transcripts
+
+    async def _answer_turn(self) -> None:
+        transcripts = self._take_turn()
+        caller_text = "".join(t.text.strip() for t in transcripts)
         if self._ended or not caller_text:
             return
         if self._policy is None:

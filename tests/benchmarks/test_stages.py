@@ -47,15 +47,15 @@ def test_a_turn_is_split_into_stages_on_the_callers_timeline_with_the_remainder_
         ev.AudioReceived(130_000, samples=320, arrival=130_000, start=130_000),
     ]
     (row,) = decompose("c", events, metrics)
-    assert (row.turn, row.latency, row.endpointing, row.asr) == (0, 1500.0, 420.0, 300.0)
-    assert row.turn_logic == pytest.approx(3910 - 3420 - 300)
+    assert (row.turn, row.latency, row.turn_end, row.vad_stop, row.asr) == (0, 1500.0, 900.0, 420.0, 300.0)
+    assert row.asr_wait == pytest.approx(3910 - 3900)
     assert (row.policy, row.tts_first_audio, row.asr_all) == (0.5, 300.0, pytest.approx(400.0))
     assert row.transport == pytest.approx(1500 - (3910 - 3000) - 0.5 - 300)
-    stages = [row.endpointing, row.asr, row.turn_logic, row.policy, row.tts_first_audio, row.transport]
+    stages = [row.turn_end, row.asr_wait, row.policy, row.tts_first_audio, row.transport]
     assert sum(stages) == pytest.approx(row.latency)  # the stages add up to what the caller measured
     assert (row.answer_to_sent, row.sent_to_heard) == (240.0, 350.0)
     summary = summarize([row, row])
-    assert summary["endpointing"] == {"p50": 420.0, "p90": 420.0, "n": 2.0}
+    assert summary["turn_end"] == {"p50": 900.0, "p90": 900.0, "n": 2.0}
     text = format_report([row], summary)
     assert "transport+" in text and "p90" in text
 
@@ -65,5 +65,6 @@ def test_a_turn_without_tts_or_speaking_logs_has_no_remainder():
     events = [log(40_000, kind="turn", turn_end_at_ms=2600.0, vad_stop_at_ms=1500.0, policy_ms=1.0)]
     (row,) = decompose("c", events, metrics)
     assert row.tts_first_audio is None and row.transport is None and row.sent_to_heard is None
-    assert row.endpointing is None  # the only VAD stop came before the caller's speech ended
+    assert row.vad_stop is None  # the only VAD stop came before the caller's speech ended
+    assert (row.turn_end, row.asr_wait) == (600.0, 0.0)
     assert summarize([row])["transport"] == {"p50": None, "p90": None, "n": 0.0}

@@ -56,3 +56,10 @@ def test_the_cutter_fed_judged_windows_closes_a_piece_once_the_pause_has_passed_
     assert cutter.closed == [(60, 140)]
     with pytest.raises(ValueError, match="one sample"):
         PauseCutter(0)
+
+
+def test_closing_the_open_piece_early_hands_it_over_once():
+    cutter = PauseCutter(pause=100)
+    cutter.observe(100, (10, 100))
+    assert cutter.close() == (10, 100) and cutter.close() is None
+    assert cutter.observe(300, None) is None and cutter.closed == [(10, 100)]

@@ -50,7 +50,7 @@ def test_the_asr_window_is_seconds_or_full_and_the_prompt_any_text() -> None:
         ("vad_stop_secs=soon", "vad_stop_secs takes a number of seconds"),
         ("vad_confidence=high", "vad_confidence takes a number$"),
         ("vad_stop_secs=9", r"vad_stop_secs=9.0 is not in 0..5 s$"),
-        ("turn_model=psychic", "turn_model 'psychic' is not one of lexical, silence, smart-turn$"),
+        ("turn_model=psychic", "turn_model 'psychic' is not one of running, lexical, silence, smart-turn$"),
         ("turn_max_silence_secs=0", r"turn_max_silence_secs=0.0 is not in 0.1..10 s$"),
         ("asr_audio_context_s=31", r"asr_audio_context_s=31.0 is not in 0..30 s \(or full\)$"),
     ],
@@ -78,4 +78,4 @@ def test_the_tunable_keys_are_the_trade_off_settings() -> None:
         "asr_audio_context_s", "asr_prompt",
     )  # fmt: skip
     assert "vad_min_volume" not in TUNABLE and "turn_stop_timeout_secs" not in TUNABLE  # no --set for these
-    assert TURN_MODELS == ("lexical", "silence", "smart-turn")
+    assert TURN_MODELS == ("running", "lexical", "silence", "smart-turn")

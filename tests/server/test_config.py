@@ -42,7 +42,7 @@ def test_the_server_says_a_bad_override_and_exits_2(capsys: pytest.CaptureFixtur
     assert server_main(["--port", "0", "--set", "turn_model=psychic"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--set 'turn_model=psychic'" in err
-    assert "turn_model 'psychic' is not one of lexical, silence, smart-turn" in err
+    assert "turn_model 'psychic' is not one of running, lexical, silence, smart-turn" in err
     assert server_main(["--port", "0", "--set", "vad_stop_sec=0.3"]) == 2
     assert "did you mean vad_stop_secs?" in capsys.readouterr().err
 

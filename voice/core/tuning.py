@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from voice.errors import ConfigError, nearest
 
-TurnModel = Literal["lexical", "silence", "smart-turn"]
-TURN_MODELS: tuple[TurnModel, ...] = ("lexical", "silence", "smart-turn")
+TurnModel = Literal["running", "lexical", "silence", "smart-turn"]
+TURN_MODELS: tuple[TurnModel, ...] = ("running", "lexical", "silence", "smart-turn")
 # The built-in's ASR prompt: a phone call, with the fillers written out, so that Whisper base writes "那个"
 # and "就是" (which the lexical turn model reads) instead of dropping or mishearing them.  Caller speech
 # (scripts/bench_asr_cer --speech caller, +3 s window): CER 0.176, against 0.166 with DEFAULT_PROMPT.
@@ -30,6 +30,9 @@ _SHORT_SECS = (
     "vad_start_secs",
     "vad_stop_secs",
     "turn_grace_secs",
+    "turn_end_secs",
+    "turn_end_max_secs",
+    "piece_pause_secs",
     "barge_in_confirm_secs",
     "barge_in_silence_secs",
     "hold_after_secs",
@@ -52,9 +55,12 @@ class TurnSettings:
     vad_stop_secs: float = 0.2  # silence needed before it says "stopped" (ends the ASR segment)
     vad_confidence: float = 0.7
     vad_min_volume: float = 0.5
-    turn_model: TurnModel = "lexical"  # what ends a turn (server/turns.py)
-    turn_max_silence_secs: float = 2.0  # lexical, smart-turn: an unfinished-sounding turn ends after this
+    turn_model: TurnModel = "running"  # what ends a turn (server/turn_end.py, server/turns.py)
+    turn_max_silence_secs: float = 2.0  # an unfinished-sounding turn ends after this
     turn_grace_secs: float = 0.2  # lexical, silence: after the VAD stops, how long the caller may resume
+    turn_end_secs: float = 0.3  # running: silence that ends a turn whose words sound finished ...
+    turn_end_max_secs: float = 0.45  # ... raised up to this for a caller who pauses longer and goes on
+    piece_pause_secs: float = 0.12  # running: a pause that closes a piece of the caller's speech for the ASR
     barge_in_confirm_secs: float = 0.3  # extra speech needed to interrupt (short backchannels do not)
     barge_in_silence_secs: float = 0.1  # silent this long when the confirmation is due: a backchannel
     hold_after_secs: float = 0.1  # caller speech that holds an audible reply at once (0: off; server/hold.py)
@@ -70,6 +76,12 @@ class TurnSettings:
         ]
         if self.turn_model not in TURN_MODELS:
             problems.append(f"turn_model {self.turn_model!r} is not one of {', '.join(TURN_MODELS)}")
+        if self.turn_end_max_secs < self.turn_end_secs:
+            problems.append(
+                f"turn_end_max_secs={self.turn_end_max_secs} is under turn_end_secs={self.turn_end_secs}"
+            )
+        if not 0.02 <= self.piece_pause_secs <= self.turn_end_secs:
+            problems.append(f"piece_pause_secs={self.piece_pause_secs} is not in 0.02..turn_end_secs")
         if not 0.1 <= self.turn_max_silence_secs <= 10.0:
             problems.append(f"turn_max_silence_secs={self.turn_max_silence_secs} is not in 0.1..10 s")
         if not 0.0 < self.vad_confidence < 1.0:

@@ -18,6 +18,7 @@ from pipecat.frames.frames import (
 from pipecat.tests.utils import SleepFrame, run_test
 
 from server.config import default_policy_factory
+from server.pieces import CallerTurnFrame
 from server.policy.processor import PolicyProcessor
 from server.policy.rules import GREETING, UNCLEAR, PolicyReply
 from server.processors import ASR_CONFIDENCE
@@ -106,3 +107,22 @@ async def test_a_policy_that_takes_heard_gets_the_worst_of_the_turn_and_none_wit
     spoken, _ = await call(turn("我是", "快递员。", confidence=SURE), turn("好的，再见。"), factory=Recording)
     assert spoken == ["您好。", "收到：我是快递员。", "收到：好的，再见。"]
     assert Recording.heard == [SURE, None]
+
+
+async def test_a_turn_heard_in_pieces_is_answered_with_the_pieces_its_end_names_whatever_came_first() -> None:
+    def piece(n: int, text: str) -> TranscriptionFrame:
+        return TranscriptionFrame(text, "", "t", result={"piece": n})
+
+    frames: list[Frame] = [
+        piece(0, "嗯"),  # a backchannel before the turn: not named, never answered
+        UserStartedSpeakingFrame(),
+        piece(1, "我是滴滴司机，"),
+        CallerTurnFrame(pieces=(1, 2)),
+        UserStoppedSpeakingFrame(),  # the end overtook the last piece's transcript
+        SleepFrame(0.05),
+        piece(2, "到上车点了。"),
+        SleepFrame(0.05),
+    ]
+    spoken, logs = await call(frames)
+    callers = [m["text"] for m in logs if m["kind"] == "caller"]
+    assert callers == ["我是滴滴司机，到上车点了。"] and len(spoken) == 2

@@ -1,0 +1,166 @@
+"""When the caller's turn has ended, read from the running transcript: the ``running`` turn model.
+
+The ``lexical`` model waited for the VAD's "stopped" (``vad_stop_secs`` after the last word), then
+``turn_grace_secs`` more, then the whole segment's transcript: ~0.45 s of silence plus Whisper's time on
+the whole turn before any reply.  This model hears the caller in pieces (:mod:`server.pieces`), so by the
+time the caller has been quiet for a moment the words are in hand, and the words say how long to wait:
+
+- what was said so far sounds unfinished (:func:`server.continuation.unfinished_cue`: a trailing 然后,
+  那个, a comma, an open 如果…): the caller keeps the floor up to ``turn_max_silence_secs`` of silence;
+- only a greeting or an acknowledgement so far (:func:`server.continuation.opener_only`: 喂，你好， / 行，):
+  most often more is coming, maybe not, so the turn ends after ``turn_end_max_secs``;
+- otherwise the turn ends after ``turn_end_secs`` of silence, raised to just above the longest pause this
+  caller has gone on after in the call (their own rhythm: a caller who pauses 0.35 s at a comma is not cut
+  off at the second comma), but never past ``turn_end_max_secs``.
+
+Silence is the Silero VAD's window-by-window voicing (:class:`server.turns.VoicingSileroVAD`), not its
+"stopped" event (which pipecat waits for too, ``vad_stop_secs`` after the last voiced window, so
+``turn_end_secs`` below it is not reached).  The turn never ends while a piece of it is still with the ASR.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from pipecat.frames.frames import (
+    Frame,
+    TranscriptionFrame,
+    VADUserStartedSpeakingFrame,
+    VADUserStoppedSpeakingFrame,
+)
+from pipecat.processors.frame_processor import FrameProcessorSetup
+from pipecat.turns.types import ProcessFrameResult
+from pipecat.turns.user_stop import BaseUserTurnStopStrategy
+
+from server.continuation import opener_only, unfinished_cue
+from server.pieces import CallerTurnFrame, PieceQueuedFrame
+from server.processors import SegmentWithoutWordsFrame
+
+__all__ = ["RunningTurnStopStrategy"]
+
+logger = logging.getLogger(__name__)
+
+_GONE_ON_MAX_SECS = 1.0  # a pause longer than this before more speech is a new turn, not the caller's rhythm
+_GONE_ON_MIN_SECS = 0.06  # shorter than this is the VAD flickering inside a word
+_MARGIN_SECS = 0.05  # above the longest pause the caller went on after
+
+
+class RunningTurnStopStrategy(BaseUserTurnStopStrategy):
+    """End the turn once every piece is transcribed and the caller has been silent long enough for what
+    the words so far sound like (module docstring).
+
+    ``caller_silent_secs()`` is how long the caller has been silent by the VAD's voicing.  The strategy
+    watches it every ``poll_secs`` for the whole call, so it also learns the caller's pauses.
+    """
+
+    def __init__(
+        self,
+        *,
+        caller_silent_secs: Callable[[], float],
+        end_secs: float = 0.3,
+        end_max_secs: float = 0.45,
+        max_silence_secs: float = 2.0,
+        poll_secs: float = 0.01,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self._silent = caller_silent_secs
+        self._end_secs = end_secs
+        self._end_max_secs = max(end_secs, end_max_secs)
+        self._max_silence_secs = max_silence_secs
+        self._poll_secs = poll_secs
+        self._in_turn = False
+        self._vad_speaking = False  # pipecat ends no turn between the VAD's "started" and "stopped"
+        self._members: list[int] = []  # pieces of the turn (or of the speech that may become one)
+        self._pending: set[int] = set()  # members still with the ASR
+        self._texts: dict[int, str] = {}  # members' words
+        self._longest_gone_on = 0.0  # the longest pause the caller went on after, in this call
+        self._last_silent = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def end_silence_secs(self) -> float:
+        """The silence that ends a turn whose words sound finished, for this caller so far."""
+        learned = self._longest_gone_on + _MARGIN_SECS if self._longest_gone_on else 0.0
+        return min(self._end_max_secs, max(self._end_secs, learned))
+
+    @property
+    def text(self) -> str:
+        """The turn's words so far, its pieces' transcripts in order."""
+        return "".join(self._texts[n] for n in self._members if n in self._texts)
+
+    async def setup(self, setup: FrameProcessorSetup) -> None:  # type: ignore[override]  # as pipecat
+        """Start watching the caller's silence."""
+        await super().setup(setup)
+        self._task = self.task_manager.create_task(self._watch(), f"{self}::watch")
+
+    async def process_frame(self, frame: Frame) -> ProcessFrameResult:
+        """Follow the pieces: queued, transcribed (words or none); speech that ended without a turn."""
+        if isinstance(frame, VADUserStartedSpeakingFrame):
+            self._vad_speaking = True
+        elif isinstance(frame, VADUserStoppedSpeakingFrame):
+            self._vad_speaking = False
+            if not self._in_turn:
+                self._forget()  # speech that began no turn (a backchannel): not the next turn's words
+            await self._maybe_end()
+        elif isinstance(frame, PieceQueuedFrame):
+            self._members.append(frame.piece)
+            self._pending.add(frame.piece)
+        elif isinstance(frame, TranscriptionFrame):
+            piece = frame.result.get("piece") if isinstance(frame.result, dict) else None
+            if piece in self._pending:
+                self._texts[piece] = frame.text.strip()
+                self._pending.discard(piece)
+                await self._maybe_end()
+        elif isinstance(frame, SegmentWithoutWordsFrame) and frame.piece in self._pending:
+            self._pending.discard(frame.piece)
+            await self._maybe_end()
+        return ProcessFrameResult.CONTINUE
+
+    def _forget(self) -> None:
+        self._members, self._texts = [], {}  # a piece still with the ASR stays pending, its words unused
+
+    async def handle_user_turn_started(self) -> None:
+        """A turn began: the pieces since the speech began are its first."""
+        self._in_turn = True
+
+    async def handle_user_turn_stopped(self) -> None:
+        """The turn ended (here or by pipecat's safety net): start afresh."""
+        self._in_turn = False
+        self._forget()
+
+    def _needed_silence(self, text: str) -> float:
+        if unfinished_cue(text) is not None:
+            return self._max_silence_secs
+        return self._end_max_secs if opener_only(text) else self.end_silence_secs
+
+    async def _maybe_end(self) -> None:
+        if not self._in_turn or self._pending or self._vad_speaking:
+            return
+        text = self.text
+        if not text or self._silent() < self._needed_silence(text):
+            return
+        pieces = tuple(n for n in self._members if self._texts.get(n))
+        logger.debug(f"{self}: turn [{text}] ends after {self._silent():.2f}s of silence (pieces {pieces})")
+        self._in_turn = False
+        await self.push_frame(CallerTurnFrame(pieces=pieces))
+        await self.trigger_user_turn_stopped()
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(self._poll_secs)
+            silent = self._silent()
+            if silent < self._last_silent and _GONE_ON_MIN_SECS <= self._last_silent < _GONE_ON_MAX_SECS:
+                self._longest_gone_on = max(self._longest_gone_on, self._last_silent)
+            self._last_silent = silent
+            await self._maybe_end()
+
+    async def cleanup(self) -> None:
+        """Stop watching."""
+        await super().cleanup()
+        task, self._task = self._task, None
+        if task is not None:
+            await self.task_manager.cancel_task(task)

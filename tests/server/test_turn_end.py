@@ -1,0 +1,164 @@
+"""The running turn model: a turn ends once its pieces are transcribed and the caller has been silent as
+long as their words call for (finished, only an opener, unfinished), learning the caller's own pauses."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pipecat.frames.frames import (
+    Frame,
+    TranscriptionFrame,
+    UserStoppedSpeakingFrame,
+    VADUserStartedSpeakingFrame,
+    VADUserStoppedSpeakingFrame,
+)
+from pipecat.tests.utils import SleepFrame, run_test
+from pipecat.turns.user_turn_processor import UserTurnProcessor
+from pipecat.turns.user_turn_strategies import UserTurnStrategies
+
+from server.pieces import CallerTurnFrame, PieceQueuedFrame
+from server.processors import SegmentWithoutWordsFrame
+from server.turn_end import RunningTurnStopStrategy
+from server.turns import BargeInTurnStartStrategy, turn_stop_strategy
+from tests.server.test_processors import of_type
+from voice.core.tuning import TurnSettings
+
+
+class Voicing:
+    """``caller_silent_secs`` double: silent since the last :meth:`speak`, on the event loop's clock."""
+
+    def __init__(self) -> None:
+        self.last: float | None = None
+
+    def speak(self) -> None:
+        self.last = asyncio.get_running_loop().time()
+
+    def __call__(self) -> float:
+        if self.last is None:
+            return 0.0
+        return asyncio.get_running_loop().time() - self.last
+
+
+class Speak(SleepFrame):
+    """A test step: the caller is voiced now (the frame itself only sleeps a moment)."""
+
+
+def processor(voicing: Voicing, **kwargs: float) -> tuple[UserTurnProcessor, RunningTurnStopStrategy]:
+    strategy = RunningTurnStopStrategy(caller_silent_secs=voicing, **kwargs)
+    turns = UserTurnProcessor(
+        user_turn_strategies=UserTurnStrategies(start=[BargeInTurnStartStrategy()], stop=[strategy]),
+        user_turn_stop_timeout=5.0,
+    )
+    return turns, strategy
+
+
+def piece(n: int, text: str | None) -> list[Frame]:
+    """Piece ``n`` queued, then its transcript (or no words)."""
+    if text is None:
+        return [PieceQueuedFrame(piece=n), SegmentWithoutWordsFrame(piece=n)]
+    return [PieceQueuedFrame(piece=n), TranscriptionFrame(text, "", "t", result={"piece": n})]
+
+
+async def run(
+    voicing: Voicing, frames: list[Frame], **kwargs: float
+) -> tuple[list[Frame], RunningTurnStopStrategy]:
+    turns, strategy = processor(voicing, **kwargs)
+    voicing.speak()  # the harness's frames come once the pipeline runs: speech until the first step
+    down, _ = await run_test(turns, frames_to_send=frames)
+    return down, strategy
+
+
+async def test_a_finished_sounding_turn_ends_after_the_short_silence_with_its_pieces_named() -> None:
+    frames = [
+        VADUserStartedSpeakingFrame(),
+        *piece(0, "喂你好美团外卖，"),
+        *piece(1, None),
+        *piece(2, "餐到了。"),
+        VADUserStoppedSpeakingFrame(),
+    ]
+    down, _ = await run(Voicing(), [*frames, SleepFrame(0.5)], end_secs=0.2, end_max_secs=0.4)
+    (turn,) = of_type(down, CallerTurnFrame)
+    assert turn.pieces == (0, 2) and of_type(down, UserStoppedSpeakingFrame)
+
+
+async def test_not_before_the_silence_and_never_while_a_piece_is_with_the_asr() -> None:
+    voicing = Voicing()
+    short = [
+        VADUserStartedSpeakingFrame(),
+        *piece(0, "餐到了。"),
+        VADUserStoppedSpeakingFrame(),
+        SleepFrame(0.1),
+    ]
+    down, _ = await run(voicing, short, end_secs=0.3)
+    assert not of_type(down, UserStoppedSpeakingFrame)  # 0.1 s of silence is not 0.3
+    pending = [VADUserStartedSpeakingFrame(), *piece(0, "喂"), PieceQueuedFrame(piece=1)]
+    pending += [VADUserStoppedSpeakingFrame(), SleepFrame(0.6)]
+    down, _ = await run(Voicing(), pending, end_secs=0.3)
+    assert not of_type(down, UserStoppedSpeakingFrame)  # piece 1 never came back
+    speaking = [VADUserStartedSpeakingFrame(), *piece(0, "餐到了。"), SleepFrame(0.6)]
+    down, _ = await run(Voicing(), speaking, end_secs=0.3)
+    assert not of_type(down, UserStoppedSpeakingFrame)  # the VAD has not said "stopped": pipecat would not
+
+
+async def test_unfinished_words_keep_the_floor_and_an_opener_waits_the_longer_silence() -> None:
+    unfinished = [VADUserStartedSpeakingFrame(), *piece(0, "如果要改时间，"), VADUserStoppedSpeakingFrame()]
+    unfinished.append(SleepFrame(0.6))
+    down, _ = await run(Voicing(), unfinished, end_secs=0.2, end_max_secs=0.3, max_silence_secs=1.5)
+    assert not of_type(down, UserStoppedSpeakingFrame)
+    opener = [VADUserStartedSpeakingFrame(), *piece(0, "喂 你好"), VADUserStoppedSpeakingFrame()]
+    down, _ = await run(Voicing(), [*opener, SleepFrame(0.3)], end_secs=0.1, end_max_secs=0.5)
+    assert not of_type(down, UserStoppedSpeakingFrame)  # 0.3 s: past the short silence, not the long
+    down, _ = await run(Voicing(), [*opener, SleepFrame(0.8)], end_secs=0.1, end_max_secs=0.5)
+    assert of_type(down, UserStoppedSpeakingFrame)
+
+
+async def test_a_caller_who_pauses_longer_and_goes_on_is_waited_for_longer() -> None:
+    turns, strategy = processor(voicing := Voicing(), end_secs=0.2, end_max_secs=0.6)
+    assert strategy.end_silence_secs == 0.2
+
+    async def caller() -> None:  # speaks, pauses 0.35 s, goes on: the turn is still open then
+        await asyncio.sleep(0.2)
+        voicing.speak()
+        await asyncio.sleep(0.15)  # 0.15 s: under the 0.2 s, so nothing ends yet
+        voicing.speak()
+
+    voicing.speak()
+    task = asyncio.ensure_future(caller())
+    frames = [VADUserStartedSpeakingFrame(), *piece(0, "行，"), SleepFrame(0.6)]
+    await run_test(turns, frames_to_send=frames)
+    await task
+    assert 0.15 <= strategy.end_silence_secs - 0.05 <= 0.6  # learned the longest pause gone on after
+
+
+async def test_speech_that_began_no_turn_is_not_the_next_turns() -> None:
+    voicing = Voicing()
+    frames = [
+        VADUserStartedSpeakingFrame(),
+        *piece(0, "嗯"),
+        SleepFrame(0.05),
+        VADUserStoppedSpeakingFrame(),
+    ]
+    turns, strategy = processor(voicing, end_secs=0.2)
+    # a backchannel over the assistant: no turn starts (confirmation never due), its piece is forgotten
+    turns = UserTurnProcessor(
+        user_turn_strategies=UserTurnStrategies(
+            start=[BargeInTurnStartStrategy(confirm_secs=1.0, assistant_audible=lambda: True)],
+            stop=[strategy],
+        ),
+        user_turn_stop_timeout=5.0,
+    )
+    voicing.speak()
+    down, _ = await run_test(turns, frames_to_send=[*frames, SleepFrame(0.3)])
+    assert not of_type(down, CallerTurnFrame) and strategy.text == ""
+
+
+def test_the_running_model_is_the_default_and_reads_the_vads_voicing() -> None:
+    assert TurnSettings().turn_model == "running"
+    strategy = turn_stop_strategy(TurnSettings(turn_end_secs=0.25), caller_silent_secs=lambda: 0.0)
+    assert isinstance(strategy, RunningTurnStopStrategy) and strategy.end_silence_secs == 0.25
+    try:
+        turn_stop_strategy(TurnSettings())
+    except ValueError as exc:
+        assert "caller_silent_secs" in str(exc)
+    else:
+        raise AssertionError("the running model without the VAD's voicing was accepted")
