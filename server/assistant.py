@@ -172,7 +172,13 @@ def build_pipeline(
                     silence_secs=settings.turns.barge_in_silence_secs,
                 )
             ],
-            stop=[turn_stop_strategy(settings.turns, caller_silent_secs=analyzer.silent_secs)],
+            stop=[
+                turn_stop_strategy(
+                    settings.turns,
+                    caller_silent_secs=analyzer.silent_secs,
+                    caller_quiet_secs=analyzer.quiet_secs,
+                )
+            ],
         ),
         user_turn_stop_timeout=settings.turns.turn_stop_timeout_secs,
     )

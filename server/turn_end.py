@@ -10,12 +10,14 @@ time the caller has been quiet for a moment the words are in hand, and the words
 - only a greeting or an acknowledgement so far (:func:`server.continuation.opener_only`: 喂，你好， / 行，):
   most often more is coming, maybe not, so the turn ends after ``turn_end_max_secs``;
 - otherwise the turn ends after ``turn_end_secs`` of silence, raised to just above the longest pause this
-  caller has gone on after in the call (their own rhythm: a caller who pauses 0.35 s at a comma is not cut
-  off at the second comma), but never past ``turn_end_max_secs``.
+  caller has gone on after in the call where their words sounded finished (inside a turn, or just after
+  a turn was ended there: a false start), so a caller who pauses 0.35 s after a complete clause is not cut
+  off a second time; never past ``turn_end_max_secs``.
 
-Silence is the Silero VAD's window-by-window voicing (:class:`server.turns.VoicingSileroVAD`), not its
-"stopped" event (which pipecat waits for too, ``vad_stop_secs`` after the last voiced window, so
-``turn_end_secs`` below it is not reached).  The turn never ends while a piece of it is still with the ASR.
+Silence is counted from the caller's last audible sample in a window the Silero VAD scores as voice
+(:meth:`server.turns.VoicingSileroVAD.quiet_secs`), not from its "stopped" event; pipecat waits for that
+event too (``vad_stop_secs`` after the last voiced window), so ``turn_end_secs`` under it is not reached.
+The turn never ends while a piece of it is still with the ASR.
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ __all__ = ["RunningTurnStopStrategy"]
 
 logger = logging.getLogger(__name__)
 
-_GONE_ON_MAX_SECS = 1.0  # a pause longer than this before more speech is a new turn, not the caller's rhythm
-_GONE_ON_MIN_SECS = 0.06  # shorter than this is the VAD flickering inside a word
+_GONE_ON_MIN_SECS = 0.06  # shorter than this is a gap inside a word
+_FALSE_START_SECS = 0.3  # the caller went on this soon after a turn was ended: that pause was theirs
 _MARGIN_SECS = 0.05  # above the longest pause the caller went on after
 
 
@@ -79,6 +81,7 @@ class RunningTurnStopStrategy(BaseUserTurnStopStrategy):
         self._texts: dict[int, str] = {}  # members' words
         self._longest_gone_on = 0.0  # the longest pause the caller went on after, in this call
         self._last_silent = 0.0
+        self._ended_text: str | None = None  # the words of the turn just ended, until the caller speaks
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -137,6 +140,21 @@ class RunningTurnStopStrategy(BaseUserTurnStopStrategy):
             return self._max_silence_secs
         return self._end_max_secs if opener_only(text) else self.end_silence_secs
 
+    @staticmethod
+    def _sounds_finished(text: str) -> bool:
+        return bool(text) and unfinished_cue(text) is None and not opener_only(text)
+
+    def _gone_on(self, pause: float) -> None:
+        """The caller spoke again after ``pause`` seconds: learn it if the words then would not have held
+        the floor (inside a turn whose words sounded finished, or just after a turn was ended on such
+        words: a false start).  Pauses after 那个 or 喂 are the cues' to handle, not the caller's rhythm."""
+        ended, self._ended_text = self._ended_text, None
+        if not _GONE_ON_MIN_SECS <= pause <= self._end_max_secs + _FALSE_START_SECS:
+            return
+        words = self.text if self._in_turn else ended
+        if words is not None and self._sounds_finished(words):
+            self._longest_gone_on = max(self._longest_gone_on, pause)
+
     async def _maybe_end(self) -> None:
         if not self._in_turn or self._pending or self._vad_speaking:
             return
@@ -145,7 +163,7 @@ class RunningTurnStopStrategy(BaseUserTurnStopStrategy):
             return
         pieces = tuple(n for n in self._members if self._texts.get(n))
         logger.debug(f"{self}: turn [{text}] ends after {self._silent():.2f}s of silence (pieces {pieces})")
-        self._in_turn = False
+        self._in_turn, self._ended_text = False, text
         await self.push_frame(CallerTurnFrame(pieces=pieces))
         await self.trigger_user_turn_stopped()
 
@@ -153,8 +171,8 @@ class RunningTurnStopStrategy(BaseUserTurnStopStrategy):
         while True:
             await asyncio.sleep(self._poll_secs)
             silent = self._silent()
-            if silent < self._last_silent and _GONE_ON_MIN_SECS <= self._last_silent < _GONE_ON_MAX_SECS:
-                self._longest_gone_on = max(self._longest_gone_on, self._last_silent)
+            if silent < self._last_silent:  # speech again, after a pause of _last_silent
+                self._gone_on(self._last_silent)
             self._last_silent = silent
             await self._maybe_end()
 

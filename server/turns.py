@@ -27,6 +27,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from pipecat.audio.turn.smart_turn.base_smart_turn import SmartTurnParams
 from pipecat.audio.vad.silero import SileroVADAnalyzer
 from pipecat.clocks.base_clock import BaseClock
@@ -50,11 +51,14 @@ from pipecat.turns.user_stop import (
 from server.continuation import unfinished_cue
 from server.processors import SegmentWithoutWordsFrame
 from server.turn_end import RunningTurnStopStrategy
+from voice.core.audio import ACTIVE_THRESHOLD, active_bounds
 
 if TYPE_CHECKING:
     from voice.core.tuning import TurnSettings
 
 logger = logging.getLogger(__name__)
+
+_AUDIBLE = ACTIVE_THRESHOLD // 4  # a sample this loud, in a window Silero calls voice, is speech
 
 
 class VoicingSileroVAD(SileroVADAnalyzer):
@@ -68,15 +72,19 @@ class VoicingSileroVAD(SileroVADAnalyzer):
         super().__init__(**kwargs)
         self.analysed = 0  # samples scored so far
         self.last_voiced = 0  # one past the last sample of the last window scored as voice
+        self.last_heard = 0  # one past the last audible sample of a window scored as voice
         self.on_window = tuple(on_window)
 
     def voice_confidence(self, buffer: bytes) -> float:
         confidence = float(super().voice_confidence(buffer))
         samples = len(buffer) // 2
-        self.analysed += samples
+        start, self.analysed = self.analysed, self.analysed + samples
         voiced = confidence >= self.params.confidence
         if voiced:
             self.last_voiced = self.analysed
+            bounds = active_bounds(np.frombuffer(buffer[: samples * 2], np.int16), _AUDIBLE)
+            if bounds is not None:
+                self.last_heard = start + bounds[1]
         for listener in self.on_window:
             listener(voiced, samples)
         return confidence
@@ -84,6 +92,15 @@ class VoicingSileroVAD(SileroVADAnalyzer):
     def silent_secs(self) -> float:
         """How long the caller has been silent, by the VAD's confidence (0 while speaking)."""
         return (self.analysed - self.last_voiced) / (self.sample_rate or 16000)
+
+    def quiet_secs(self) -> float:
+        """How long since the caller's last audible sample inside speech: Silero's voicing, to the sample.
+
+        Silero goes on scoring a window or two as voice after the last word (its state decays), and a
+        window is 32 ms: the last sample at a quarter of the level the call core counts as sound, in a
+        window Silero calls voice, is where the speech ended (noise alone never counts: it is not voice).
+        """
+        return (self.analysed - max(self.last_heard, 0)) / (self.sample_rate or 16000)
 
 
 class BargeInTurnStartStrategy(BaseUserTurnStartStrategy):
@@ -360,15 +377,18 @@ class LexicalTurnStopStrategy(QuietSpeechTimeoutStopStrategy):
 
 
 def turn_stop_strategy(
-    settings: TurnSettings, caller_silent_secs: Callable[[], float] | None = None
+    settings: TurnSettings,
+    caller_silent_secs: Callable[[], float] | None = None,
+    caller_quiet_secs: Callable[[], float] | None = None,
 ) -> BaseUserTurnStopStrategy:
-    """What ends a caller's turn, by ``settings.turn_model``: silence with lexical cues, silence alone, or
-    smart-turn v3 on top of the VAD."""
+    """What ends a caller's turn, by ``settings.turn_model``: the running transcript and the caller's
+    silence to the sample (``caller_quiet_secs``, else the VAD's voicing), silence with lexical cues,
+    silence alone, or smart-turn v3 on top of the VAD."""
     if settings.turn_model == "running":
         if caller_silent_secs is None:
             raise ValueError("the running turn model reads the VAD's voicing: caller_silent_secs is needed")
         return RunningTurnStopStrategy(
-            caller_silent_secs=caller_silent_secs,
+            caller_silent_secs=caller_quiet_secs or caller_silent_secs,
             end_secs=settings.turn_end_secs,
             end_max_secs=settings.turn_end_max_secs,
             max_silence_secs=settings.turn_max_silence_secs,

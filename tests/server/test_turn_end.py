@@ -112,22 +112,51 @@ async def test_unfinished_words_keep_the_floor_and_an_opener_waits_the_longer_si
     assert of_type(down, UserStoppedSpeakingFrame)
 
 
-async def test_a_caller_who_pauses_longer_and_goes_on_is_waited_for_longer() -> None:
-    turns, strategy = processor(voicing := Voicing(), end_secs=0.2, end_max_secs=0.6)
-    assert strategy.end_silence_secs == 0.2
-
-    async def caller() -> None:  # speaks, pauses 0.35 s, goes on: the turn is still open then
-        await asyncio.sleep(0.2)
+async def caller_pauses(voicing: Voicing, *pauses: float, strategy: RunningTurnStopStrategy) -> None:
+    """Once the turn is under way, the caller speaks on after each pause in turn."""
+    while not strategy._in_turn:
         voicing.speak()
-        await asyncio.sleep(0.15)  # 0.15 s: under the 0.2 s, so nothing ends yet
+        await asyncio.sleep(0.01)
+    for pause in pauses:
         voicing.speak()
-
+        await asyncio.sleep(pause)
     voicing.speak()
-    task = asyncio.ensure_future(caller())
-    frames = [VADUserStartedSpeakingFrame(), *piece(0, "行，"), SleepFrame(0.6)]
+
+
+async def test_a_caller_who_pauses_after_finished_words_and_goes_on_is_waited_for_longer() -> None:
+    turns, strategy = processor(voicing := Voicing(), end_secs=0.5, end_max_secs=0.8)
+    assert strategy.end_silence_secs == 0.5
+    # the VAD has not said "stopped", so the 0.6 s pause does not end the turn: it is gone on after
+    task = asyncio.ensure_future(caller_pauses(voicing, 0.1, 0.6, strategy=strategy))
+    frames = [VADUserStartedSpeakingFrame(), *piece(0, "那我放门口了"), SleepFrame(1.0)]
     await run_test(turns, frames_to_send=frames)
     await task
-    assert 0.15 <= strategy.end_silence_secs - 0.05 <= 0.6  # learned the longest pause gone on after
+    assert (
+        0.55 <= strategy.end_silence_secs - 0.05 <= 0.8
+    )  # the 0.6 s paused after a finished clause (polled)
+
+
+async def test_a_pause_after_unfinished_words_or_an_opener_teaches_nothing() -> None:
+    for words in ("那个，", "喂 你好"):
+        turns, strategy = processor(voicing := Voicing(), end_secs=0.2, end_max_secs=0.8)
+        task = asyncio.ensure_future(caller_pauses(voicing, 0.3, 0.3, strategy=strategy))
+        await run_test(
+            turns, frames_to_send=[VADUserStartedSpeakingFrame(), *piece(0, words), SleepFrame(0.9)]
+        )
+        await task
+        assert strategy.end_silence_secs == 0.2, words
+
+
+async def test_a_caller_who_goes_on_just_after_the_turn_was_ended_teaches_a_longer_wait() -> None:
+    turns, strategy = processor(voicing := Voicing(), end_secs=0.2, end_max_secs=0.6)
+    task = asyncio.ensure_future(
+        caller_pauses(voicing, 0.35, strategy=strategy)
+    )  # the turn ends at 0.2 s; speech at 0.35
+    frames = [VADUserStartedSpeakingFrame(), *piece(0, "到付的得先给钱啊"), VADUserStoppedSpeakingFrame()]
+    down, _ = await run_test(turns, frames_to_send=[*frames, SleepFrame(0.6)])
+    await task
+    assert of_type(down, CallerTurnFrame)  # a false start
+    assert 0.3 <= strategy.end_silence_secs - 0.05 <= 0.45  # next time: past that pause (polled: ~0.35)
 
 
 async def test_speech_that_began_no_turn_is_not_the_next_turns() -> None:

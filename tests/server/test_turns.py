@@ -267,3 +267,20 @@ async def test_a_last_segment_without_words_ends_the_turn_without_the_stt_safety
     processor = smart_turn_processor(turn_model="silence", turn_grace_secs=0.1)
     down, _ = await run_test(processor, frames_to_send=frames)
     assert len(of_type(down, UserStoppedSpeakingFrame)) == 1
+
+
+@pytest.mark.models  # builds the Silero analyzer, which loads its model
+def test_quiet_is_counted_from_the_last_audible_sample_of_speech_not_silero_s_window(
+    monkeypatch,
+) -> None:
+    scripted = iter([0.9, 0.9, 0.1])  # Silero: voice, voice (its state decaying over silence), none
+    monkeypatch.setattr(SileroVADAnalyzer, "voice_confidence", lambda self, buffer: next(scripted))
+    vad = VoicingSileroVAD(sample_rate=16000, params=VADParams(confidence=0.7))
+    speech = np.concatenate(
+        [np.full(512, 3000, np.int16), np.full(100, 3000, np.int16), np.zeros(412, np.int16)]
+    )
+    vad.voice_confidence(speech[:512].tobytes())
+    vad.voice_confidence(speech[512:].tobytes())  # voiced by Silero, but only 100 samples of it audible
+    vad.voice_confidence(np.full(512, 3000, np.int16).tobytes())  # loud, but not voice (noise)
+    assert vad.last_voiced == 1024 and vad.last_heard == 612
+    assert vad.quiet_secs() == (1536 - 612) / 16000 and vad.silent_secs() == 512 / 16000
