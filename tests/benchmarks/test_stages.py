@@ -68,3 +68,16 @@ def test_a_turn_without_tts_or_speaking_logs_has_no_remainder():
     assert row.vad_stop is None  # the only VAD stop came before the caller's speech ended
     assert (row.turn_end, row.asr_wait) == (600.0, 0.0)
     assert summarize([row])["transport"] == {"p50": None, "p90": None, "n": 0.0}
+
+
+def test_a_slower_machine_adds_the_compute_that_no_longer_fits_before_the_turn_end():
+    from voice.benchmarks.stages import TurnStages
+
+    base = {"call_id": "c", "turn": 0, "latency": 400.0, "turn_end": 330.0, "vad_stop": 240.0, "policy": 1.0}
+    more = {"answer_to_sent": 5.0, "sent_to_heard": 12.0, "asr_all": 300.0, "transport": 49.0}
+    hidden = TurnStages(**base, **more, asr=100.0, asr_wait=0.0, tts_first_audio=20.0, asr_slack=60.0)
+    # ×2: 100 ms more ASR, 60 of it still before the turn's end; policy and TTS twice as long
+    assert hidden.scaled(2.0) == pytest.approx(400 + 40 + 1 + 20)
+    waited = TurnStages(**base, **more, asr=100.0, asr_wait=30.0, tts_first_audio=20.0, asr_slack=-30.0)
+    assert waited.scaled(2.0) == pytest.approx(400 + 100 + 21)  # on the critical path: all of it
+    assert summarize([hidden, waited], 2.0)["scaled"]["p50"] == pytest.approx((461 + 521) / 2)
