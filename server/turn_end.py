@@ -9,10 +9,11 @@ time the caller has been quiet for a moment the words are in hand, and the words
   那个, a comma, an open 如果…): the caller keeps the floor up to ``turn_max_silence_secs`` of silence;
 - only a greeting or an acknowledgement so far (:func:`server.continuation.opener_only`: 喂，你好， / 行，):
   most often more is coming, maybe not, so the turn ends after ``turn_end_max_secs``;
-- otherwise the turn ends after ``turn_end_secs`` of silence, raised to just above the longest pause this
-  caller has gone on after in the call where their words sounded finished (inside a turn, or just after
-  a turn was ended there: a false start), so a caller who pauses 0.35 s after a complete clause is not cut
-  off a second time; never past ``turn_end_max_secs``.
+- otherwise the turn ends after a silence fitted to this caller's rhythm: ``turn_end_max_secs`` until
+  they have paused and gone on once in the call (inside a turn, or just after a turn was ended: a false
+  start; not after unfinished words, whose pause is a hesitation), then just above their longest such
+  pause (by 30 % of it, at least 0.05 s), never under ``turn_end_secs``: a caller who pauses 0.2 s at a
+  comma is answered 0.3 s after their last word, one who pauses 0.35 s after 0.45 s.
 
 Silence is counted from the caller's last audible sample in a window the Silero VAD scores as voice
 (:meth:`server.turns.VoicingSileroVAD.quiet_secs`), not from its "stopped" event; pipecat waits for that
@@ -47,7 +48,8 @@ logger = logging.getLogger(__name__)
 
 _GONE_ON_MIN_SECS = 0.06  # shorter than this is a gap inside a word
 _FALSE_START_SECS = 0.3  # the caller went on this soon after a turn was ended: that pause was theirs
-_MARGIN_SECS = 0.05  # above the longest pause the caller went on after
+_MARGIN_SECS = 0.05  # above the longest pause the caller went on after ...
+_MARGIN_SHARE = 0.3  # ... or this share of it, if more: a caller who paused 0.3 s may pause 0.39 s
 
 
 class RunningTurnStopStrategy(BaseUserTurnStopStrategy):
@@ -77,7 +79,7 @@ class RunningTurnStopStrategy(BaseUserTurnStopStrategy):
         self._in_turn = False
         self._vad_speaking = False  # pipecat ends no turn between the VAD's "started" and "stopped"
         self._members: list[int] = []  # pieces of the turn (or of the speech that may become one)
-        self._pending: set[int] = set()  # members still with the ASR
+        self._pending: set[int] = set()  # members still with the ASR (a later transcript of another: unused)
         self._texts: dict[int, str] = {}  # members' words
         self._longest_gone_on = 0.0  # the longest pause the caller went on after, in this call
         self._last_silent = 0.0
@@ -86,8 +88,13 @@ class RunningTurnStopStrategy(BaseUserTurnStopStrategy):
 
     @property
     def end_silence_secs(self) -> float:
-        """The silence that ends a turn whose words sound finished, for this caller so far."""
-        learned = self._longest_gone_on + _MARGIN_SECS if self._longest_gone_on else 0.0
+        """The silence that ends a turn whose words sound finished, for this caller so far: the longest
+        until they have paused and gone on once (their rhythm unknown), then just above their longest
+        such pause, not under ``end_secs``."""
+        if not self._longest_gone_on:
+            return self._end_max_secs
+        longest = self._longest_gone_on
+        learned = longest + max(_MARGIN_SECS, _MARGIN_SHARE * longest)
         return min(self._end_max_secs, max(self._end_secs, learned))
 
     @property
@@ -124,7 +131,9 @@ class RunningTurnStopStrategy(BaseUserTurnStopStrategy):
         return ProcessFrameResult.CONTINUE
 
     def _forget(self) -> None:
-        self._members, self._texts = [], {}  # a piece still with the ASR stays pending, its words unused
+        """Drop the pieces so far: their transcripts, still to come or not, are no turn's words."""
+        self._members, self._texts = [], {}
+        self._pending.clear()
 
     async def handle_user_turn_started(self) -> None:
         """A turn began: the pieces since the speech began are its first."""
@@ -140,19 +149,15 @@ class RunningTurnStopStrategy(BaseUserTurnStopStrategy):
             return self._max_silence_secs
         return self._end_max_secs if opener_only(text) else self.end_silence_secs
 
-    @staticmethod
-    def _sounds_finished(text: str) -> bool:
-        return bool(text) and unfinished_cue(text) is None and not opener_only(text)
-
     def _gone_on(self, pause: float) -> None:
-        """The caller spoke again after ``pause`` seconds: learn it if the words then would not have held
-        the floor (inside a turn whose words sounded finished, or just after a turn was ended on such
-        words: a false start).  Pauses after 那个 or 喂 are the cues' to handle, not the caller's rhythm."""
+        """The caller spoke again after ``pause`` seconds: learn it if it was inside a turn (or just after
+        a turn was ended: a false start), unless the words then sounded unfinished: a pause after 那个 is
+        a hesitation the cue waits out, not the caller's rhythm."""
         ended, self._ended_text = self._ended_text, None
         if not _GONE_ON_MIN_SECS <= pause <= self._end_max_secs + _FALSE_START_SECS:
             return
         words = self.text if self._in_turn else ended
-        if words is not None and self._sounds_finished(words):
+        if words and unfinished_cue(words) is None:
             self._longest_gone_on = max(self._longest_gone_on, pause)
 
     async def _maybe_end(self) -> None:

@@ -81,6 +81,34 @@ def worst(confidences: Iterable[Mapping[str, Any] | None]) -> dict[str, float] |
     return out or None
 
 
+def pooled(pieces: Iterable[tuple[Mapping[str, Any] | None, float]]) -> dict[str, float] | None:
+    """The figures of a turn heard in pieces (``(figures, audio seconds)`` each): its words' mean
+    log-probability and no-speech probability weighted by the pieces' audio, the worst compression ratio.
+
+    Not the worst piece's: a turn cut at every pause has pieces of a syllable or two ("喂，"), on which
+    Whisper is unsure there is speech at all (no_speech_prob 0.68 on a 0.4 s "喂" that it heard right),
+    and the worst of them made a turn heard well doubtful.  Whole turns were what the thresholds were
+    measured on; the pieces' figures pooled by length are the turn's.
+    """
+    given = [(c, max(0.0, float(secs))) for c, secs in pieces if c]
+    total = sum(secs for _, secs in given)
+    if not given or total <= 0:
+        return worst(c for c, _ in given)
+    out: dict[str, float] = {}
+    for key in ("avg_logprob", "no_speech_prob"):
+        weighted = [(float(c[key]), secs) for c, secs in given if isinstance(c.get(key), (int, float))]
+        if weighted:
+            out[key] = sum(v * w for v, w in weighted) / max(1e-9, sum(w for _, w in weighted))
+    ratios = [
+        float(c["compression_ratio"])
+        for c, _ in given
+        if isinstance(c.get("compression_ratio"), (int, float))
+    ]
+    if ratios:
+        out["compression_ratio"] = max(ratios)
+    return out or None
+
+
 def doubt(heard: Mapping[str, Any] | None) -> str | None:
     """Why the ASR's figures for a turn (``worst`` of its segments) say it may be misheard, or None."""
     if not heard:

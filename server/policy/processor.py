@@ -47,7 +47,7 @@ from pipecat.frames.frames import (
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
 from server.pieces import CallerTurnFrame
-from server.policy.hearing import worst
+from server.policy.hearing import pooled, worst
 from server.processors import ASR_CONFIDENCE, WarmRepliesFrame
 from voice.core.policy import Policy, PolicyFactory, answer
 
@@ -63,6 +63,15 @@ DEFAULT_VIEW: dict[str, Any] = {
 
 TURN_TRANSCRIPTS = "callsim.turn_transcripts"
 """Metadata key of an answered turn's ``caller`` log frame: the transcripts (frames) that made up the turn."""
+
+
+def heard_in(transcripts: list[TranscriptionFrame]) -> dict[str, float] | None:
+    """Whisper's figures for a turn: pooled over its pieces by length when it was heard in pieces
+    (:func:`server.policy.hearing.pooled`), else the worst of its segments'."""
+    results = [t.result for t in transcripts if isinstance(t.result, dict)]
+    if any("piece" in r for r in results):
+        return pooled((r.get(ASR_CONFIDENCE), float(r.get("audio_secs", 0.0))) for r in results)
+    return worst(r.get(ASR_CONFIDENCE) for r in results)
 
 
 class PolicyProcessor(FrameProcessor):
@@ -244,7 +253,7 @@ class PolicyProcessor(FrameProcessor):
             await self._configure(self._default_view, source="default")
         assert self._policy is not None
         self.caller_turns.append(caller_text)
-        heard = worst(t.result.get(ASR_CONFIDENCE) for t in transcripts if isinstance(t.result, dict))
+        heard = heard_in(transcripts)
         try:
             reply = answer(self._policy, caller_text, heard)
         except Exception as exc:

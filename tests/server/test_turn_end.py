@@ -112,20 +112,24 @@ async def test_unfinished_words_keep_the_floor_and_an_opener_waits_the_longer_si
     assert of_type(down, UserStoppedSpeakingFrame)
 
 
-async def caller_pauses(voicing: Voicing, *pauses: float, strategy: RunningTurnStopStrategy) -> None:
-    """Once the turn is under way, the caller speaks on after each pause in turn."""
+async def caller_pauses(voicing: Voicing, *pauses: float, strategy: RunningTurnStopStrategy) -> list[bool]:
+    """Once the turn is under way, the caller speaks on after each pause in turn; whether the turn was
+    still open each time they did."""
     while not strategy._in_turn:
         voicing.speak()
         await asyncio.sleep(0.01)
+    still_open = []
     for pause in pauses:
         voicing.speak()
         await asyncio.sleep(pause)
+        still_open.append(strategy._in_turn)
     voicing.speak()
+    return still_open
 
 
 async def test_a_caller_who_pauses_after_finished_words_and_goes_on_is_waited_for_longer() -> None:
-    turns, strategy = processor(voicing := Voicing(), end_secs=0.5, end_max_secs=0.8)
-    assert strategy.end_silence_secs == 0.5
+    turns, strategy = processor(voicing := Voicing(), end_secs=0.5, end_max_secs=0.9)
+    assert strategy.end_silence_secs == 0.9  # the caller's rhythm unknown: the longest wait
     # the VAD has not said "stopped", so the 0.6 s pause does not end the turn: it is gone on after
     task = asyncio.ensure_future(caller_pauses(voicing, 0.1, 0.6, strategy=strategy))
     frames = [VADUserStartedSpeakingFrame(), *piece(0, "那我放门口了"), SleepFrame(1.0)]
@@ -136,27 +140,24 @@ async def test_a_caller_who_pauses_after_finished_words_and_goes_on_is_waited_fo
     )  # the 0.6 s paused after a finished clause (polled)
 
 
-async def test_a_pause_after_unfinished_words_or_an_opener_teaches_nothing() -> None:
-    for words in ("那个，", "喂 你好"):
+async def test_a_pause_after_unfinished_words_teaches_nothing_one_after_an_opener_does() -> None:
+    for words, learns in (("那个，", False), ("喂 你好", True)):
         turns, strategy = processor(voicing := Voicing(), end_secs=0.2, end_max_secs=0.8)
         task = asyncio.ensure_future(caller_pauses(voicing, 0.3, 0.3, strategy=strategy))
-        await run_test(
-            turns, frames_to_send=[VADUserStartedSpeakingFrame(), *piece(0, words), SleepFrame(0.9)]
-        )
+        frames = [VADUserStartedSpeakingFrame(), *piece(0, words), SleepFrame(0.9)]
+        await run_test(turns, frames_to_send=frames)
         await task
-        assert strategy.end_silence_secs == 0.2, words
+        assert (strategy.end_silence_secs < 0.8) is learns, words
 
 
-async def test_a_caller_who_goes_on_just_after_the_turn_was_ended_teaches_a_longer_wait() -> None:
+async def test_a_caller_who_paused_and_went_on_is_answered_sooner_but_not_inside_such_a_pause() -> None:
     turns, strategy = processor(voicing := Voicing(), end_secs=0.2, end_max_secs=0.6)
-    task = asyncio.ensure_future(
-        caller_pauses(voicing, 0.35, strategy=strategy)
-    )  # the turn ends at 0.2 s; speech at 0.35
+    task = asyncio.ensure_future(caller_pauses(voicing, 0.25, strategy=strategy))
     frames = [VADUserStartedSpeakingFrame(), *piece(0, "到付的得先给钱啊"), VADUserStoppedSpeakingFrame()]
-    down, _ = await run_test(turns, frames_to_send=[*frames, SleepFrame(0.6)])
-    await task
-    assert of_type(down, CallerTurnFrame)  # a false start
-    assert 0.3 <= strategy.end_silence_secs - 0.05 <= 0.45  # next time: past that pause (polled: ~0.35)
+    down, _ = await run_test(turns, frames_to_send=[*frames, SleepFrame(0.8)])
+    assert await task == [True]  # not ended in the 0.25 s pause (the rhythm unknown: 0.6 s) ...
+    assert len(of_type(down, CallerTurnFrame)) == 1  # ... but once silent after it
+    assert 0.3 <= strategy.end_silence_secs <= 0.36  # 0.25 s and 30 % more (polled)
 
 
 async def test_speech_that_began_no_turn_is_not_the_next_turns() -> None:
@@ -183,8 +184,9 @@ async def test_speech_that_began_no_turn_is_not_the_next_turns() -> None:
 
 def test_the_running_model_is_the_default_and_reads_the_vads_voicing() -> None:
     assert TurnSettings().turn_model == "running"
-    strategy = turn_stop_strategy(TurnSettings(turn_end_secs=0.25), caller_silent_secs=lambda: 0.0)
-    assert isinstance(strategy, RunningTurnStopStrategy) and strategy.end_silence_secs == 0.25
+    settings = TurnSettings(turn_end_secs=0.25, turn_end_max_secs=0.4)
+    strategy = turn_stop_strategy(settings, caller_silent_secs=lambda: 0.0)
+    assert isinstance(strategy, RunningTurnStopStrategy) and strategy.end_silence_secs == 0.4
     try:
         turn_stop_strategy(TurnSettings())
     except ValueError as exc:

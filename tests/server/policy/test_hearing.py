@@ -52,3 +52,14 @@ def test_doubt_follows_whisper_s_figures() -> None:
     assert "no_speech_prob" in str(hearing.doubt({"avg_logprob": -0.6, "no_speech_prob": 0.9}))
     assert hearing.doubt({"avg_logprob": -0.3, "no_speech_prob": 0.9}) is None  # sure of the words
     assert hearing.doubt({"avg_logprob": True}) is None  # not a figure
+
+
+def test_a_turn_heard_in_pieces_is_judged_on_its_words_pooled_by_length_not_its_shortest_piece() -> None:
+    hello = {"avg_logprob": -0.5, "no_speech_prob": 0.68, "compression_ratio": 0.6}  # a 0.4 s "喂，"
+    rest = {"avg_logprob": -0.6, "no_speech_prob": 0.1, "compression_ratio": 0.7}
+    assert hearing.doubt(hearing.worst([hello, rest])) is not None  # the worst piece would doubt it
+    heard = hearing.pooled([(hello, 0.4), (rest, 2.4)])
+    assert heard is not None and hearing.doubt(heard) is None
+    assert heard["avg_logprob"] == pytest.approx((-0.5 * 0.4 - 0.6 * 2.4) / 2.8)
+    assert heard["compression_ratio"] == 0.7  # the worst: a loop in any piece is a loop
+    assert hearing.pooled([(None, 1.0)]) is None and hearing.pooled([(rest, 0.0)]) == hearing.worst([rest])
