@@ -8,16 +8,13 @@ confirmation is due is read from the VAD's own frame-by-frame confidence (:class
 from its "stopped" event, which comes ``stop_secs`` after the speech ended: waiting for that confirmed
 every backchannel longer than ~0.1 s as a barge-in.
 
-A turn ends (:func:`turn_stop_strategy`, ``turn_model``):
-
-- ``lexical`` (default): on silence (the VAD's stop plus ``turn_grace_secs``) once the segment's transcript
-  has arrived, unless the transcript sounds unfinished (:mod:`server.continuation`: "那个，", "就是",
-  "如果要改时间，"); then the caller keeps the floor up to ``turn_max_silence_secs`` of silence
-  (:class:`LexicalTurnStopStrategy`);
-- ``silence``: on silence alone (:class:`QuietSpeechTimeoutStopStrategy`);
-- ``smart-turn``: when pipecat's smart-turn v3 model (an ONNX file bundled in the pipecat wheel, ~60 ms per
-  verdict on one core) judges the speech finished, else after ``turn_max_silence_secs``.  On the built-in
-  Mandarin voices it misjudges too often to be the default (see :mod:`server.continuation`).
+A turn ends (:func:`turn_stop_strategy`, ``turn_model``): ``running`` (default) on the running transcript
+of the caller heard in pieces (:mod:`server.turn_end`); ``lexical`` on silence (the VAD's stop plus
+``turn_grace_secs``) once the segment's transcript has arrived, unless it sounds unfinished
+(:mod:`server.continuation`: "那个，", "如果要改时间，"), then up to ``turn_max_silence_secs``
+(:class:`LexicalTurnStopStrategy`); ``silence`` on silence alone (:class:`QuietSpeechTimeoutStopStrategy`);
+``smart-turn`` when pipecat's smart-turn v3 model (~60 ms per verdict) judges the speech finished, else
+after ``turn_max_silence_secs`` (it misjudges the built-in Mandarin voices too often to be the default).
 """
 
 from __future__ import annotations
@@ -94,12 +91,8 @@ class VoicingSileroVAD(SileroVADAnalyzer):
         return (self.analysed - self.last_voiced) / (self.sample_rate or 16000)
 
     def quiet_secs(self) -> float:
-        """How long since the caller's last audible sample inside speech: Silero's voicing, to the sample.
-
-        Silero goes on scoring a window or two as voice after the last word (its state decays), and a
-        window is 32 ms: the last sample at a quarter of the level the call core counts as sound, in a
-        window Silero calls voice, is where the speech ended (noise alone never counts: it is not voice).
-        """
+        """Since the caller's last audible sample in a window Silero calls voice: where the speech ended,
+        to the sample (Silero scores a window or two of silence after the last word as voice)."""
         return (self.analysed - max(self.last_heard, 0)) / (self.sample_rate or 16000)
 
 
@@ -381,9 +374,8 @@ def turn_stop_strategy(
     caller_silent_secs: Callable[[], float] | None = None,
     caller_quiet_secs: Callable[[], float] | None = None,
 ) -> BaseUserTurnStopStrategy:
-    """What ends a caller's turn, by ``settings.turn_model``: the running transcript and the caller's
-    silence to the sample (``caller_quiet_secs``, else the VAD's voicing), silence with lexical cues,
-    silence alone, or smart-turn v3 on top of the VAD."""
+    """What ends a caller's turn, by ``settings.turn_model``: the running transcript (silence counted by
+    ``caller_quiet_secs``), silence with lexical cues, silence alone, or smart-turn v3."""
     if settings.turn_model == "running":
         if caller_silent_secs is None:
             raise ValueError("the running turn model reads the VAD's voicing: caller_silent_secs is needed")

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from server.policy import answers, hearing
+from server.policy import answers, expected, hearing
 from server.policy import keywords as kw
 
 POLICY_NAME: Final = "rule-v2"
@@ -58,12 +58,6 @@ _ALTERNATES: Final[Mapping[str, str]] = {
     _HURRY_REPLY: "好的，我马上催他，谢谢您耐心等。",
     _SPEAK_LATER: "我理解，但他现在确实接不了，我会第一时间转告。",
 }
-# The first clauses the policy opens its replies with, whatever the call (the TTS speaks a reply's first
-# clause first: server/processors.py split_for_tts), and its whole fixed replies: warmed in the TTS cache
-# at the start of every call (``expected_replies``), so the first audio of most replies is a cache hit.
-_OPENINGS: Final = ("好的，", "抱歉，", "可以，", "明白，", "理解，", "谢谢，", "您好，", "嗯，", "我理解，")
-_CLOSINGS: Final = ("好的，再见。", "不客气，再见。", "谢谢您！", "嗯，我在听，您请说。", "嗯，您请说。")
-_FIXED: Final = ("按订单上的地址就行，谢谢您。", "具体我不清楚，我记下来，让机主回复您。")
 _WHERE_DEFAULTS: Final[Mapping[str, str]] = {
     "takeout": "麻烦您先放门口，我提醒机主来拿。",
     "delivery": "麻烦您先放驿站或快递柜，我转告机主去取。",
@@ -190,8 +184,7 @@ class RulePolicy:
         TTS cache at the call's start: ``server/processors.py`` ``WarmRepliesFrame``)."""
         fixed = (GREETING, UNCLEAR, _ANYTHING_ELSE, *_ACKS, _SPEAK_LATER, _HURRY_REPLY, *_ALTERNATES.values())
         relayed = tuple(f"{c.text}，" for c in self._clauses)
-        declines = tuple(reply for _, reply in kw.HARASSMENT)
-        return (*_OPENINGS, *_CLOSINGS, *_FIXED, *fixed, *declines, *_WHERE_DEFAULTS.values(), *relayed)
+        return (*expected.any_call(), *fixed, *_WHERE_DEFAULTS.values(), *relayed)
 
     # --- the call ------------------------------------------------------------------------------------
     def greeting(self) -> str:
