@@ -49,8 +49,9 @@ from server.policy.llm_policy import LLMPolicyFactory
 from server.policy.processor import DEFAULT_VIEW, PolicyProcessor
 from server.processors import CallSimSTTService, CallSimTTSService
 from server.stage_observer import StageObserver
-from server.turns import BargeInTurnStartStrategy, VoicingSileroVAD, turn_stop_strategy
+from server.turns import BargeInTurnStartStrategy, turn_stop_strategy
 from server.twilio_route import TwilioCallSerializer
+from server.voicing import VoicingSileroVAD
 from voice.core.audio import SAMPLE_RATE
 from voice.core.policy import PolicyFactory
 
@@ -177,6 +178,7 @@ def build_pipeline(
                     settings.turns,
                     caller_silent_secs=analyzer.silent_secs,
                     caller_quiet_secs=analyzer.quiet_secs,
+                    caller_onset=analyzer.onset_pending,
                 )
             ],
         ),

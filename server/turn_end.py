@@ -18,7 +18,9 @@ time the caller has been quiet for a moment the words are in hand, and the words
 Silence is counted from the caller's last audible sample in a window the Silero VAD scores as voice
 (:meth:`server.turns.VoicingSileroVAD.quiet_secs`), not from its "stopped" event; pipecat waits for that
 event too (``vad_stop_secs`` after the last voiced window), so ``turn_end_secs`` under it is not reached.
-The turn never ends while a piece of it is still with the ASR.
+The turn never ends while a piece of it is still with the ASR, nor while a sound Silero has not scored as
+voice yet may be the caller going on (:meth:`server.voicing.VoicingSileroVAD.onset_pending`): Silero calls
+a word's first window or two silence, so a 0.27 s pause would otherwise read 0.3 s before it voices.
 """
 
 from __future__ import annotations
@@ -58,12 +60,14 @@ class RunningTurnStopStrategy(BaseUserTurnStopStrategy):
 
     ``caller_silent_secs()`` is how long the caller has been silent by the VAD's voicing.  The strategy
     watches it every ``poll_secs`` for the whole call, so it also learns the caller's pauses.
+    ``caller_onset()`` (optional) says a sound not yet judged may be the caller going on: no turn ends then.
     """
 
     def __init__(
         self,
         *,
         caller_silent_secs: Callable[[], float],
+        caller_onset: Callable[[], bool] | None = None,
         end_secs: float = 0.3,
         end_max_secs: float = 0.45,
         max_silence_secs: float = 2.0,
@@ -72,6 +76,7 @@ class RunningTurnStopStrategy(BaseUserTurnStopStrategy):
     ) -> None:
         super().__init__(**kwargs)
         self._silent = caller_silent_secs
+        self._onset = caller_onset or (lambda: False)
         self._end_secs = end_secs
         self._end_max_secs = max(end_secs, end_max_secs)
         self._max_silence_secs = max_silence_secs
@@ -168,7 +173,7 @@ class RunningTurnStopStrategy(BaseUserTurnStopStrategy):
         if not self._in_turn or self._pending or self._vad_speaking:
             return
         text = self.text
-        if not text or self._silent() < self._needed_silence(text):
+        if not text or self._silent() < self._needed_silence(text) or self._onset():
             return
         pieces = tuple(n for n in self._members if self._texts.get(n))
         logger.debug(f"{self}: turn [{text}] ends after {self._silent():.2f}s of silence (pieces {pieces})")

@@ -4,9 +4,9 @@ A user turn starts on the VAD's speech start, which is also what interrupts the 
 ``UserTurnProcessor`` broadcasts an ``InterruptionFrame`` when a turn starts).  While the assistant is
 audible, :class:`BargeInTurnStartStrategy` asks for a little more speech before it starts the turn, so a
 short backchannel ("嗯", "好") does not cut the reply off.  Whether the caller is still speaking when the
-confirmation is due is read from the VAD's own frame-by-frame confidence (:class:`VoicingSileroVAD`), not
-from its "stopped" event, which comes ``stop_secs`` after the speech ended: waiting for that confirmed
-every backchannel longer than ~0.1 s as a barge-in.
+confirmation is due is read from the VAD's own frame-by-frame confidence
+(:class:`server.voicing.VoicingSileroVAD`), not from its "stopped" event, which comes ``stop_secs`` after
+the speech ended: waiting for that confirmed every backchannel longer than ~0.1 s as a barge-in.
 
 A turn ends (:func:`turn_stop_strategy`, ``turn_model``): ``running`` (default) on the running transcript
 of the caller heard in pieces (:mod:`server.turn_end`); ``lexical`` on silence (the VAD's stop plus
@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from pipecat.audio.turn.smart_turn.base_smart_turn import SmartTurnParams
-from pipecat.audio.vad.silero import SileroVADAnalyzer
 from pipecat.clocks.base_clock import BaseClock
 from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
@@ -48,52 +46,11 @@ from pipecat.turns.user_stop import (
 from server.continuation import unfinished_cue
 from server.processors import SegmentWithoutWordsFrame
 from server.turn_end import RunningTurnStopStrategy
-from voice.core.audio import ACTIVE_THRESHOLD, active_bounds
 
 if TYPE_CHECKING:
     from voice.core.tuning import TurnSettings
 
 logger = logging.getLogger(__name__)
-
-_AUDIBLE = ACTIVE_THRESHOLD // 4  # a sample this loud, in a window Silero calls voice, is speech
-
-
-class VoicingSileroVAD(SileroVADAnalyzer):
-    """pipecat's Silero analyzer that also remembers when it last heard voice, in samples analysed.
-
-    Each of ``on_window`` (``listener(voiced, samples)``) hears every scored window: the reply's hold
-    (:class:`server.hold.ReplyHold`), the piece-cutting STT (:class:`server.pieces.PieceSTTService`).
-    """
-
-    def __init__(self, *, on_window: Sequence[Callable[[bool, int], None]] = (), **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.analysed = 0  # samples scored so far
-        self.last_voiced = 0  # one past the last sample of the last window scored as voice
-        self.last_heard = 0  # one past the last audible sample of a window scored as voice
-        self.on_window = tuple(on_window)
-
-    def voice_confidence(self, buffer: bytes) -> float:
-        confidence = float(super().voice_confidence(buffer))
-        samples = len(buffer) // 2
-        start, self.analysed = self.analysed, self.analysed + samples
-        voiced = confidence >= self.params.confidence
-        if voiced:
-            self.last_voiced = self.analysed
-            bounds = active_bounds(np.frombuffer(buffer[: samples * 2], np.int16), _AUDIBLE)
-            if bounds is not None:
-                self.last_heard = start + bounds[1]
-        for listener in self.on_window:
-            listener(voiced, samples)
-        return confidence
-
-    def silent_secs(self) -> float:
-        """How long the caller has been silent, by the VAD's confidence (0 while speaking)."""
-        return (self.analysed - self.last_voiced) / (self.sample_rate or 16000)
-
-    def quiet_secs(self) -> float:
-        """Since the caller's last audible sample in a window Silero calls voice: where the speech ended,
-        to the sample (Silero scores a window or two of silence after the last word as voice)."""
-        return (self.analysed - max(self.last_heard, 0)) / (self.sample_rate or 16000)
 
 
 class BargeInTurnStartStrategy(BaseUserTurnStartStrategy):
@@ -283,9 +240,9 @@ class LexicalTurnStopStrategy(QuietSpeechTimeoutStopStrategy):
     (which itself comes ``stop_secs`` after the speech).  Any new speech cancels the wait, as it cancels
     the grace timer.
 
-    ``caller_silent_secs`` (the VAD's frame-by-frame voicing, :class:`VoicingSileroVAD`) catches speech that
-    has resumed but that the VAD has not yet confirmed (it says "started" only ``start_secs`` in): a
-    caller who goes on after a comma's ~0.2 s pause is then not cut into two turns.
+    ``caller_silent_secs`` (the VAD's frame-by-frame voicing, :class:`server.voicing.VoicingSileroVAD`)
+    catches speech that has resumed but that the VAD has not yet confirmed (it says "started" only
+    ``start_secs`` in): a caller who goes on after a comma's ~0.2 s pause is then not cut into two turns.
     """
 
     def __init__(
@@ -373,14 +330,17 @@ def turn_stop_strategy(
     settings: TurnSettings,
     caller_silent_secs: Callable[[], float] | None = None,
     caller_quiet_secs: Callable[[], float] | None = None,
+    caller_onset: Callable[[], bool] | None = None,
 ) -> BaseUserTurnStopStrategy:
     """What ends a caller's turn, by ``settings.turn_model``: the running transcript (silence counted by
-    ``caller_quiet_secs``), silence with lexical cues, silence alone, or smart-turn v3."""
+    ``caller_quiet_secs``, held while ``caller_onset()``), silence with lexical cues, silence alone, or
+    smart-turn v3."""
     if settings.turn_model == "running":
         if caller_silent_secs is None:
             raise ValueError("the running turn model reads the VAD's voicing: caller_silent_secs is needed")
         return RunningTurnStopStrategy(
             caller_silent_secs=caller_quiet_secs or caller_silent_secs,
+            caller_onset=caller_onset,
             end_secs=settings.turn_end_secs,
             end_max_secs=settings.turn_end_max_secs,
             max_silence_secs=settings.turn_max_silence_secs,

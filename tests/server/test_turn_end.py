@@ -4,6 +4,7 @@ long as their words call for (finished, only an opener, unfinished), learning th
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from pipecat.frames.frames import (
     Frame,
@@ -43,8 +44,10 @@ class Speak(SleepFrame):
     """A test step: the caller is voiced now (the frame itself only sleeps a moment)."""
 
 
-def processor(voicing: Voicing, **kwargs: float) -> tuple[UserTurnProcessor, RunningTurnStopStrategy]:
-    strategy = RunningTurnStopStrategy(caller_silent_secs=voicing, **kwargs)
+def processor(
+    voicing: Voicing, onset: Callable[[], bool] | None = None, **kwargs: float
+) -> tuple[UserTurnProcessor, RunningTurnStopStrategy]:
+    strategy = RunningTurnStopStrategy(caller_silent_secs=voicing, caller_onset=onset, **kwargs)
     turns = UserTurnProcessor(
         user_turn_strategies=UserTurnStrategies(start=[BargeInTurnStartStrategy()], stop=[strategy]),
         user_turn_stop_timeout=5.0,
@@ -60,9 +63,9 @@ def piece(n: int, text: str | None) -> list[Frame]:
 
 
 async def run(
-    voicing: Voicing, frames: list[Frame], **kwargs: float
+    voicing: Voicing, frames: list[Frame], onset: Callable[[], bool] | None = None, **kwargs: float
 ) -> tuple[list[Frame], RunningTurnStopStrategy]:
-    turns, strategy = processor(voicing, **kwargs)
+    turns, strategy = processor(voicing, onset, **kwargs)
     voicing.speak()  # the harness's frames come once the pipeline runs: speech until the first step
     down, _ = await run_test(turns, frames_to_send=frames)
     return down, strategy
@@ -98,6 +101,20 @@ async def test_not_before_the_silence_and_never_while_a_piece_is_with_the_asr() 
     speaking = [VADUserStartedSpeakingFrame(), *piece(0, "餐到了。"), SleepFrame(0.6)]
     down, _ = await run(Voicing(), speaking, end_secs=0.3)
     assert not of_type(down, UserStoppedSpeakingFrame)  # the VAD has not said "stopped": pipecat would not
+
+
+async def test_no_turn_ends_while_a_sound_silero_has_not_voiced_yet_may_be_the_caller_going_on() -> None:
+    onset = [True]  # the latest windows: audible, not (yet) voice
+    frames = [VADUserStartedSpeakingFrame(), *piece(0, "餐到了。"), VADUserStoppedSpeakingFrame()]
+    down, _ = await run(
+        Voicing(), [*frames, SleepFrame(0.4)], lambda: onset[0], end_secs=0.1, end_max_secs=0.1
+    )
+    assert not of_type(down, UserStoppedSpeakingFrame)  # 0.4 s of quiet, but maybe a word's onset
+    onset[0] = False  # Silero's verdict: it was not voice (or the hold's windows ran out)
+    down, _ = await run(
+        Voicing(), [*frames, SleepFrame(0.4)], lambda: onset[0], end_secs=0.1, end_max_secs=0.1
+    )
+    assert of_type(down, UserStoppedSpeakingFrame)
 
 
 async def test_unfinished_words_keep_the_floor_and_an_opener_waits_the_longer_silence() -> None:

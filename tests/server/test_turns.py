@@ -8,8 +8,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from pipecat.audio.vad.silero import SileroVADAnalyzer
-from pipecat.audio.vad.vad_analyzer import VADParams
 from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
     Frame,
@@ -30,7 +28,6 @@ from server.processors import SegmentWithoutWordsFrame
 from server.turns import (
     BargeInTurnStartStrategy,
     LexicalTurnStopStrategy,
-    VoicingSileroVAD,
     turn_stop_strategy,
 )
 from tests.server.test_processors import of_type, turn_processor
@@ -112,18 +109,6 @@ async def test_speech_that_stopped_before_the_confirmation_and_stayed_silent_is_
             frames_to_send=early_stop(SleepFrame(0.4)),
         )
         assert not of_type(down, InterruptionFrame)
-
-
-@pytest.mark.models
-def test_the_analyzer_remembers_when_it_last_heard_voice(monkeypatch) -> None:
-    scripted = iter([0.9, 0.9, 0.1, 0.1, 0.1])
-    monkeypatch.setattr(SileroVADAnalyzer, "voice_confidence", lambda self, buffer: next(scripted))
-    vad = VoicingSileroVAD(sample_rate=16000, params=VADParams(confidence=0.7))
-    window = np.zeros(512, np.int16).tobytes()
-    for _ in range(5):
-        vad.voice_confidence(window)
-    assert vad.analysed == 5 * 512 and vad.last_voiced == 2 * 512
-    assert vad.silent_secs() == 3 * 512 / 16000
 
 
 # --- smart-turn: what ends a turn ---------------------------------------------------------------------------
@@ -267,20 +252,3 @@ async def test_a_last_segment_without_words_ends_the_turn_without_the_stt_safety
     processor = smart_turn_processor(turn_model="silence", turn_grace_secs=0.1)
     down, _ = await run_test(processor, frames_to_send=frames)
     assert len(of_type(down, UserStoppedSpeakingFrame)) == 1
-
-
-@pytest.mark.models  # builds the Silero analyzer, which loads its model
-def test_quiet_is_counted_from_the_last_audible_sample_of_speech_not_silero_s_window(
-    monkeypatch,
-) -> None:
-    scripted = iter([0.9, 0.9, 0.1])  # Silero: voice, voice (its state decaying over silence), none
-    monkeypatch.setattr(SileroVADAnalyzer, "voice_confidence", lambda self, buffer: next(scripted))
-    vad = VoicingSileroVAD(sample_rate=16000, params=VADParams(confidence=0.7))
-    speech = np.concatenate(
-        [np.full(512, 3000, np.int16), np.full(100, 3000, np.int16), np.zeros(412, np.int16)]
-    )
-    vad.voice_confidence(speech[:512].tobytes())
-    vad.voice_confidence(speech[512:].tobytes())  # voiced by Silero, but only 100 samples of it audible
-    vad.voice_confidence(np.full(512, 3000, np.int16).tobytes())  # loud, but not voice (noise)
-    assert vad.last_voiced == 1024 and vad.last_heard == 612
-    assert vad.quiet_secs() == (1536 - 612) / 16000 and vad.silent_secs() == 512 / 16000

@@ -94,7 +94,12 @@ def test_a_barge_in_cancels_the_stream_and_the_queued_audio(tmp_path, monkeypatc
             monkeypatch,
         )
         cut = fake.streams_cut
-    [turn] = [t for t in m.turns if t.barge_in is not None]
+    barged = [t for t in m.turns if t.barge_in is not None]
+    assert len(barged) == 1 and m.false_starts == 0, (
+        [(t.text, t.assistant_asr_text) for t in m.turns],
+        m.outcome,
+    )
+    [turn] = barged
     assert turn.barge_in.success, turn.barge_in
     assert cut >= 1  # the generation itself was cancelled, not only the audio
 
