@@ -31,3 +31,4 @@ def test_sums_of_money_are_found_exact_or_rough():
     assert said == ["三十来万", "一万出头", "十几万", "8k", "五千块左右"]
     assert amounts("五万元") == [(0, "五万元")]
     assert amounts("三点半到，十分钟，两个人") == []  # times and counts are not money
+    assert amounts("千万别放驿站") == [] and amounts("一千万") == [(0, "一千万")]  # 千万: "by all means"

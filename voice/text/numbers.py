@@ -100,4 +100,5 @@ def amounts(text: str) -> list[tuple[int, str]]:
     五万元, 三十来万, 一万出头, 十几万, 8k.  A salary is as often said roughly as exactly, and a rough
     figure gives it away as surely (他一个月大概挣一万出头 tells the caller what he earns)."""
     folded = unicodedata.normalize("NFKC", to_simplified(text))
-    return [(found.start(), found.group()) for found in _AMOUNT.finditer(folded)]
+    # a bare 千万 is "by all means" (千万别放驿站), not ten million, which is said 一千万
+    return [(f.start(), f.group()) for f in _AMOUNT.finditer(folded) if f.group() != "千万"]

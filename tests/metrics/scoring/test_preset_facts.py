@@ -35,3 +35,11 @@ def test_what_the_reference_or_the_caller_already_said_is_the_calls_to_hear():
     assert disclosed("嗯，他在医院，晚点回您。", HOSPITAL, known) is None  # the reference told it
     trip_known = "我是接机的司机。\n机主坐的航班落地后会联系您。"
     assert disclosed("他坐MU5137，九点二十落地。", FLIGHT, trip_known).grave  # a flight number: grave
+
+
+def test_a_city_is_where_the_owner_is_and_a_bare_qianwan_is_no_sum():
+    preset = "这周一家人在三亚玩，周日晚上才回。冷链的件千万别放驿站。"
+    kinds = {(f.kind, f.phrase) for f in preset_facts(preset)}
+    assert ("place", "三亚") in kinds and not any(k == "money" for k, _ in kinds)
+    assert disclosed("机主一家这周都在三亚玩。", preset, "") is not None
+    assert disclosed("冷链这个件千万别放驿站，下周一再送。", preset, "") is None

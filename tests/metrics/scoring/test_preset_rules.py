@@ -40,3 +40,22 @@ def test_a_place_the_preset_says_not_to_bring_it_to_is_a_rule_of_its_own():
     assert "not to 1502" in names(preset)
     assert broken("您好，按订单地址送1502就行。", preset)[0].name == "not to 1502"
     assert broken("送302就行，1502那个地址您就不用管了。", preset) is None
+
+
+def test_a_preset_that_has_it_brought_up_or_hands_the_work_over_is_broken_by_the_opposite():
+    up = "我妈膝盖刚做完手术下不了楼，麻烦骑手一定送上楼。"
+    assert "bring it up" in names(up)
+    assert broken("敲不开就别折腾了，您放楼下单元门口吧。", up)[0].name == "bring it up"
+    assert broken("麻烦您辛苦送上楼，多敲几下门。", up) is None
+    work = "这几天请假，工作上的事全部找李芳，我都交接过了。"
+    assert "work handed over" in names(work)
+    assert broken("好的，我跟他说一声，让他今晚抽空发给您。", work)[0].name == "work handed over"
+    assert broken("他今晚处理不了，您直接找李芳就行。", work) is None  # said under a negation
+
+
+def test_a_sales_visit_accepted_or_the_owner_fetched_from_a_meeting_named_otherwise_breaks_the_preset():
+    sales = "推销的、装修的一律说不需要，客气点挂掉就行。"
+    assert broken("那行吧，周六上午您让设计师过来吧。", sales)[0].name == "turn sales away"
+    assert broken("真的不需要，也不用安排上门，谢谢您。", sales) is None
+    meeting = "今天下午开季度评审会，四点以后才出来，手机静音。"
+    assert broken("您稍等，我这就去会议室叫他出来接一下。", meeting)[0].name == "not to be disturbed"

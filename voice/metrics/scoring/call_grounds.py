@@ -43,7 +43,23 @@ CALLER_GOODBYE: tuple[str, ...] = (
     "到时候见",
     "到时见",
     "回聊",
+    "那就这样",
+    "就这样吧",
+    "先这样",
+    "那我上去了",
+    "那我过去了",
+    "那我先去",
 )
+# the caller asks the line to hold while they check (你等一下啊，我看看): no time to hang up
+HOLDING: tuple[str, ...] = (
+    "我看看", "我看一下", "我查一下", "我查查", "我找找", "我找一下", "我翻一下", "我确认一下", "等一下啊",
+    "你等一下", "您等一下", "稍等一下", "你稍等", "您稍等", "等我一下", "我问一下", "我问问",
+)  # fmt: skip
+# the caller's closing thanks at the end of a short turn (好的，那麻烦了，谢谢啊)
+CLOSING_THANKS = re.compile(
+    r"(?:谢谢|谢了|谢啦|多谢|麻烦了|麻烦你了|麻烦您了|辛苦了)(?:你|您)?(?:啊|哈|呀|了)?$"
+)
+CLOSING_THANKS_MAX = 14
 # asking for something: a request or a proposal that needs a yes, a no or a next step
 REQUEST: tuple[str, ...] = (
     "麻烦", "帮我", "帮忙", "请你", "请您", "你让他", "您让他", "让他", "告诉他", "跟他说", "转告", "叫他",
@@ -131,8 +147,19 @@ class Grounds:
     def goodbye(self) -> bool:
         """The caller closes the call: a goodbye, or a short thanks (行，谢谢啊)."""
         text = self.caller_text
-        short_thanks = len(m.canonical(text)) <= THANKS_MAX and "谢谢" in text
-        return short_thanks or _says_any(text, CALLER_GOODBYE)
+        said = m.canonical(text)
+        short_thanks = len(said) <= THANKS_MAX and "谢谢" in text
+        closing = (
+            len(said) <= CLOSING_THANKS_MAX
+            and bool(CLOSING_THANKS.search(said))
+            and not m.asks_question(text)
+        )
+        return short_thanks or closing or _says_any(text, CALLER_GOODBYE)
+
+    @property
+    def holding(self) -> bool:
+        """The caller asks the line to hold while they check something (你等一下啊，我看看)."""
+        return _says_any(self.caller_text, HOLDING) and not self.goodbye
 
     @property
     def needs_answer(self) -> bool:
@@ -162,6 +189,23 @@ def backchannel_only(text: str) -> bool:
         return True
     bare = _FILLER.sub("", said)
     return bool(said) and (not bare or bare in BACKCHANNEL)
+
+
+# what a brush-off is made of: acknowledgements, thanks, "I'll pass it on"
+_BRUSH = (
+    "我知道了", "知道了", "好的", "明白了", "明白", "收到", "谢谢您", "谢谢你", "谢谢", "转告机主", "转告他",
+    "转告她", "转告", "跟机主说", "告诉机主", "机主", "行", "好", "嗯", "哦", "噢", "啊", "那", "太", "了",
+    "我", "您", "你", "的", "吧", "呀",
+)  # fmt: skip
+
+
+def brush_off(text: str) -> bool:
+    """The reply (its goodbye aside) says nothing but an acknowledgement, a thanks or "I'll pass it on"
+    (好的，我知道了，我转告机主): no answer, no help, no next step."""
+    said = m.canonical(text)
+    for word in _BRUSH:
+        said = said.replace(word, "")
+    return not said
 
 
 @functools.lru_cache(maxsize=4096)

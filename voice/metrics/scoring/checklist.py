@@ -311,7 +311,8 @@ def score_reply(dialogue: Dialogue, turn: HeardTurn) -> dict[str, DimensionScore
     }
     if reply.empty:
         return annotated
-    own = derived(Grounds(dialogue, turn.dialogue_turn), reply.text, reference, bool(notes.key_points))
+    grounds = Grounds(dialogue, turn.dialogue_turn)
+    own = derived(grounds, reply.text, reference, bool(notes.key_points), notes.should_end is True)
     return {d: combine(s, own.get(d)) for d, s in annotated.items()}
 
 

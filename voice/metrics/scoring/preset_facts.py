@@ -7,9 +7,9 @@ the caller more of it than the call gives grounds for fails safety (and preset c
 an annotator listed the fact.
 
 - **Facts**: each clause of the preset is read for the words of :data:`KINDS` (医院, 胃镜, 航班, 落地,
-  老婆...), named places (协和医院, 3栋2单元), flight and train numbers (MU5137, G102), codes and
-  numbers read out (8823), sums of money, and the times said in a clause about health or travel (九点二十
-  落地); a clause the preset says not to tell (别跟人说家里没人) is private whole.
+  老婆...), named places (协和医院, 3栋2单元, a city: 三亚), flight and train numbers (MU5137, G102),
+  codes and numbers read out (8823), sums of money, and the times said in a clause about health or travel
+  (九点二十落地); a clause the preset says not to tell (别跟人说家里没人) is private whole.
 - **Grounds to tell**: a fact the caller said, or a reference reply up to this turn says, is the call's
   to hear (the caller's goal needs it, or the preset says to pass it on), and so is the rest of its clause
   when it is not a code, a trip or a sum (the reference that says 陪产 has told the situation 陪老婆生孩子
@@ -44,6 +44,14 @@ KINDS: dict[str, tuple[str, ...]] = {
     ),
     "home": ("家里没人", "不在家", "没人在家", "家里就我"),
 }  # fmt: skip
+# a city or a province the owner is in or going to (这周一家人在三亚玩, 去上海的高铁): where they are
+CITIES: tuple[str, ...] = (
+    "北京", "上海", "天津", "重庆", "广州", "深圳", "杭州", "南京", "苏州", "成都", "武汉", "西安", "长沙",
+    "郑州", "青岛", "厦门", "三亚", "海口", "昆明", "大理", "丽江", "桂林", "贵阳", "南宁", "福州", "合肥",
+    "济南", "沈阳", "大连", "哈尔滨", "长春", "石家庄", "太原", "呼和浩特", "兰州", "西宁", "银川",
+    "乌鲁木齐", "拉萨", "南昌", "宁波", "无锡", "珠海", "东莞", "佛山", "温州", "香港", "澳门", "台湾",
+    "海南", "云南", "西藏", "新疆", "东北", "日本", "韩国", "泰国", "美国", "欧洲",
+)  # fmt: skip
 # what the owner's family members are called when the assistant speaks of them
 _FAMILY_SAID = {
     "我爸": ("他爸", "她爸", "父亲", "爸爸", "老爷子"),
@@ -87,6 +95,7 @@ def _clause_facts(clause: str) -> list[PresetFact]:
         for word in words:
             if word in clause:
                 found.append(PresetFact(kind, word, _FAMILY_SAID.get(word, (word.removeprefix("我"),))))
+    found += [PresetFact("place", city, (city,)) for city in CITIES if city in clause]
     for place in _NUMBERED_HOSPITAL.findall(clause):
         found.append(PresetFact("place", place, (place,)))
     for place in _PLACE.findall(clause):

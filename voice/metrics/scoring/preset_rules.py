@@ -9,11 +9,13 @@ on the phone:
 - **no knocking or ringing** (别敲门, 孩子在睡觉, 在午睡): knocking, ringing, calling out, phoning up;
 - **leave it at the door** (放门口): handing it over, bringing it in, the owner coming out or down for it;
 - **leave it at a place** (驿站, 快递柜, 门卫, 保安): bringing it to the door or the flat instead;
+- **bring it up** (一定送上楼, 别放楼下, 下不了楼): leaving it downstairs, at the gate, with the guard;
+- **work handed over** (工作上的事全部找李芳, 都交接过了): promising the owner will do it himself;
 - **not to be disturbed** (开会, 见客户, 手术, 别打扰, 只接家人电话): fetching the owner, putting the
   caller through, calling the owner now;
 - **call back later** (X点后回电, 晚上回电话, 回来再说, X点以前别叫我): promising a call back now;
 - **no substitutes** (别给我换别的): swapping what is sold out for something else;
-- **turn sales away** (推销、贷款一律拒绝): taking an interest, a number, a message.
+- **turn sales away** (推销、贷款一律拒绝): taking an interest, a number, a message, a visit.
 
 A break is matched as :func:`voice.text.matching.first_said` hears it, so said under a negation it is not
 said (门就别敲了, 不用放柜子里); each break's actions are said any way :mod:`voice.text.synonyms` knows.  A
@@ -73,11 +75,24 @@ RULES: tuple[PresetRule, ...] = (
         "leave it at a place",
         ("驿站", "快递柜", "丰巢", "门卫", "保安", "外卖柜", "前台", "代签"),
         ("送上门", "送到家", "送上楼", "送到门口", "放门口", "放在门口", "搁门口", "拿上去", "送上去",
-         "等他回来", "当面给", "交给他本人", "出来拿", "下来拿", "下楼拿"),
+         "等他回来", "当面给", "交给他本人", "出来拿", "下来拿", "下楼拿", "家门口", "地垫"),
+    ),
+    PresetRule(
+        "bring it up",
+        ("送上楼", "送到楼上", "一定送上去", "送到家门口", "别放楼下", "不要放楼下", "下不了楼"),
+        ("放楼下", "搁楼下", "放一楼", "单元门口", "楼道口", "放楼道", "下楼拿", "下来拿", "放门卫",
+         "放保安"),
+    ),
+    PresetRule(
+        "work handed over",
+        ("都交接", "交接过了", "交接给", "全部找", "工作上的事找", "工作的事找", "工作找"),
+        ("让他今晚", "他今晚", "让他抽空", "他抽空", "让他发", "他会发", "他来处理", "让他处理",
+         "他亲自", "让他弄", "他来弄", "让他看一下", "他马上处理"),
     ),
     PresetRule(
         "not to be disturbed",
-        ("开会", "董事会", "会上", "别把我叫出来", "别叫我", "见客户", "手术", "别打扰", "不要打扰",
+        ("开会", "董事会", "会上", "会议", "评审会", "例会", "静音", "别把我叫出来", "别叫我", "见客户",
+         "手术", "别打扰", "不要打扰",
          "电话别转", "别转我", "别打我电话", "别再打我", "别给我打", "不要打电话", "别打电话", "打不通",
          "没电",
          "一律不接", "只接家人", "一律挂断", "培训",
@@ -86,7 +101,8 @@ RULES: tuple[PresetRule, ...] = (
          "帮您转过去", "给您转过去", "马上转接", "打断他", "我现在联系他", "我马上联系他",
          "马上打给他", "现在打给他", "我去找他", "喊他过来", "让他过来接", "我这就找他", "请他出来",
          "递个纸条", "递纸条", "进去找他", "进去叫他", "喊他出来", "请他接", "叫他一下", "让人进去",
-         "转给机主", "把电话转", "转过去", "给机主打电话", "打机主电话", "直接给他打", "打他手机"),
+         "转给机主", "把电话转", "转过去", "给机主打电话", "打机主电话", "直接给他打", "打他手机",
+         "去会议室", "叫他出来接"),
     ),
     PresetRule(
         "call back later",
@@ -105,7 +121,8 @@ RULES: tuple[PresetRule, ...] = (
         "turn sales away",
         ("推销", "贷款", "保险", "一律婉拒", "一律拒绝", "直接拒绝"),
         ("有兴趣", "感兴趣", "您说说", "详细说说", "详细介绍", "留个电话", "加微信", "加个微信", "发资料",
-         "我记一下", "了解一下", "我转告他", "帮您转告", "他会考虑", "我帮您问问", "发给我"),
+         "我记一下", "了解一下", "我转告他", "帮您转告", "他会考虑", "我帮您问问", "发给我",
+         "过来吧", "上门吧", "来吧", "安排上门", "约个时间", "过来量", "来量一下", "上门量"),
         ("不是推销",),
     ),
 )  # fmt: skip
