@@ -86,7 +86,7 @@ async def test_a_person_calling_from_a_wav_gets_a_full_run_folder(tmp_path):
     assert len(heard[0]) == len(channels[1])  # everything heard went to the "speaker"
 
 
-@pytest.mark.models
+@pytest.mark.e2e  # a real-time call to the built-in: the e2e layer, one at a time
 async def test_a_person_on_a_virtual_microphone_calls_the_built_in_assistant(pulse, tmp_path, monkeypatch):
     from voice.live.devices import DeviceMicrophone, DeviceSpeaker
     from voice.live.ports import LimitedMicrophone

@@ -139,7 +139,7 @@ async def test_the_pages_microphone_is_cut_into_20_ms_frames_whatever_the_messag
     assert await mic.read() is None and await mic.read() is None
 
 
-@pytest.mark.models
+@pytest.mark.e2e  # a real-time call to the built-in: the e2e layer, one at a time
 async def test_a_call_from_headless_chromium_with_a_fake_microphone(tmp_path, running_builtin):
     """The page in a real browser, its microphone fed from a WAV, calling the built-in assistant."""
     from playwright.async_api import async_playwright

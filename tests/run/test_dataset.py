@@ -183,7 +183,7 @@ async def test_waiting_for_a_target_returns_once_it_listens_and_fails_clearly_if
         await wait_for_targets([target], timeout_s=0.3, poll_s=0.05)
 
 
-@pytest.mark.models
+@pytest.mark.e2e  # a real-time call to the built-in: the e2e layer, one at a time
 async def test_the_builtin_assistant_killed_mid_run_stops_it_and_its_call_is_redone(tmp_path):
     """The real built-in assistant (Whisper, Silero) in its child process, killed during the first call:
     that call is recorded as assistant_crashed, the run stops, and a rerun makes it again (a new log)."""
