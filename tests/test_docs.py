@@ -65,8 +65,13 @@ def test_ci_runs_the_readmes_test_command_with_every_layer() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert re.search(r"^exec scripts/test --full$", ci, re.M), ".ci/run: the README's command, --full"
     script = (ROOT / "scripts" / "test").read_text(encoding="utf-8")
-    layers = ['-m "not models and not full"', '-m "models and not full"', "-m full"]
-    assert all(layer in script for layer in layers), "scripts/test: the three layers of docs/ci.md"
+    layers = [
+        '-m "not models and not full"',
+        '-m "models and not full and not e2e"',
+        '-m "e2e and not full"',
+        "-m full",
+    ]
+    assert all(layer in script for layer in layers), "scripts/test: the four layers of docs/ci.md"
     assert all(layer.split(" ", 1)[1].strip('"') in PAGES["docs/ci.md"] for layer in layers)
 
 
