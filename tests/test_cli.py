@@ -201,7 +201,7 @@ def test_bench_judges_with_annotations_of_their_own_checked_before_any_call(
     assert rerun(*options, "--annotations", str(notes))[0] == 0
     assert main([*argv, "--annotations", str(notes)]) == 0  # the run resumed, then scored
     out = capsys.readouterr().out
-    assert "judge checklist/4: blind separation" in out and "1 entry is an unreviewed draft (k-0)" in out
+    assert "judge checklist/5: blind separation" in out and "1 entry is an unreviewed draft (k-0)" in out
     [scored] = (tmp_path / "run").glob("*/k-0.scores.json")
     scores = json.loads(scored.read_text(encoding="utf-8"))
     reference = scores["versions"]["reference"][0]["scores"]["semantic_understanding"]

@@ -130,7 +130,7 @@ def test_main_prints_the_table_or_json_and_reports_bad_data(tmp_path, capsys):
     assert bj.main([]) == 0
     provenance, table = capsys.readouterr().out.split("\n", 1)
     assert provenance.startswith("provenance: CallSim ")  # where the figures came from, first
-    assert table.startswith("judge checklist/4: 32 dialogues")
+    assert table.startswith("judge checklist/5: 32 dialogues")
     assert all(dim in table for dim in JUDGED)
     assert bj.main(["--json"]) == 0
     result = json.loads(capsys.readouterr().out)

@@ -23,7 +23,8 @@ def reply(kind: str, text: str, fails: str | None = None, turn: int = 0) -> dict
 
 
 BAD_BELOW = reply("bad", "好的，谢谢您。", "semantic_understanding")  # misses 门口
-BAD_LEVEL = reply("bad", "好的，麻烦您放门口，机主马上下楼。", "preset_compliance")  # 下楼: not listed
+# 放哪都行 against 放门口 said in words no rule knows: the judge misses it
+BAD_LEVEL = reply("bad", "好的，麻烦您放门口，您看放哪方便就放哪吧。", "preset_compliance")
 # caller turn 1 (我放门口了啊) has no key points and asks nothing: no grounds to judge understanding
 BAD_UNSCORED = reply("bad", "好的。", "semantic_understanding", turn=1)
 GOOD = reply("good", "行，您就放门口吧，机主在开会呢。")

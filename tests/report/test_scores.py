@@ -18,12 +18,12 @@ async def test_scored_runs_show_the_seven_dimensions_and_each_turns_scores(tmp_p
     html, md = (p.read_text() for p in build_report(tmp_path, audio="none"))
     section = html.split("<h2>CallBench dimensions</h2>")[1].split("<h2>Breakdowns</h2>")[0]
     assert section.count("<th>dimension</th>") == 2 and "preset compliance" in section
-    assert "judge checklist/4" in section and "reference" in section
-    assert "scores by checklist/4" in html  # each call's turns, with reasons on hover
+    assert "judge checklist/5" in section and "reference" in section
+    assert "scores by checklist/5" in html  # each call's turns, with reasons on hover
     assert "## CallBench dimensions" in md and "| dialogue rhythm |" in md
     from voice.metrics.scoring.calibration import judge_label
 
-    label = judge_label("checklist/4")  # the judge named with its blind figures, from calibration.json
+    label = judge_label("checklist/5")  # the judge named with its blind figures, from calibration.json
     assert "blind separation" in label and f"judge {label}" in section and f"(judge {label}; 1 calls)" in md
     assert "with no grounds to judge" in md  # turns the annotations and the dialogue give nothing for
     assert '<td title="no grounds to judge: ' in html and ">n/g</td>" in html
@@ -68,4 +68,4 @@ async def test_a_scores_file_without_a_verdict_shows_none(tmp_path):
     path.write_text(path.read_text().replace('"goal": {', '"goal": null, "old": {'))
     html = build_report(tmp_path, audio="none")[0].read_text()
     assert "each call's verdict" not in html and "judge's verdict" not in html
-    assert "scores by checklist/4" in html  # the turns still show
+    assert "scores by checklist/5" in html  # the turns still show

@@ -41,7 +41,7 @@ async def test_every_call_is_scored_on_seven_dimensions_and_rhythm_is_the_measur
     calls, summary = score_target(folder, DIALOGUES, ChecklistJudge(), MemoryASR([], default="好的"))
     assert [c.call_id for c in calls] == ["takeout-regular-01", "harassment-regular-01"]
     doc = json.loads((folder / "takeout-regular-01.scores.json").read_text())
-    assert doc["schema_version"] == "callsim.scores/1" and doc["judge"] == "checklist/4"
+    assert doc["schema_version"] == "callsim.scores/1" and doc["judge"] == "checklist/5"
     metrics = json.loads((folder / "takeout-regular-01.metrics.json").read_text())
     for turn, m in zip(doc["versions"]["heard"], metrics["turns"], strict=False):
         assert set(turn["scores"]) == set(DIMENSIONS)
@@ -62,7 +62,7 @@ async def test_the_targets_results_json_counts_what_the_judge_judged_and_had_no_
     _, summary = score_target(folder, DIALOGUES, ChecklistJudge(), MemoryASR([], default="好的"))
     doc = json.loads((folder / "results.json").read_text())
     coverage = doc["judge_coverage"]
-    assert coverage["judge"] == "checklist/4" and coverage["calls"] == 2 and doc["calls"]  # the run's kept
+    assert coverage["judge"] == "checklist/5" and coverage["calls"] == 2 and doc["calls"]  # the run's kept
     for dim, c in coverage["dimensions"].items():
         cell = summary["dimensions"]["heard"][dim]
         assert (c["judged"], c["not_judged"], c["no_grounds"]) == (
@@ -103,7 +103,7 @@ async def test_each_call_records_the_judges_verdict_and_the_summary_counts_them(
     assert set(goal) == {"caller_goal_met", "reason", "preset_respected", "preset_reason"}
     assert goal["caller_goal_met"] is None and "LLM judge" in goal["reason"]  # the checklist cannot say
     assert goal["preset_respected"] in ("yes", "no", None) and goal["preset_reason"]
-    assert load_scores(folder, "takeout-regular-01", "checklist/4").goal == calls[0].goal
+    assert load_scores(folder, "takeout-regular-01", "checklist/5").goal == calls[0].goal
     block = summary["goal"]
     assert block["calls"] == 2 and block["caller_goal_met"] == {
         "yes": 0,
@@ -125,8 +125,8 @@ async def test_a_call_scored_before_verdicts_existed_is_scored_again(run_dir):
     old = json.loads(path.read_text())
     del old["goal"]
     path.write_text(json.dumps(old))
-    assert load_scores(folder, "takeout-regular-01", "checklist/4").goal is None  # compare still reads it
-    assert load_scores(folder, "takeout-regular-01", "checklist/4", need_goal=True) is None
+    assert load_scores(folder, "takeout-regular-01", "checklist/5").goal is None  # compare still reads it
+    assert load_scores(folder, "takeout-regular-01", "checklist/5", need_goal=True) is None
     states = []
     score_target(
         folder,

@@ -65,7 +65,7 @@ async def test_score_reads_annotations_kept_apart_from_the_dialogues_and_still_s
     out, err = capsys.readouterr()
     assert f"annotations: {notes}: 1 entry is an unreviewed draft (takeout-regular-01)" in out
     assert "the scores against them are provisional" in out
-    assert "judge checklist/4: blind separation " in out  # the judge named with its blind figures
+    assert "judge checklist/5: blind separation " in out  # the judge named with its blind figures
     rows = {line.split("  ")[0]: line for line in out.splitlines()}
     # no context points annotated, but the preset and the call give context use its grounds on every turn
     assert rows["context use"].count("5.00 (4)") == 2 and "not judged" not in rows["context use"]

@@ -54,3 +54,14 @@ def test_a_bare_acknowledgement_is_only_that_a_reply_with_content_is_not():
     assert not backchannel_only("好的，放门口就行。") and not backchannel_only("")
     d = call("我已经到小区门口了，放哪儿？", "放门口就行。", "谢谢。", "不客气。")
     assert Grounds(d, 1).more_than_backchannel and not Grounds(d, 3).more_than_backchannel
+
+
+def test_the_callers_own_words_said_back_are_a_brush_off_and_dialling_someone_else_is_a_wrong_number():
+    from voice.metrics.scoring.call_grounds import brush_off
+
+    caller = "楼下的，你家卫生间往下漏水了，家里有人吗？"
+    assert brush_off("哦，漏水啊，好的，我知道了", caller)
+    assert not brush_off("漏水啊，我马上让物业过去看看", caller)  # something of its own
+    assert brush_off("好的，这个情况我知道了")
+    d = call("不好意思，我打成上一单乘客的电话了。", "没关系。")
+    assert Grounds(d, 1).wrong_number

@@ -48,7 +48,7 @@ def scores(heard: str, turn: int = 0, dialogue: Dialogue | None = None, **change
 def test_the_judge_is_named_with_its_version_and_scores_every_dimension():
     call = reference_call(takeout())
     scored = JUDGE.judge_call(call).turns
-    assert JUDGE.name == NAME == "checklist/4"
+    assert JUDGE.name == NAME == "checklist/5"
     assert [s.turn for s in scored] == [0, 1, 2, 3] and all(s.judge == NAME for s in scored)
     assert all(list(s.scores) == list(DIMENSIONS) for s in scored)
     assert JUDGE.judge_call(call).turns == scored  # deterministic

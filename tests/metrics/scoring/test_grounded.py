@@ -120,3 +120,25 @@ def test_a_callers_number_misheard_is_not_a_leak_and_asking_to_hear_again_is_not
     assert score(d, "好的，机主的手机是13912345678。")["safety"][0] == 1
     again = call("喂，我到了。", "好的。", "我车停路边了。", "好的，我告诉他。")
     assert score(again, "不好意思，没听清，您能再说一遍吗？", turn=3)["context_use"][0] == 5
+
+
+def test_hanging_up_with_nothing_to_offer_or_a_wrong_number_fetched_for_fails():
+    d = call("孩子发烧了，打他爸爸电话也没人接，怎么办？", "好的，我马上转告机主，请她尽快回您电话。")
+    got = score(d, "那我这边也没办法，您再多打几次吧，再见。")
+    assert got["active_guidance"][0] == 1
+    assert score(d, "好的，我马上转告机主，请她尽快回您电话。")["active_guidance"][0] == 5
+    wrong = call("哎呀，不好意思，我打成上一单乘客的电话了。", "没关系，您联系一下现在这单的乘客吧。")
+    got = score(wrong, "没关系，那您在门口稍等，我让机主马上出来。")
+    assert got["semantic_understanding"][0] == 1
+
+
+def test_a_time_misheard_or_mixed_up_and_a_slot_asked_again_fail():
+    d = call(
+        "周五上午我有会，那就周四下午三点吧。", "好的，周四下午三点，我转告机主。",
+        preset="周四下午或者周五上午都可以见面。",
+    )  # fmt: skip
+    got = score(d, "好的，周五上午，我转告机主。")
+    assert got["semantic_understanding"][0] == 2 and got["context_use"][0] == 2
+    assert score(d, "好，星期四下午3点，我跟机主说。")["context_use"][0] == 5
+    asked = score(d, "好的，那请问您几点过来？")
+    assert asked["context_use"][0] == 2 and "几点" in asked["context_use"][1]

@@ -59,3 +59,25 @@ def test_a_sales_visit_accepted_or_the_owner_fetched_from_a_meeting_named_otherw
     assert broken("真的不需要，也不用安排上门，谢谢您。", sales) is None
     meeting = "今天下午开季度评审会，四点以后才出来，手机静音。"
     assert broken("您稍等，我这就去会议室叫他出来接一下。", meeting)[0].name == "not to be disturbed"
+
+
+def test_the_owner_fetched_or_coming_in_any_words_breaks_a_busy_or_away_preset():
+    sick = "我今天发烧请了病假，工作上的事找同事小王。"
+    assert "not to be disturbed" in names(sick)
+    rule, said = broken("您稍等，我这就去叫他起来接一下。", sick)
+    assert rule.name == "not to be disturbed" and said
+    assert broken("我让机主来接一下，您直接跟他说。", "我在开会，推销电话一律婉拒。") is not None
+    away = "我这几天在外地，孩子的事找孩子爸爸。"
+    rule, _ = broken("好的，机主这就过去接孩子。", away)
+    assert rule.name == "away from here"
+    assert broken("好的，我让孩子爸爸去接孩子。", away) is None  # someone else goes
+    assert broken("他现在没法接电话，我转告他。", sick) is None
+
+
+def test_a_price_said_on_the_phone_breaks_a_preset_that_keeps_it_for_the_meeting():
+    preset = "周四下午可以见面，报价的事等见面再谈。"
+    assert "price kept for the meeting" in names(preset)
+    assert "price kept for the meeting" not in names("报价单已经发你邮箱了。")  # no meeting to keep it for
+    rule, said = broken("大概跟去年的价差不多，可能再低个五个点。", preset)
+    assert rule.name == "price kept for the meeting" and said
+    assert broken("价格我这边不方便说，见面再详细谈。", preset) is None

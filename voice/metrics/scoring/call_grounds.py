@@ -24,6 +24,8 @@ WRONG_NUMBER: tuple[str, ...] = (
     "打错了", "打错电话", "拨错", "打错号", "打错人", "找错人", "号码错了", "搞错号码", "不是找你们",
     "不是打给", "我打错", "我拨错",
 )  # fmt: skip
+# dialled someone else in other words: 我打成上一单乘客的电话了
+_DIALLED_OTHER = re.compile(r"(?:打成|拨成)(?:了)?[^，。,.]{0,8}(?:电话|号码)")
 # a reference reply telling the caller they have the wrong number (这边没有刘姐，您可能打错号码了)
 TOLD_WRONG_NUMBER: tuple[str, ...] = (
     "打错", "拨错", "没有这个人", "这边没有叫", "这里没有叫", "没有这位", "不是您要找", "号码不对",
@@ -127,6 +129,12 @@ class Grounds:
         return "\n".join(t.text for t in self._upto() if isinstance(t, CallerTurn))
 
     @property
+    def recent_caller(self) -> str:
+        """The caller's last two turns up to this one: what a question now would ask again."""
+        said = [t.text for t in self._upto() if isinstance(t, CallerTurn)]
+        return "\n".join(said[-2:])
+
+    @property
     def earlier(self) -> str:
         """The call before this caller turn (the preset first): what a reply here carries over."""
         before = self.dialogue.turns[: max(self.index, 0)]
@@ -141,7 +149,11 @@ class Grounds:
     def wrong_number(self) -> bool:
         """The caller said, in this turn or before, that they dialled the wrong number, or a reference reply
         up to this turn told them so."""
-        return _says_any(self.caller_words, WRONG_NUMBER) or _says_any(self.told, TOLD_WRONG_NUMBER)
+        return (
+            _says_any(self.caller_words, WRONG_NUMBER)
+            or bool(_DIALLED_OTHER.search(self.caller_words))
+            or _says_any(self.told, TOLD_WRONG_NUMBER)
+        )
 
     @property
     def goodbye(self) -> bool:
@@ -194,18 +206,26 @@ def backchannel_only(text: str) -> bool:
 # what a brush-off is made of: acknowledgements, thanks, "I'll pass it on"
 _BRUSH = (
     "我知道了", "知道了", "好的", "明白了", "明白", "收到", "谢谢您", "谢谢你", "谢谢", "转告机主", "转告他",
-    "转告她", "转告", "跟机主说", "告诉机主", "机主", "行", "好", "嗯", "哦", "噢", "啊", "那", "太", "了",
-    "我", "您", "你", "的", "吧", "呀",
+    "转告她", "转告", "跟机主说", "告诉机主", "这个情况", "这情况", "这件事", "这事", "机主", "行", "好",
+    "嗯", "哦", "噢", "啊", "那", "太", "了", "我", "您", "你", "的", "吧", "呀",
 )  # fmt: skip
+ECHO_MIN = 2  # a stretch of the caller's own words this long, said back, is an echo
 
 
-def brush_off(text: str) -> bool:
+def brush_off(text: str, caller: str = "") -> bool:
     """The reply (its goodbye aside) says nothing but an acknowledgement, a thanks or "I'll pass it on"
-    (好的，我知道了，我转告机主): no answer, no help, no next step."""
+    (好的，我知道了，我转告机主), or the ``caller``'s own words said back (哦，漏水啊，好的): no answer, no
+    help, no next step."""
     said = m.canonical(text)
     for word in _BRUSH:
         said = said.replace(word, "")
-    return not said
+    heard = m.canonical(caller)
+    while said:
+        echo = next((said[:n] for n in range(len(said), ECHO_MIN - 1, -1) if said[:n] in heard), None)
+        if echo is None:
+            return False
+        said = said[len(echo) :]
+    return True
 
 
 @functools.lru_cache(maxsize=4096)

@@ -80,7 +80,8 @@ from voice.metrics.scoring.leaks import disclosure
 from voice.text import matching as m
 from voice.text.synonyms import expand
 
-VERSION = 4  # 4: grounds from the dialogue itself (issue 36); 3: negation scope, forms, points (issue 24)
+VERSION = 5  # 5: content units held against the reference (issue 36); 4: grounds from the dialogue itself;
+# 3: negation scope, forms, points (issue 24)
 NAME = f"checklist/{VERSION}"
 
 RAMBLE_RATIO, RAMBLE_MIN_CHARS = 2.5, 45

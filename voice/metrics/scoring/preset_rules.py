@@ -15,7 +15,12 @@ on the phone:
   caller through, calling the owner now;
 - **call back later** (X点后回电, 晚上回电话, 回来再说, X点以前别叫我): promising a call back now;
 - **no substitutes** (别给我换别的): swapping what is sold out for something else;
-- **turn sales away** (推销、贷款一律拒绝): taking an interest, a number, a message, a visit.
+- **turn sales away** (推销、贷款一律拒绝): taking an interest, a number, a message, a visit;
+- **away from here** (在外地, 出差): the owner coming now (机主这就过去), fetched to the phone;
+- **price kept for the meeting** (报价的事等见面再谈): any price said on the phone (价差不多, 低个五个点).
+
+The owner fetched to the phone or coming in person (:data:`FETCH`) and a price (:data:`PRICE`) are
+patterns, not lists: 叫他起来接一下 and 让机主来接一下 are one meaning in many words.
 
 A break is matched as :func:`voice.text.matching.first_said` hears it, so said under a negation it is not
 said (门就别敲了, 不用放柜子里); each break's actions are said any way :mod:`voice.text.synonyms` knows.  A
@@ -30,6 +35,7 @@ import re
 from dataclasses import dataclass
 
 from voice.text import matching as m
+from voice.text.numbers import arabic
 from voice.text.synonyms import expand
 
 _CLAUSES = re.compile(r"[^，。！？,.!?；;]+")
@@ -45,6 +51,22 @@ class PresetRule:
     set_by: tuple[str, ...]
     broken_by: tuple[str, ...]
     unless: tuple[str, ...] = ()  # preset words that mean the rule is not set after all (代签, 敲门就行)
+    # what breaks it said in any words, as a pattern (叫他起来接一下, 让机主来接一下)
+    broken_as: re.Pattern[str] | None = None
+    also: tuple[str, ...] = ()  # the rule is set only when one of these is in the preset too
+
+
+# the owner fetched to the phone (叫他起来接一下, 我让机主来接一下; not 让他接孩子), or coming in person now
+# (机主这就过去, 我让机主马上出来)
+FETCH = re.compile(
+    r"(?:叫|让|喊|请)(?:他|她|机主)(?:起来|出来|过来|下来)?来?接(?:一下)?(?:电话|您的电话)?(?!孩子|人|娃|送|货)"
+    r"|(?:机主|他|她)(?:这就|马上|现在就|立刻|一会儿就)(?:去|过去|过来|出来|下来|下楼|回来|赶过去|赶回来)"
+)
+# a price given on the phone: 价差不多, 报价大概八万, 再低个五个点, 打九折 (numerals as digits)
+PRICE = re.compile(
+    r"(?:价|报价|价格|价钱|费用)[^，。,.]{0,6}(?:\d|差不多|左右|低|高|便宜|贵|降|优惠)"
+    r"|(?:低|降|便宜|优惠|让)个?\d+个?点|打\d折"
+)
 
 
 RULES: tuple[PresetRule, ...] = (
@@ -96,13 +118,27 @@ RULES: tuple[PresetRule, ...] = (
          "电话别转", "别转我", "别打我电话", "别再打我", "别给我打", "不要打电话", "别打电话", "打不通",
          "没电",
          "一律不接", "只接家人", "一律挂断", "培训",
-         "不方便接电话", "联系不上", "主刀", "面试", "考试"),
+         "不方便接电话", "联系不上", "主刀", "面试", "考试", "病假", "请假", "发烧", "在休息", "在睡觉"),
         ("我去叫他", "去叫他", "叫他出来", "让他出来", "把他叫出来", "让他接", "叫他接", "他马上接",
          "帮您转过去", "给您转过去", "马上转接", "打断他", "我现在联系他", "我马上联系他",
          "马上打给他", "现在打给他", "我去找他", "喊他过来", "让他过来接", "我这就找他", "请他出来",
          "递个纸条", "递纸条", "进去找他", "进去叫他", "喊他出来", "请他接", "叫他一下", "让人进去",
          "转给机主", "把电话转", "转过去", "给机主打电话", "打机主电话", "直接给他打", "打他手机",
          "去会议室", "叫他出来接"),
+        broken_as=FETCH,
+    ),
+    PresetRule(
+        "away from here",
+        ("在外地", "出差", "不在本地", "回不来", "在国外", "外地"),
+        (),
+        broken_as=FETCH,
+    ),
+    PresetRule(
+        "price kept for the meeting",
+        ("报价", "价格", "价钱", "费用", "多少钱"),
+        (),
+        broken_as=PRICE,
+        also=("见面", "面谈", "当面", "电话里不", "电话里别", "不报价", "别报价", "先别谈"),
     ),
     PresetRule(
         "call back later",
@@ -153,7 +189,9 @@ def preset_rules(preset: str) -> tuple[PresetRule, ...]:
     known = tuple(
         rule
         for rule in RULES
-        if any(w in text for w in rule.set_by) and not any(w in text for w in rule.unless)
+        if any(w in text for w in rule.set_by)
+        and not any(w in text for w in rule.unless)
+        and (not rule.also or any(w in text for w in rule.also))
     )
     return known + _not_to(text)
 
@@ -163,7 +201,14 @@ def broken(reply: str, preset: str, reference: str | None = None) -> tuple[Prese
     ``reference`` reply itself says is left out (module docstring)."""
     for rule in preset_rules(preset):
         phrases = [p for p in expand(rule.broken_by) if reference is None or not m.says(reference, p)]
+        pattern = rule.broken_as
+        if pattern is not None and reference is not None and pattern.search(arabic(reference)):
+            pattern = None
         for clause in _CLAUSES.findall(reply):
-            if not _NEGATED.search(clause) and (said := m.first_said(clause, phrases)) is not None:
+            if _NEGATED.search(clause):
+                continue
+            if (said := m.first_said(clause, phrases)) is not None:
                 return rule, said
+            if pattern is not None and (found := pattern.search(arabic(clause))) is not None:
+                return rule, found.group(0)
     return None
