@@ -40,12 +40,15 @@ SETTINGS: dict[str, tuple[str, ...]] = {
     ),
     "silence 0.2 s": ("turn_model=silence",),
     "smart-turn": ("turn_model=smart-turn",),
-    "lexical, no hold": ("hold_after_secs=0",),
-    "lexical, hold (default)": (),
+    "lexical": ("turn_model=lexical",),
+    "running, no hold": ("hold_after_secs=0",),
+    "running, hold (default)": (),
 }
 """The settings compared by default: what the built-in assistant did before (silence after a 0.4 s VAD stop,
 Whisper's full window and plain prompt, a barge-in heard only once confirmed), then today's VAD and ASR with
-each turn model, and the default without and with the hold (``server/hold.py``)."""
+each turn model (``lexical``: the whole segment's words after the VAD's stop; ``running``, the default:
+pieces heard as they close, :mod:`server.turn_end`), and the default without and with the hold
+(``server/hold.py``)."""
 
 
 @dataclass(frozen=True)
