@@ -1,24 +1,24 @@
-from voice.metrics.scoring.units import private_mention, reasked, time_clash, time_units
+from voice.metrics.scoring.units import content_units, private_mention, reasked, unit_clash
 
 
 def test_times_are_read_as_units_whatever_the_words():
-    units = time_units("好的，下周三晚上七点半，十分钟以后我再打给您，一两天内取走。")
+    units = content_units("好的，下周三晚上七点半，十分钟以后我再打给您，一两天内取走。")
     assert units["day"] == {"下周3"} and units["part"] == {"晚上"}
     assert units["clock"] == {"7:30"} and units["span"] == {"10分钟", "12天"}
-    assert time_units("明晚8点")["day"] == {"明天"} and time_units("明晚8点")["part"] == {"晚上"}
-    assert time_units("星期四下午")["day"] == time_units("周四下午")["day"] == {"周4"}
-    assert time_units("稍等一点时间")["clock"] == set()  # 一点: a little, not one o'clock
-    assert time_units("周五不行，周四可以")["day"] == {"周4"}  # a time denied is not stated
+    assert content_units("明晚8点")["day"] == {"明天"} and content_units("明晚8点")["part"] == {"晚上"}
+    assert content_units("星期四下午")["day"] == content_units("周四下午")["day"] == {"周4"}
+    assert content_units("稍等一点时间")["clock"] == set()  # 一点: a little, not one o'clock
+    assert content_units("周五不行，周四可以")["day"] == {"周4"}  # a time denied is not stated
 
 
 def test_a_time_other_than_the_references_is_misheard_or_mixed_up():
     ref = "好的，周四下午三点，我记下了。"
-    clash = time_clash("好的，周五上午，我记下了。", ref, call="周四下午或周五上午", caller="周四下午三点")
+    clash = unit_clash("好的，周五上午，我记下了。", ref, call="周四下午或周五上午", caller="周四下午三点")
     assert clash is not None and clash.said == "周5" and clash.in_call and clash.just_said
-    heard = time_clash("好，两三天内取走。", "好，一两天内取走。", call="", caller="最好一两天内拿走")
+    heard = unit_clash("好，两三天内取走。", "好，一两天内取走。", call="", caller="最好一两天内拿走")
     assert heard is not None and heard.said == "23天" and not heard.in_call
-    assert time_clash("好的，星期四下午3点。", ref, call="", caller="") is None  # the same time, other words
-    assert time_clash("好的，我记下了。", ref, call="", caller="") is None  # no time at all is not another
+    assert unit_clash("好的，星期四下午3点。", ref, call="", caller="") is None  # the same time, other words
+    assert unit_clash("好的，我记下了。", ref, call="", caller="") is None  # no time at all is not another
 
 
 def test_asking_again_for_a_slot_the_caller_just_filled():

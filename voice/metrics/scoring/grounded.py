@@ -75,13 +75,13 @@ from voice.metrics.scoring.reply_words import (
 )
 from voice.metrics.scoring.units import (
     changed_unit,
+    content_units,
     places_ruled_out,
     private_mention,
     reasked,
     ruled_out,
     taken_for_owner,
-    time_clash,
-    time_units,
+    unit_clash,
 )
 from voice.text import matching as m
 from voice.text.numbers import arabic, read_out_numbers
@@ -154,7 +154,7 @@ def understanding(g: Grounds, text: str, ref: str, has_points: bool = False) -> 
     turn_facts = f"{g.caller_text}\n{ref}"
     if (clash := number_clash(text, turn_facts, any_new=True)) is not None:
         return _s(2, f"{clash} (the caller's turn heard otherwise)")
-    misheard = time_clash(text, ref, g.earlier, g.caller_text)
+    misheard = unit_clash(text, ref, g.earlier, g.caller_text)
     if misheard is not None and (misheard.just_said or not misheard.in_call):
         return _s(2, f"{misheard}: the caller's turn heard otherwise")
     if (name := taken_for_owner(text, ref, g.caller_text)) is not None:
@@ -179,7 +179,7 @@ def understanding(g: Grounds, text: str, ref: str, has_points: bool = False) -> 
             "otherwise",
         )
     caller = g.caller_text
-    if g.needs_answer or g.wrong_number or numbers(caller) or any(time_units(caller).values()):
+    if g.needs_answer or g.wrong_number or numbers(caller) or any(content_units(caller).values()):
         return _s(5, "answers what the caller's turn asks, with no number heard otherwise")
     if places_ruled_out(caller):
         return _s(5, "takes in the place the caller's turn ruled out")
@@ -202,7 +202,7 @@ def context(g: Grounds, text: str, ref: str) -> DimensionScore | None:
         return _s(2, f"asks again what the caller already said ({again!r})")
     if (slot := reasked(text, ref, g.recent_caller, g.caller_words)) is not None:
         return _s(2, f"asks {slot!r}, which the caller has just said")
-    mixed = time_clash(text, ref, g.earlier, g.caller_text)
+    mixed = unit_clash(text, ref, g.earlier, g.caller_text)
     if mixed is not None and mixed.in_call:  # heard otherwise too when the caller just said it
         return _s(2, f"{mixed}, a time the call gave for something else: mixes the call's times up")
     if (asked := asked_side(text)) and sides(facts) and not asked_side(ref):

@@ -4,11 +4,12 @@ Phrase tables catch what their authors thought of; a new dataset says the same f
 listed.  The reference reply is the one witness every dialogue has of what the turn needed, so this module
 reads typed *units* off both replies and compares them, whatever the words around them:
 
-- **times** (:func:`time_units`): a day (周4, 明天, 下个月1号), a part of the day (下午), a clock time (7点30)
-  or a span (10分钟, 12天 for 一两天), each normalised (numerals as digits, a weekday by one name).  A reply
-  that states a time of a kind the reference states, and none of the reference's, has either misheard
-  (the time is nowhere in the call) or mixed two of the call's times up (a start date for a deadline, the
-  slot the caller ruled out): :func:`time_clash`;
+- **times and numbered places** (:func:`content_units`): a day (周4, 明天, 下个月1号), a part of the day
+  (下午), a clock time (7点30), a span (10分钟, 12天 for 一两天), a terminal or a car park (T2, P2), a
+  numbered gate, a lettered zone, a floor, each normalised (numerals as digits, a weekday by one name).  A
+  reply that states a unit of a kind the reference states, and none of the reference's, has either misheard
+  it (nowhere in the call) or mixed two of the call's up (a start date for a deadline, the slot the caller
+  ruled out): :func:`unit_clash`; one the call has since changed said as before: :func:`changed_unit`;
 - **slots asked** (:func:`reasked`): a question for a time, a place or "which one" whose answer the caller
   just gave (几点送过来 after 明天晚上七点半; 放在哪儿了 after 我放架子上; 哪道菜卖完了 after 毛血旺卖完了),
   where the reference asks no such thing;
@@ -35,15 +36,15 @@ from voice.text import matching as m
 from voice.text.numbers import arabic
 
 __all__ = [
-    "TimeClash",
+    "UnitClash",
     "changed_unit",
+    "content_units",
     "places_ruled_out",
     "private_mention",
     "reasked",
     "ruled_out",
     "taken_for_owner",
-    "time_clash",
-    "time_units",
+    "unit_clash",
 ]  # fmt: skip
 
 _DAY = re.compile(
@@ -77,7 +78,7 @@ def _clock(hour: str, minute: str | None, before: str) -> str | None:
     return f"{int(hour)}:{int(mins) if mins else 0:02d}"
 
 
-def time_units(text: str) -> dict[str, set[str]]:
+def content_units(text: str) -> dict[str, set[str]]:
     """The times and numbered places ``text`` states (not in a clause that denies them: 周五不行, 别去T1),
     by kind of :data:`KINDS_OF_UNIT`."""
     out: dict[str, set[str]] = {kind: set() for kind in KINDS_OF_UNIT}
@@ -100,8 +101,8 @@ def time_units(text: str) -> dict[str, set[str]]:
 
 
 @dataclass(frozen=True)
-class TimeClash:
-    """A time the reply states where its reference states another of the same kind."""
+class UnitClash:
+    """A time or a numbered place the reply states where its reference states another of the same kind."""
 
     said: str
     reference: str
@@ -112,24 +113,25 @@ class TimeClash:
         return f"says {self.said} where the reference says {self.reference}"
 
 
-def time_clash(text: str, reference: str, call: str, caller: str) -> TimeClash | None:
+def unit_clash(text: str, reference: str, call: str, caller: str) -> UnitClash | None:
     """A time of ``text`` of a kind the ``reference`` states, where it states none of the reference's;
     ``call``: what was said before (the time's source when it is not misheard); ``caller``: the caller's
     turn (the reference's time said there is a time the reply misheard)."""
-    said, ref, before, now = time_units(text), time_units(reference), time_units(call), time_units(caller)
+    said, ref = content_units(text), content_units(reference)
+    before, now = content_units(call), content_units(caller)
     for kind in KINDS_OF_UNIT:
         if ref[kind] and said[kind] and not said[kind] & ref[kind]:
             other = sorted(said[kind] - ref[kind])[0]
             theirs = "、".join(sorted(ref[kind]))
-            return TimeClash(other, theirs, other in before[kind], bool(ref[kind] & now[kind]))
+            return UnitClash(other, theirs, other in before[kind], bool(ref[kind] & now[kind]))
     return None
 
 
 def changed_unit(text: str, call: str) -> str | None:
     """A time or a place of ``text`` that the ``call`` (one turn a line) said before and has since changed
     (T2, then P2): the last line that says one of its kind says others and not it, or None."""
-    said = time_units(text)
-    lines = [time_units(line) for line in call.splitlines()]
+    said = content_units(text)
+    lines = [content_units(line) for line in call.splitlines()]
     for kind in KINDS_OF_UNIT:
         stated = [units[kind] for units in lines if units[kind]]
         if not said[kind] or not stated or said[kind] & stated[-1]:
@@ -163,7 +165,7 @@ def reasked(text: str, reference: str, caller_said: str, caller_all: str) -> str
     their last turns; what "which one" asks about anywhere in ``caller_all``), and the ``reference`` does
     not ask for: the question's words, or None."""
     if (found := _asks(text, _ASK_TIME)) and not _asks(reference, _ASK_TIME):
-        units = time_units(caller_said)
+        units = content_units(caller_said)
         if units["clock"] or units["day"]:
             return found.group(0)
     placed = any(word in caller_said for word in PLACES)
