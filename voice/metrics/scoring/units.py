@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from voice.metrics.scoring.household import HEALTH_MORE
 from voice.metrics.scoring.preset_facts import KINDS
 from voice.text import matching as m
 from voice.text.numbers import arabic
@@ -114,9 +115,9 @@ class UnitClash:
 
 
 def unit_clash(text: str, reference: str, call: str, caller: str) -> UnitClash | None:
-    """A time of ``text`` of a kind the ``reference`` states, where it states none of the reference's;
-    ``call``: what was said before (the time's source when it is not misheard); ``caller``: the caller's
-    turn (the reference's time said there is a time the reply misheard)."""
+    """A unit (time or numbered place) of ``text`` of a kind the ``reference`` states, where it states none
+    of the reference's; ``call``: what was said before (the unit's source when it is not misheard);
+    ``caller``: the caller's turn (the reference's unit said there is one the reply misheard)."""
     said, ref = content_units(text), content_units(reference)
     before, now = content_units(call), content_units(caller)
     for kind in KINDS_OF_UNIT:
@@ -153,11 +154,11 @@ _FILLER = re.compile(r"请问|那么|那|您|你|是|大概|具体|一下|吗|�
 
 
 def _asks(text: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
-    return next(
-        (found for clause in re.findall(r"[^。！？!?]+[。！？!?]?", text) if m.asks_question(clause)
-         for found in [pattern.search(clause)] if found),
-        None,
-    )  # fmt: skip
+    """The first match of ``pattern`` in a sentence of ``text`` that asks a question, or None."""
+    for sentence in re.findall(r"[^。！？!?]+[。！？!?]?", text):
+        if m.asks_question(sentence) and (found := pattern.search(sentence)):
+            return found
+    return None
 
 
 def reasked(text: str, reference: str, caller_said: str, caller_all: str) -> str | None:
@@ -228,8 +229,8 @@ def taken_for_owner(text: str, reference: str, caller: str) -> str | None:
 
 # the owner's health and whereabouts in everyday words, beyond the preset's own
 HEALTH: tuple[str, ...] = (
-    *KINDS["health"], "崴了", "崴脚", "拍片", "片子", "住院", "病假", "发烧", "挂水", "吊瓶", "不舒服",
-    "感冒", "扭伤", "摔了", "受伤", "伤了", "病人", "病情", "内镜",
+    *KINDS["health"], *HEALTH_MORE, "崴了", "崴脚", "拍片", "片子", "病假", "扭伤", "摔了", "受伤", "伤了",
+    "病人", "病情", "内镜",
 )  # fmt: skip
 WHEREABOUTS: tuple[str, ...] = (
     "在公司", "在单位", "在办公室", "在外地", "在医院", "在急诊", "在老家", "在机场", "在国外", "在酒店",
