@@ -54,6 +54,19 @@ async def call(url, out, model, *, delay_s=0.0, ears, tts):
     return m, events
 
 
+def after(lines, model):
+    """``model``, but the caller hangs up once it has said ``lines`` lines: a test that reads only the first
+    lines of a call need not sit through the rest of it in real time."""
+
+    def decide(body):
+        user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        if sum(1 for s in user.split("\n") if s.startswith("  你：")) >= lines:
+            return standin.end("partly", f"说了 {lines} 句，够了")
+        return model(body)
+
+    return decide
+
+
 def said(events):
     return [e["text"] for e in events if e["kind"] == "caller_decision" and e["action"] == "say"]
 
@@ -70,9 +83,9 @@ def test_the_next_line_follows_what_was_heard_from_each_assistant(
 
     async def go():
         url = parse_target(running_builtin.target).url
-        builtin = await call(url, tmp_path / "builtin", standin.answer, ears=ears, tts=tts)
+        builtin = await call(url, tmp_path / "builtin", after(2, standin.answer), ears=ears, tts=tts)
         async with reference_assistant(REFERENCE) as url:
-            ref = await call(url, tmp_path / "ref", standin.answer, ears=ears, tts=tts)
+            ref = await call(url, tmp_path / "ref", after(2, standin.answer), ears=ears, tts=tts)
         return builtin, ref
 
     (bm, bev), (rm, rev) = asyncio.run(go())
@@ -119,7 +132,7 @@ def test_callsim_bench_with_a_reactive_caller(tmp_path, no_openai_env):
             ]  # fmt: skip
             return await asyncio.to_thread(main, argv)
 
-    with FakeLLM().respond(standin.answer) as fake:
+    with FakeLLM().respond(after(1, standin.answer)) as fake:
         assert asyncio.run(serve_and_run()) == 0
         assert fake.requests  # the caller model was asked
     run = json.loads((tmp_path / "run" / "results.json").read_text())
