@@ -12,6 +12,7 @@ import pytest
 from tests.records import short_delivery
 from tests.runs import A, B, bench, memory_lines, mini
 from tests.ws_fake import FakeServer
+from voice.core.caller import CallerTiming
 from voice.core.clock import VirtualClock
 from voice.dialogues import bundled_dialogues_path, load_dialogues
 from voice.errors import ConfigError
@@ -210,7 +211,11 @@ async def test_the_builtin_assistant_killed_mid_run_stops_it_and_its_call_is_red
             os.kill(pid, signal.SIGKILL)
 
     dialogues = [mini(1), mini(2)]
-    config = BenchConfig(out=tmp_path, tts="memory", assistant_tts="memory", transcribe=False, concurrency=1)
+    # the memory caller's tones get no reply: the rerun's calls end on the first missed one, 1.5 s after it
+    quick = CallerTiming(response_timeout_ms=1500.0, max_missed_replies=1)
+    config = BenchConfig(
+        out=tmp_path, tts="memory", assistant_tts="memory", transcribe=False, concurrency=1, timing=quick
+    )
     with pytest.raises(
         AssistantCrashed, match=r"the built-in assistant exited \(code -9; its log: .*assistant.1.log"
     ):
