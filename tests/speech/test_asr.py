@@ -226,6 +226,30 @@ def test_one_utterance_can_be_fitted_on_an_engine_with_the_full_window(monkeypat
     assert seen == [300, None]  # the fitted window for the one utterance; the engine's own after it
 
 
+def test_a_fitted_window_takes_a_loop_out_instead_of_decoding_again_hotter(monkeypatch):
+    asked: list[float | None] = []
+    loop = "很挂了啊。很挂了啊。很挂了啊。很挂了啊。很挂"
+
+    class Model:  # the loaded model's stand-in: greedy decoding looped, as Whisper base does on short pieces
+        encoder_frames: int | None = None
+
+        def transcribe(self, audio: Any, **kw: Any) -> tuple[list[Any], None]:
+            asked.append(kw["compression_ratio_threshold"])
+            return [
+                SimpleNamespace(text=loop, avg_logprob=-0.26, no_speech_prob=0.05, compression_ratio=2.44)
+            ], None
+
+    speech = np.full(SAMPLE_RATE * 2, 1000, dtype=np.int16)
+    fitted, full = WhisperASR(audio_context_s=3.0), WhisperASR()
+    for engine in (fitted, full):
+        monkeypatch.setattr(engine, "_load_locked", lambda: Model())
+    heard, whole = fitted.transcribe_timed(speech), full.transcribe_timed(speech)
+    assert asked == [None, 2.4]  # no retries at higher temperatures for the loop; the full window keeps them
+    assert heard.text == "很挂了啊。" and whole.text == loop  # the loop and its cut-off copy taken out
+    assert heard.confidence is not None and heard.confidence.compression_ratio < 2.4  # the kept text's
+    assert heard.confidence.avg_logprob == -0.26 and whole.confidence.compression_ratio == 2.44
+
+
 @pytest.mark.models
 def test_a_fitted_window_hears_as_well_and_the_encoder_sees_only_it(model_dir, spoken, monkeypatch):
     fitted = WhisperASR(model_dir, audio_context_s=1.0)

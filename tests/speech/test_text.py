@@ -86,3 +86,6 @@ def test_a_looped_phrase_keeps_one_copy_and_short_doublings_stay():
     assert collapse_repeats("美食跨来美食跨来，好") == "美食跨来，好"
     assert collapse_repeats("好的好的，拜拜拜拜") == "好的好的，拜拜拜拜"
     assert collapse_repeats("喂，你好，美团外卖") == "喂，你好，美团外卖"
+    assert collapse_repeats("很挂了啊。很挂了啊。很挂了啊。很挂") == "很挂了啊。"  # a loop cut mid-copy
+    assert collapse_repeats("好的好的，再见再见再") == "好的好的，再见再见再"  # no loop: nothing cut
+    assert collapse_repeats("行你等着吧行你等着吧，行你") == "行你等着吧，行你"  # not at the loop's end

@@ -16,8 +16,9 @@ import os
 import shutil
 import tempfile
 import threading
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
@@ -322,14 +323,19 @@ class WhisperASR:
                     without_timestamps=True,
                     # a short window loops more: a bound on the tokens speech this long can hold
                     max_new_tokens=round(audio_s * _TOKENS_PER_S) + 8 if fitted else None,
+                    # ... and collapse_repeats takes the loop out, so a loop is no reason to decode the
+                    # utterance again at a higher temperature (up to five more times: 2 s on a 2 s piece)
+                    compression_ratio_threshold=None if fitted else _LOOP_RATIO,
                 )
                 decoded = list(segments)  # segments decode lazily
                 text = "".join(segment.text for segment in decoded)
-                text = collapse_repeats(text) if fitted else text
+                confidence = _confidence(decoded)
+                if fitted and (kept := collapse_repeats(text)) != text:
+                    text, confidence = kept, _without_loop(confidence, kept)
             except (RuntimeError, ValueError) as exc:
                 raise EngineError(f"Whisper failed on {audio_s:.2f} s of audio: {exc}") from exc
             elapsed = (_CLOCK.now_ns() - started) / 1e9
-        return Transcription(to_simplified(text.strip()), audio_s, elapsed, _confidence(decoded))
+        return Transcription(to_simplified(text.strip()), audio_s, elapsed, confidence)
 
     def _encoder_frames(self, samples: int, context_s: float | None = None) -> int | None:
         """How many feature frames (100 per second) the encoder sees: all 3000, or the speech and a margin
@@ -344,6 +350,7 @@ class WhisperASR:
 
 _FEATURE_FRAMES_PER_S = 100  # Whisper's log-mel frames: a 10 ms hop
 _WINDOW_FRAMES = 3000  # its 30 s window
+_LOOP_RATIO = 2.4  # faster-whisper's own: a text this compressible is a loop (the full window)
 _TOKENS_PER_S = 12  # Mandarin: ~5 characters a second, under 2 tokens each
 
 
@@ -374,6 +381,15 @@ def _confidence(segments: Sequence[Any]) -> Confidence | None:
         no_speech_prob=max(float(s.no_speech_prob) for s in segments),
         compression_ratio=max(float(s.compression_ratio) for s in segments),
     )
+
+
+def _without_loop(confidence: Confidence | None, text: str) -> Confidence | None:
+    """The figures of a transcript whose loop :func:`collapse_repeats` took out: the compression ratio is the
+    kept text's (faster-whisper's measure), not the loop's, which would read as unreliable hearing."""
+    if confidence is None or not text:
+        return confidence
+    data = text.encode()
+    return replace(confidence, compression_ratio=len(data) / len(zlib.compress(data)))
 
 
 def _fingerprint(text: str | None) -> str:

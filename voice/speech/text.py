@@ -99,6 +99,13 @@ def collapse_repeats(text: str) -> str:
     """One copy of a phrase of three or more characters said twice or more in a row.
 
     Whisper given a short window sometimes loops ("行你等着吧行你等着吧行你等着吧…"); a caller hardly ever
-    repeats a whole phrase back to back, so the copies are dropped ("好的好的", two characters, stays).
+    repeats a whole phrase back to back, so the copies are dropped ("好的好的", two characters, stays).  A
+    loop cut off by the token bound ends in part of one more copy ("挂了啊。挂了啊。挂了"): that goes too.
     """
+    loops = list(_REPEATED.finditer(text))
+    if loops:
+        last = loops[-1]
+        tail = text[last.end() :]
+        if tail and last.group(1).startswith(tail):
+            text = text[: last.end()]
     return _REPEATED.sub(r"\1", text)
