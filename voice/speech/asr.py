@@ -229,9 +229,10 @@ class WhisperASR:
                     without_timestamps=True,
                     # a short window loops more: a bound on the tokens speech this long can hold
                     max_new_tokens=round(audio_s * _TOKENS_PER_S) + 8 if fitted else None,
-                    # ... and collapse_repeats takes the loop out, so a loop is no reason to decode the
-                    # utterance again at a higher temperature (up to five more times: 2 s on a 2 s piece)
-                    compression_ratio_threshold=None if fitted else _LOOP_RATIO,
+                    # ... and collapse_repeats takes the loop out, so neither a loop nor a doubtful
+                    # transcript is decoded again at higher temperatures (up to five more decodes: 2 s on a
+                    # 2 s piece, sampled, so not the same twice): greedy once, as the caller's ears need it
+                    temperature=0.0 if fitted else _FALLBACK_TEMPERATURES,
                 )
                 decoded = list(segments)  # segments decode lazily
                 text = "".join(segment.text for segment in decoded)
@@ -256,7 +257,7 @@ class WhisperASR:
 
 _FEATURE_FRAMES_PER_S = 100  # Whisper's log-mel frames: a 10 ms hop
 _WINDOW_FRAMES = 3000  # its 30 s window
-_LOOP_RATIO = 2.4  # faster-whisper's own: a text this compressible is a loop (the full window)
+_FALLBACK_TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)  # faster-whisper's own (the full window)
 _TOKENS_PER_S = 12  # Mandarin: ~5 characters a second, under 2 tokens each
 
 
