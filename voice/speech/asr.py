@@ -140,7 +140,8 @@ class WhisperASR:
     costs the same whatever the speech (~0.75 s of the ~0.9 s an utterance takes on 2 cores); given a number,
     the encoder sees the utterance plus that many seconds of the padding instead (whisper.cpp's
     ``audio_ctx``), which CTranslate2 accepts: a 3 s utterance then takes ~0.13 s.  ``None`` keeps the full
-    window.  The decoding (prompt, suppressed tokens, temperature fallback) stays faster-whisper's own.
+    window.  A fitted window decodes once, greedily, its loops taken out (:func:`collapse_repeats`); the full
+    window keeps faster-whisper's decoding, its temperature fallback included.
     """
 
     def __init__(
