@@ -233,7 +233,7 @@ class WhisperASR:
                     # ... and collapse_repeats takes the loop out, so neither a loop nor a doubtful
                     # transcript is decoded again at higher temperatures (up to five more decodes: 2 s on a
                     # 2 s piece, sampled, so not the same twice): greedy once, as the caller's ears need it
-                    temperature=0.0 if fitted else _FALLBACK_TEMPERATURES,
+                    **({"temperature": 0.0} if fitted else {}),  # the full window: faster-whisper's own
                 )
                 decoded = list(segments)  # segments decode lazily
                 text = "".join(segment.text for segment in decoded)
@@ -258,7 +258,6 @@ class WhisperASR:
 
 _FEATURE_FRAMES_PER_S = 100  # Whisper's log-mel frames: a 10 ms hop
 _WINDOW_FRAMES = 3000  # its 30 s window
-_FALLBACK_TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)  # faster-whisper's own (the full window)
 _TOKENS_PER_S = 12  # Mandarin: ~5 characters a second, under 2 tokens each
 
 
