@@ -110,7 +110,7 @@ def echo_assistant(delay_ms: int, extra: Sequence[str] = (), nice: int = 0) -> I
     args = ["--delay-ms", str(delay_ms), *extra]
     proc = _start("server.assistants.echo", args, port, nice=nice)
     try:
-        _wait_listening(proc, port, "the echo assistant", TEST_ASSISTANT_READY_TIMEOUT_S)
+        wait_listening(proc, port, "the echo assistant", TEST_ASSISTANT_READY_TIMEOUT_S)
         yield f"ws://127.0.0.1:{port}/pcm", proc.pid
     finally:
         _stop(proc)
@@ -146,7 +146,7 @@ async def _running(
     if on_start is not None:
         on_start(proc)
     try:
-        await asyncio.to_thread(_wait_listening, proc, port, what, ready_timeout_s)
+        await asyncio.to_thread(wait_listening, proc, port, what, ready_timeout_s)
         yield
     finally:
         await asyncio.to_thread(_stop, proc)
@@ -165,7 +165,7 @@ def _start(
     )
 
 
-def _wait_listening(proc: subprocess.Popen[bytes], port: int, what: str, timeout_s: float) -> None:
+def wait_listening(proc: subprocess.Popen[bytes], port: int, what: str, timeout_s: float) -> None:
     """Return once ``port`` accepts a connection; raise if the child exits or ``timeout_s`` passes first."""
     clock = MonotonicClock()
     deadline = clock.now_ns() + int(timeout_s * 1e9)
