@@ -31,8 +31,9 @@ import asyncio
 import contextlib
 import functools
 import json
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from websockets.exceptions import ConnectionClosed
 
@@ -49,7 +50,7 @@ from voice.core.audio import (
 )
 from voice.core.clock import Clock, MonotonicClock
 from voice.core.gcpause import freeze_long_lived
-from voice.lines.ws_server import Server, ServerConnection
+from voice.lines.ws_server import Server
 
 SEND_LEAD_MS = 10.0  # chunks after the first are sent this early; the playout buffer queues them
 
@@ -225,10 +226,25 @@ class ReferenceCore:
         return [Stop(at), Note({"ref": "stop", "why": why, "onset": onset, "at": at, "decided": self.heard})]
 
 
+class CallConnection(Protocol):
+    """What the reference needs of one call's connection: a websocket's, or a WebRTC peer's
+    (:mod:`server.assistants.reference_webrtc`), its messages the same: binary PCM frames, JSON events."""
+
+    def __aiter__(self) -> AsyncIterator[str | bytes]: ...
+
+    async def recv(self) -> str | bytes: ...
+
+    async def send(self, message: str | bytes) -> None: ...
+
+    async def ping(self) -> Awaitable[float]: ...
+
+    async def close(self) -> None: ...
+
+
 class _Call:
     """One connection: stamps what arrives, runs the core, sends each reply chunk when it must arrive."""
 
-    def __init__(self, ws: ServerConnection, behaviour: ReferenceBehaviour, clock: Clock) -> None:
+    def __init__(self, ws: CallConnection, behaviour: ReferenceBehaviour, clock: Clock) -> None:
         self.ws, self.clock = ws, clock
         self.voice, audible = reply_audio(behaviour)
         self.core = ReferenceCore(behaviour, audible)
@@ -324,7 +340,8 @@ class _Call:
         await self._log({"ref": "clear", "at": at, "late_ms": round(late / 1e6, 3)})
 
 
-async def _handle(ws: ServerConnection, default: ReferenceBehaviour | None) -> None:
+async def handle_call(ws: CallConnection, default: ReferenceBehaviour | None) -> None:
+    """One call on ``ws``: its first message is ``start`` (with ``dialogue.reference``, or ``default``)."""
     call: _Call | None = None
     try:
         start = json.loads(await ws.recv())
@@ -350,7 +367,7 @@ async def serve_reference(
 ) -> tuple[Server, str]:
     """Start a reference assistant server; returns it (``async with`` it, or ``close()``) and its URL."""
     reply_voice((behaviour or ReferenceBehaviour(600, None, True, False)).reply_len_ms)  # warm, off the clock
-    return await serve_pcm(functools.partial(_handle, default=behaviour), host, port)
+    return await serve_pcm(functools.partial(handle_call, default=behaviour), host, port)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -374,4 +391,12 @@ if __name__ == "__main__":
     main()
 
 
-__all__ = ["OriginEstimator", "ReferenceCore", "reply_audio", "reply_chunk", "serve_reference"]
+__all__ = [
+    "CallConnection",
+    "OriginEstimator",
+    "ReferenceCore",
+    "handle_call",
+    "reply_audio",
+    "reply_chunk",
+    "serve_reference",
+]

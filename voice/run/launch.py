@@ -84,18 +84,28 @@ async def builtin_assistant(
             yield f"pcm+ws://127.0.0.1:{port}/pcm"
 
 
+# The reference assistant behind each transport it serves: its module, and its URL on a port.
+REFERENCE_SERVERS: dict[str, tuple[str, str]] = {
+    "pcm": ("server.assistants.reference", "ws://127.0.0.1:{port}/pcm"),
+    "webrtc": ("server.assistants.reference_webrtc", "http://127.0.0.1:{port}/api/offer"),
+}
+
+
 @contextlib.asynccontextmanager
-async def reference_assistant(behaviour: Mapping[str, Any] | None = None) -> AsyncIterator[str]:
-    """Run ``python -m server.assistants.reference``; yield its ``ws://`` URL once it listens.
+async def reference_assistant(
+    behaviour: Mapping[str, Any] | None = None, transport: str = "pcm"
+) -> AsyncIterator[str]:
+    """Run the reference assistant behind ``transport`` (:data:`REFERENCE_SERVERS`); yield its URL once it
+    listens (``ws://`` for the raw PCM protocol, ``http://.../api/offer`` for WebRTC).
 
     The behaviour comes with each call (``start.dialogue.reference``), so one server plays every case;
     ``behaviour`` (``ReferenceBehaviour.to_json()``) is what it does for calls that bring none.
     """
+    module, url = REFERENCE_SERVERS[transport]
     port = free_port()
-    module = "server.assistants.reference"
     args = ["--behaviour", json.dumps(dict(behaviour))] if behaviour is not None else []
     async with _running("the reference assistant", module, args, port, TEST_ASSISTANT_READY_TIMEOUT_S):
-        yield f"ws://127.0.0.1:{port}/pcm"
+        yield url.format(port=port)
 
 
 @contextlib.contextmanager

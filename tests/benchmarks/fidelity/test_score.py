@@ -12,6 +12,7 @@ from voice.benchmarks.fidelity.score import (
     Summary,
     compare,
     format_summary,
+    format_transports,
     summarize,
 )
 from voice.core import events as ev
@@ -126,10 +127,22 @@ def test_the_summary_counts_failed_calls_and_prints_and_serializes_every_metric(
                                       "first word (vs arrival)", "response latency (vs arrival)"}  # fmt: skip
     assert set(j["delivery_ms"]) == set(DELIVERY)
     text = format_summary(s)
-    assert text.startswith("calls: 2, failed: 1, infeasible behaviours skipped: 1, wall 12 s")
+    assert text.startswith("transport: pcm; calls: 2, failed: 1, infeasible behaviours skipped: 1, wall 12 s")
     for line in (
         "response latency                   2     2.00",
         "answered                           2        2",
     ):
         assert line in text, text
     assert text.endswith(f"failed calls:\n  {CASE.name}: assistant_silent")
+
+
+def test_a_transport_constant_is_taken_out_before_the_error_after_it():
+    """Every reply 240 ms late but one at 250 (a line's constant, and its jitter): constant 240, error 0-10."""
+    late = [Pair("response latency", f"c{i}", 1, 840.0 + (10 if i == 4 else 0), 600.0) for i in range(5)]
+    s = Summary(5, [], [], 1.0, late, transport="webrtc")
+    row = s.after_constant("response latency")
+    assert (row["n"], row["constant"], row["p50"], row["max"]) == (5, 240.0, 0.0, 10.0)
+    assert s.to_json()["after_constant_ms"]["response latency"] == row
+    assert s.after_constant("first word")["constant"] is None
+    table = format_transports([s])
+    assert "webrtc    response latency            5     240.0     0.0" in table, table

@@ -23,22 +23,30 @@ import itertools
 import json
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from server.assistants.behaviour import ReferenceBehaviour
-from voice.benchmarks.fidelity.score import CallResult, Case, Summary, format_summary, summarize
+from voice.benchmarks.fidelity.score import (
+    CallResult,
+    Case,
+    Summary,
+    format_summary,
+    format_transports,
+    summarize,
+)
 from voice.core.audio import ACTIVE_THRESHOLD, samples_to_ms
 from voice.core.caller import CallerPlan, CallerTiming
 from voice.core.clock import MonotonicClock
 from voice.core.events import CallEnded
 from voice.core.gcpause import freeze_long_lived
 from voice.dialogues import Dialogue, parse_dialogue
-from voice.lines.base import CallStart
+from voice.lines.base import CallStart, Line
 from voice.lines.pcm import PcmWebsocketLine
+from voice.lines.webrtc import WebrtcLine
 from voice.recording import load_recording, save_recording
 from voice.run.driver import record_call
 from voice.run.launch import reference_assistant
@@ -52,6 +60,8 @@ STOP_MS: tuple[float | None, ...] = (60, 120, 250, 500, 900, None)
 QUICK_REPLY_MS = (250, 900)
 QUICK_STOP_MS: tuple[float | None, ...] = (120, 500, None)
 TAKEOVER_HEARD_MS = 700  # with takeover, the pause lasts this long after the reply starts in it
+# The line CallSim calls the reference over, per transport the reference serves (voice.run.launch)
+LINES: dict[str, Callable[[str], Line]] = {"pcm": PcmWebsocketLine, "webrtc": WebrtcLine}
 MAX_INNER_GAP_MS = 150.0  # caller speech must not pause longer than this outside its scripted pause
 BARGE_IN_MS, BACKCHANNEL_AT_MS = 600, 500
 
@@ -128,8 +138,11 @@ def inner_gap_ms(plan: CallerPlan) -> float:
     return worst
 
 
-async def run_cases(cases: Sequence[Case], tts: TTSEngine, *, concurrency: int = 4) -> list[CallResult]:
-    """Plan every call first (TTS off the clock), then run them, ``concurrency`` at a time."""
+async def run_cases(
+    cases: Sequence[Case], tts: TTSEngine, *, concurrency: int = 4, transport: str = "pcm"
+) -> list[CallResult]:
+    """Plan every call first (TTS off the clock), then run them, ``concurrency`` at a time, each over
+    ``transport`` (:data:`LINES`) to the reference served behind it."""
     loop = asyncio.get_running_loop()
     dialogues = [dialogue_for(c, i) for i, c in enumerate(cases)]
     plans: list[CallerPlan] = []
@@ -149,12 +162,12 @@ async def run_cases(cases: Sequence[Case], tts: TTSEngine, *, concurrency: int =
             view = {**dialogue.assistant_view(), "reference": case.behaviour.to_json()}
             labels = {"dialogue_id": dialogue.id, "case": case.name, "behaviour": case.behaviour.to_json()}
             start = CallStart(dialogue.id, view)
-            rec, trace = await record_call(plan, PcmWebsocketLine(url), MonotonicClock(), start, labels)
+            rec, trace = await record_call(plan, LINES[transport](url), MonotonicClock(), start, labels)
             gc.freeze()
         late = trace.pacing_late_ms[2]
         return CallResult(case, rec, trace.outcome.reason, trace.outcome.failed, late)
 
-    async with reference_assistant() as url:
+    async with reference_assistant(transport=transport) as url:
         return list(await asyncio.gather(*(one(i, url) for i in range(len(cases)))))
 
 
@@ -174,17 +187,17 @@ def load_results(folder: Path) -> list[CallResult]:
 
 async def fidelity(
     cases: Sequence[Case], tts: TTSEngine, *, concurrency: int = 4, skipped: Sequence[str] = (),
-    save: Path | None = None,
+    save: Path | None = None, transport: str = "pcm",
 ) -> Summary:  # fmt: skip
     """Run the cases and compare; ``save`` keeps the recordings (``--remeasure`` compares them again)."""
     clock = MonotonicClock()
     t0 = clock.now_ns()
-    results = await run_cases(cases, tts, concurrency=concurrency)
+    results = await run_cases(cases, tts, concurrency=concurrency, transport=transport)
     wall = (clock.now_ns() - t0) / 1e9
     for r in results:
         if save is not None:
             save_recording(save, r.rec)
-    return summarize(results, skipped, wall)
+    return summarize(results, skipped, wall, transport)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -197,18 +210,41 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=None, help="seeds per behaviour (default 2, quick 1)")
     ap.add_argument("--save", type=Path, default=None, help="keep every recording in this folder")
     ap.add_argument("--remeasure", type=Path, default=None, help="compare the calls saved there again")
+    ap.add_argument(
+        "--transport", default="pcm",
+        help=f"the line(s) to the reference, comma-separated: {', '.join(LINES)} (default pcm); "
+        "with several, a last table gives each one's constant and CallSim's error after it",
+    )  # fmt: skip
     a = ap.parse_args(argv)
+    transports = [t.strip() for t in a.transport.split(",") if t.strip()]
+    if unknown := [t for t in transports if t not in LINES]:
+        ap.error(f"unknown transport {', '.join(unknown)} (choose from {', '.join(LINES)})")
     provenance = bench_provenance("scripts/bench_fidelity", argv, json_out=a.json)
     if a.remeasure is not None:
-        summary = summarize(load_results(a.remeasure))
+        summaries = [summarize(load_results(a.remeasure))]
     else:
         reply_ms, stop_ms = (QUICK_REPLY_MS, QUICK_STOP_MS) if a.quick else (REPLY_MS, STOP_MS)
         cases, skipped = grid(reply_ms, stop_ms, a.seeds or (1 if a.quick else 2))
-        print(f"{len(cases)} calls, {len(skipped)} behaviours infeasible", file=sys.stderr)
-        run = fidelity(cases, make_tts(a.tts), concurrency=a.concurrency, skipped=skipped, save=a.save)
-        summary = asyncio.run(run)
-    doc = {**summary.to_json(), "provenance": provenance}
-    print(json.dumps(doc, ensure_ascii=False, indent=2) if a.json else format_summary(summary))
+        print(f"{len(cases)} calls per transport, {len(skipped)} behaviours infeasible", file=sys.stderr)
+        tts = make_tts(a.tts)
+        summaries = []
+        for transport in transports:
+            save = a.save / transport if a.save is not None and len(transports) > 1 else a.save
+            run = fidelity(
+                cases, tts, concurrency=a.concurrency, skipped=skipped, save=save, transport=transport
+            )
+            summaries.append(asyncio.run(run))
+    if a.json:
+        docs = [s.to_json() for s in summaries]
+        doc = (
+            {**docs[0], "provenance": provenance}
+            if len(docs) == 1
+            else {"transports": docs, "provenance": provenance}
+        )
+        print(json.dumps(doc, ensure_ascii=False, indent=2))
+    else:
+        print("\n\n".join(format_summary(s) for s in summaries))
+        print("\n" + format_transports(summaries))
     return 0
 
 

@@ -151,6 +151,7 @@ class Summary:
     wall_s: float
     pairs: list[Pair] = field(default_factory=list)
     stalls: dict[str, float] = field(default_factory=dict)  # per case: the caller loop's worst lateness
+    transport: str = "pcm"  # the line between CallSim and the reference (raw PCM websocket, webrtc, ...)
 
     def numeric(self, metric: str) -> dict[str, Any]:
         """|measured - truth| p50, p99, max; bias: median signed error; one_sided_none: one of them None."""
@@ -160,6 +161,24 @@ class Summary:
         bias = round(float(np.median(signed)), 3) if len(signed) else None
         n = len(signed)
         return {"n": n, "p50": q[0], "p99": q[1], "max": q[2], "bias": bias, "one_sided_none": len(ps) - n}
+
+    def after_constant(self, metric: str) -> dict[str, Any]:
+        """The transport's constant (the median signed error: what the line itself adds, e.g. Opus and a
+        jitter buffer each way) and |error - constant| p50, p99, max: how exactly CallSim measures then."""
+        signed = np.asarray(
+            [
+                p.measured - p.truth
+                for p in self.pairs
+                if p.metric == metric and None not in (p.measured, p.truth)
+            ],
+            float,
+        )
+        if not len(signed):
+            return {"n": 0, "constant": None, "p50": None, "p99": None, "max": None}
+        constant = float(np.median(signed))
+        q = percentiles(np.abs(signed - constant), (50, 99, 100))
+        p50, p99, top = (None if v is None else round(v, 3) for v in q)
+        return {"n": len(signed), "constant": round(constant, 3), "p50": p50, "p99": p99, "max": top}
 
     def boolean(self, metric: str) -> dict[str, Any]:
         """Exact agreement (None, "tells nothing", is a value of its own); wrong: "truth->measured" counts."""
@@ -195,6 +214,8 @@ class Summary:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "transport": self.transport,
+            "after_constant_ms": {m: self.after_constant(m) for m in NUMERIC},
             "calls": self.calls,
             "failed_calls": self.failed,
             "skipped": self.skipped,
@@ -213,7 +234,8 @@ def format_summary(s: Summary) -> str:
 
     late = max(s.stalls.values(), default=0.0)
     lines = [
-        f"calls: {s.calls}, failed: {len(s.failed)}, infeasible behaviours skipped: {len(s.skipped)}, "
+        f"transport: {s.transport}; calls: {s.calls}, failed: {len(s.failed)}, "
+        f"infeasible behaviours skipped: {len(s.skipped)}, "
         f"wall {s.wall_s:.0f} s, caller loop late up to {late:.1f} ms"
     ]
     cols = f"{'n':>6}{'p50':>9}{'p99':>9}{'max':>9}{'bias':>9}{'None≠':>7}"
@@ -245,10 +267,24 @@ def format_summary(s: Summary) -> str:
     return "\n".join(lines)  # fmt: skip
 
 
-def summarize(results: Sequence[CallResult], skipped: Sequence[str] = (), wall_s: float = 0.0) -> Summary:
+def format_transports(summaries: Sequence[Summary]) -> str:
+    """One row per transport and timing figure: the constant the line adds, CallSim's error after it."""
+    head = f"{'transport':<10}{'figure':<24}{'n':>5}{'constant':>10}{'p50':>8}{'p99':>8}{'max':>8}  failed"
+    rows = [head]
+    for s in summaries:
+        for m in NUMERIC:
+            r = s.after_constant(m)
+            cells = "".join(f"{'-' if r[k] is None else format(r[k], '.1f'):>{w}}"
+                            for k, w in (("constant", 10), ("p50", 8), ("p99", 8), ("max", 8)))  # fmt: skip
+            rows.append(f"{s.transport:<10}{m:<24}{r['n']:>5}{cells}  {len(s.failed)}/{s.calls}")
+    return "\n".join(rows)
+
+
+def summarize(
+    results: Sequence[CallResult], skipped: Sequence[str] = (), wall_s: float = 0.0, transport: str = "pcm"
+) -> Summary:
     """Compare every call with its truth (after all calls: measuring never delays a live call)."""
     failed = [f"{r.case.name}: {r.outcome}" for r in results if r.failed]
     pairs = [p for r in results for p in compare(r)]
-    return Summary(
-        len(results), failed, list(skipped), wall_s, pairs, {r.case.name: r.pacing_max_ms for r in results}
-    )
+    stalls = {r.case.name: r.pacing_max_ms for r in results}
+    return Summary(len(results), failed, list(skipped), wall_s, pairs, stalls, transport)
