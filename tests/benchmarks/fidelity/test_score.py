@@ -137,7 +137,7 @@ def test_the_summary_counts_failed_calls_and_prints_and_serializes_every_metric(
 
 
 def test_a_transport_constant_is_taken_out_before_the_error_after_it():
-    """Every reply 240 ms late but one at 250 (a line's constant, and its jitter): constant 240, error 0-10."""
+    """Every reply 240 ms late but one at 250 (a constant, and jitter): constant 240, error 0-10."""
     late = [Pair("response latency", f"c{i}", 1, 840.0 + (10 if i == 4 else 0), 600.0) for i in range(5)]
     s = Summary(5, [], [], 1.0, late, transport="webrtc")
     row = s.after_constant("response latency")
