@@ -12,12 +12,15 @@ message.
 It must run in a process of its own (``python -m server.assistants.echo``, started by
 ``voice.run.launch.echo_assistant``): it is the assistant, not CallSim, and sharing a loop with the caller
 would distort the pacing being measured.  The websocket is the one every test assistant uses
-(:mod:`server.assistants.serving`); ``stop`` ends the call with a closing handshake.
+(:mod:`server.assistants.serving`); ``stop`` ends the call with a closing handshake.  ``--webrtc`` serves
+the same echo over WebRTC (:mod:`server.assistants.webrtc_serving`: the caller's frames come in through
+Opus and a jitter buffer, silence never exactly all-zero, so ``--skip-silence`` keeps little out there).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import functools
 import json
@@ -28,8 +31,9 @@ from dataclasses import dataclass
 
 from websockets.exceptions import ConnectionClosed
 
+from server.assistants.reference import CallConnection
 from server.assistants.serving import run_until_signalled, serve_pcm
-from voice.lines.ws_server import Server, ServerConnection
+from voice.lines.ws_server import Server
 
 
 class EchoBuffer:
@@ -83,7 +87,7 @@ class EchoSettings:
         return max(0, round(self.delay_ms / 20))
 
 
-async def _echo(ws: ServerConnection, settings: EchoSettings) -> None:
+async def _echo(ws: CallConnection, settings: EchoSettings) -> None:
     """One call: every binary message goes into the delay line, whatever is due goes straight back."""
     buf = EchoBuffer(
         settings.delay_frames, chunk_frames=settings.chunk_frames, skip_silence=settings.skip_silence
@@ -121,8 +125,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--delay-ms", type=int, default=500, help="echo delay (rounded to 20 ms frames)")
     p.add_argument("--chunk-frames", type=int, default=1, help="frames per message sent back")
     p.add_argument("--skip-silence", action="store_true", help="do not send all-zero frames back")
+    p.add_argument("--webrtc", action="store_true", help="answer WebRTC offers (POST /api/offer) instead")
     args = p.parse_args(argv)
     settings = EchoSettings(args.host, args.port, args.delay_ms, args.chunk_frames, args.skip_silence)
+    if args.webrtc:
+        from server.assistants.webrtc_serving import serve_webrtc
+
+        handler = functools.partial(_echo, settings=settings)
+        asyncio.run(serve_webrtc(handler, args.host, args.port, "echo assistant on {url}"))
+        return 0
     run_until_signalled(lambda: start_echo(settings), "echo assistant on {url}")
     return 0
 

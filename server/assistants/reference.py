@@ -228,7 +228,7 @@ class ReferenceCore:
 
 class CallConnection(Protocol):
     """What the reference needs of one call's connection: a websocket's, or a WebRTC peer's
-    (:mod:`server.assistants.reference_webrtc`), its messages the same: binary PCM frames, JSON events."""
+    (:mod:`server.assistants.webrtc_serving`), its messages the same: binary PCM frames, JSON events."""
 
     def __aiter__(self) -> AsyncIterator[str | bytes]: ...
 
@@ -238,7 +238,7 @@ class CallConnection(Protocol):
 
     async def ping(self) -> Awaitable[float]: ...
 
-    async def close(self) -> None: ...
+    async def close(self, code: int = 1000, reason: str = "") -> None: ...
 
 
 class _Call:
@@ -371,7 +371,8 @@ async def serve_reference(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m server.assistants.reference [--port P] [--behaviour JSON]``: serve until signalled.
+    """``python -m server.assistants.reference [--port P] [--behaviour JSON] [--webrtc]``: serve until
+    signalled, over the raw PCM websocket, or over WebRTC with ``--webrtc`` (:mod:`.webrtc_serving`).
 
     Prints the URL it listens on.
     """
@@ -381,8 +382,18 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--behaviour", type=json.loads, default=None, help="default behaviour as JSON")
+    ap.add_argument("--webrtc", action="store_true", help="answer WebRTC offers (POST /api/offer) instead")
     args = ap.parse_args(argv)
     default = ReferenceBehaviour.from_json(args.behaviour) if args.behaviour is not None else None
+    if args.webrtc:
+        from server.assistants.webrtc_serving import serve_webrtc
+
+        reply_voice(
+            (default or ReferenceBehaviour(600, None, True, False)).reply_len_ms
+        )  # warm, off the clock
+        freeze_long_lived()
+        asyncio.run(serve_webrtc(functools.partial(handle_call, default=default), args.host, args.port))
+        return
     # A full collection would walk every imported object with the loop standing still: freeze them first.
     run_until_signalled(lambda: serve_reference(args.host, args.port, default), "{url}", freeze_long_lived)
 

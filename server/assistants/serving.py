@@ -3,7 +3,10 @@
 CallSim's side of the line has one websocket implementation (``voice.lines.ws_client``); the test assistants
 serve with :func:`voice.lines.ws_server.serve_websocket` (its profile: no compression, no keepalive pings
 of our own, a bounded closing handshake), with messages up to the raw protocol's limit
-(``docs/protocol.md``, which CallSim's line enforces too).  Any path is accepted.
+(``docs/protocol.md``, which CallSim's line enforces too).  Any path is accepted; one that names a
+carrier pipecat serializes (``/telnyx``, ``/twilio``, ...: :func:`~server.assistants.carrier_serving.
+carrier_of`) takes that carrier's media stream instead, translated by pipecat's serializer for it into the
+same raw protocol (:mod:`server.assistants.carrier_serving`), so the assistant is unchanged behind it.
 
 :func:`run_until_signalled` is the processes' entry point: it prints a banner naming the URL (the
 launcher in ``voice.run.launch`` waits for the port, humans read the banner) and serves until SIGINT or
@@ -13,11 +16,17 @@ SIGTERM.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import signal
 from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from websockets.exceptions import ConnectionClosed
 
 from voice.lines.pcm import MAX_MESSAGE_BYTES
-from voice.lines.ws_server import Handler, Server, bound_port, serve_websocket
+from voice.lines.ws_server import Handler, Server, ServerConnection, bound_port, serve_websocket
 
 
 async def serve_pcm(handler: Handler, host: str = "127.0.0.1", port: int = 0) -> tuple[Server, str]:
@@ -25,9 +34,32 @@ async def serve_pcm(handler: Handler, host: str = "127.0.0.1", port: int = 0) ->
 
     Returns the server (``async with`` it, or ``close()`` it) and the ``ws://`` URL it listens on.
     """
-    server = await serve_websocket(handler, host, port, max_size=MAX_MESSAGE_BYTES)
+    server = await serve_websocket(
+        functools.partial(_by_path, handler), host, port, max_size=MAX_MESSAGE_BYTES
+    )
     bound = bound_port(server, port)
     return server, f"ws://{host}:{bound}/pcm"
+
+
+async def _by_path(handler: Handler, ws: ServerConnection) -> None:
+    """Raw PCM, or the carrier the path names behind its translation (pipecat imported only then)."""
+    path = ws.request.path if ws.request is not None else "/"
+    if urlsplit(path).path.strip("/") in ("", "pcm"):  # the raw protocol: pipecat is not even imported
+        await handler(ws)
+        return
+    from server.assistants.carrier_serving import carrier_connection, carrier_of
+
+    carrier = carrier_of(path)
+    if carrier is None:
+        await handler(ws)
+        return
+    try:
+        connection: Any = await carrier_connection(ws, carrier)
+    except (ValueError, ConnectionClosed):
+        with contextlib.suppress(ConnectionClosed):
+            await ws.close(1008, f"not a {carrier} call's opening")
+        return
+    await handler(connection)
 
 
 def run_until_signalled(

@@ -85,9 +85,9 @@ async def builtin_assistant(
 
 
 # The reference assistant behind each transport it serves: its module, and its URL on a port.
-REFERENCE_SERVERS: dict[str, tuple[str, str]] = {
-    "pcm": ("server.assistants.reference", "ws://127.0.0.1:{port}/pcm"),
-    "webrtc": ("server.assistants.reference_webrtc", "http://127.0.0.1:{port}/api/offer"),
+TEST_SERVERS: dict[str, tuple[list[str], str]] = {
+    "pcm": ([], "ws://127.0.0.1:{port}/pcm"),
+    "webrtc": (["--webrtc"], "http://127.0.0.1:{port}/api/offer"),
 }
 
 
@@ -95,33 +95,39 @@ REFERENCE_SERVERS: dict[str, tuple[str, str]] = {
 async def reference_assistant(
     behaviour: Mapping[str, Any] | None = None, transport: str = "pcm"
 ) -> AsyncIterator[str]:
-    """Run the reference assistant behind ``transport`` (:data:`REFERENCE_SERVERS`); yield its URL once it
+    """Run the reference assistant behind ``transport`` (:data:`TEST_SERVERS`); yield its URL once it
     listens (``ws://`` for the raw PCM protocol, ``http://.../api/offer`` for WebRTC).
 
     The behaviour comes with each call (``start.dialogue.reference``), so one server plays every case;
     ``behaviour`` (``ReferenceBehaviour.to_json()``) is what it does for calls that bring none.
     """
-    module, url = REFERENCE_SERVERS[transport]
+    transport_args, url = TEST_SERVERS[transport]
+    module = "server.assistants.reference"
     port = free_port()
     args = ["--behaviour", json.dumps(dict(behaviour))] if behaviour is not None else []
+    args += transport_args
     async with _running("the reference assistant", module, args, port, TEST_ASSISTANT_READY_TIMEOUT_S):
         yield url.format(port=port)
 
 
 @contextlib.contextmanager
-def echo_assistant(delay_ms: int, extra: Sequence[str] = (), nice: int = 0) -> Iterator[tuple[str, int]]:
-    """Run ``python -m server.assistants.echo`` on a free port; yield (url, pid) once it listens.
+def echo_assistant(
+    delay_ms: int, extra: Sequence[str] = (), nice: int = 0, transport: str = "pcm"
+) -> Iterator[tuple[str, int]]:
+    """Run ``python -m server.assistants.echo`` on a free port behind ``transport`` (:data:`TEST_SERVERS`);
+    yield (url, pid) once it listens.
 
     ``nice`` > 0 runs it at a lower CPU priority, so that on a small machine the assistant's work yields
     to the callers' frame deadlines (it would run on other hardware in a real test).  Synchronous: the
     capacity bench drives its caller processes from plain code, not from an event loop.
     """
+    transport_args, url = TEST_SERVERS[transport]
     port = free_port()
-    args = ["--delay-ms", str(delay_ms), *extra]
+    args = ["--delay-ms", str(delay_ms), *extra, *transport_args]
     proc = _start("server.assistants.echo", args, port, nice=nice)
     try:
         wait_listening(proc, port, "the echo assistant", TEST_ASSISTANT_READY_TIMEOUT_S)
-        yield f"ws://127.0.0.1:{port}/pcm", proc.pid
+        yield url.format(port=port), proc.pid
     finally:
         _stop(proc)
 

@@ -104,7 +104,7 @@ def test_barge_in_stop_latency_is_right_to_within_the_loose_bound(summary):
     assert r["n"] >= 4 and r["p99"] <= LOOSE_MS, r
 
 
-# --- the same reference behind WebRTC (server.assistants.reference_webrtc), over CallSim's WebRTC line ---
+# --- the same reference behind WebRTC (server.assistants.webrtc_serving), over CallSim's WebRTC line ---
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The reference's WebRTC shell: its playout track on a virtual clock, and the link's messages."""
+"""The test assistants' WebRTC shell: its playout track on a virtual clock, and the link's messages."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import numpy as np
 from aiortc import RTCPeerConnection
 
-from server.assistants.reference_webrtc import PeerConnectionLink, PlayoutTrack
+from server.assistants.webrtc_serving import PeerConnectionLink, PlayoutTrack
 from voice.core.audio import FRAME_SAMPLES, to_bytes
 from voice.core.clock import VirtualClock
 

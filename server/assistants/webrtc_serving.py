@@ -1,34 +1,32 @@
-"""The reference assistant behind WebRTC: ground truth for CallSim's figures over a WebRTC line.
+"""A test assistant (the reference, the echo) over WebRTC, as pipecat's development runner serves a bot.
 
-The same reference (:mod:`server.assistants.reference`: its I/O-free core, its timing of each reply chunk)
-answers on ``POST /api/offer`` / ``PATCH /api/offer`` the way pipecat's development runner does, so
-``scripts/bench_fidelity --transport webrtc`` measures what a WebRTC line adds and how exactly CallSim still
-measures after it.  The reference talks to a :class:`~server.assistants.reference.CallConnection`; here
-that is :class:`PeerConnectionLink`, which turns one aiortc peer connection into the websocket's messages:
+The test assistants speak CallSim's raw PCM protocol to one connection per call (binary 16 kHz frames, JSON
+events); here that connection is :class:`PeerConnectionLink`, one aiortc peer connection behind
+``POST /api/offer`` / ``PATCH /api/offer`` (pipecat's runner's routes), so ``scripts/bench_fidelity
+--transport webrtc`` and ``scripts/bench_capacity --transport webrtc`` measure a WebRTC line against an
+assistant whose behaviour is known:
 
 - the caller's track (Opus decoded after aiortc's jitter buffer, 48 kHz) comes in as 16 kHz PCM frames,
   every frame, silence included (the reference counts caller samples);
-- what the reference sends is played by :class:`PlayoutTrack`, a 20 ms frame track on this process's
+- what the assistant sends is played by :class:`PlayoutTrack`, a 20 ms frame track on this process's
   clock: each chunk is placed at the sample it arrived at (the same playout rule as CallSim's caller side,
   :class:`~voice.core.playout.PlayoutBuffer`), and frame ``k`` leaves once its 20 ms have passed, so a
   reply's first sample keeps its place inside a frame; ``clear`` drops what has not played;
-- the call's ``start`` comes from the offer's ``request_data`` (``dialogue.reference`` holds the behaviour);
-  there is no channel for the reference's ``log`` reports, so the fidelity table has no delivery rows here;
-  ``ping`` answers 0 (the link's delay is what the bench reports as the transport's constant).
+- the call's ``start`` comes from the offer's ``request_data`` (``dialogue.reference`` holds a reference's
+  behaviour); there is no channel for ``log`` reports (the fidelity table has no delivery rows over
+  WebRTC); ``ping`` answers 0 (the link's delay is what the fidelity bench reports as the line's constant).
 
-``python -m server.assistants.reference_webrtc [--host H] [--port P]`` serves until signalled and prints
-its offer URL.  ICE is gathered on 127.0.0.1 only when it serves on loopback.
+ICE is gathered on 127.0.0.1 only when the assistant serves on loopback.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import fractions
 import json
 import signal
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import numpy as np
@@ -38,20 +36,18 @@ from aiortc.mediastreams import MediaStreamError, MediaStreamTrack
 from aiortc.sdp import candidate_from_sdp
 from av import AudioFrame, AudioResampler
 
-from server.assistants.behaviour import ReferenceBehaviour, reply_voice
-from server.assistants.reference import handle_call
 from voice.core.audio import FRAME_SAMPLES, SAMPLE_RATE, from_bytes, ns_to_samples, samples_to_ns, to_bytes
 from voice.core.clock import Clock, MonotonicClock
-from voice.core.gcpause import freeze_long_lived
 from voice.core.playout import PlayoutBuffer
 from voice.lines.webrtc_ice import is_loopback_host, only_loopback_everywhere
 
 FRAME_NS = samples_to_ns(FRAME_SAMPLES)
-CALL_TIMEOUT_S = 600.0  # one reference call, at most
+CALL_TIMEOUT_S = 3600.0  # one test call, at most
+Handler = Callable[["PeerConnectionLink"], Awaitable[None]]  # one call, as the websocket servers' handlers
 
 
 class PlayoutTrack(MediaStreamTrack):
-    """The reference's voice: chunks placed at their arrival sample, sent as 20 ms frames on time."""
+    """The assistant's voice: chunks placed at their arrival sample, sent as 20 ms frames on time."""
 
     kind = "audio"
 
@@ -134,15 +130,15 @@ class PeerConnectionLink:
         done.set_result(0.0)
         return done
 
-    async def close(self) -> None:
+    async def close(self, code: int = 1000, reason: str = "") -> None:
         self.out.stop()
         if self._reader is not None:
             self._reader.cancel()
         await self.pc.close()
 
 
-def create_app(default: ReferenceBehaviour | None = None, clock: Clock | None = None) -> web.Application:
-    """``POST``/``PATCH /api/offer`` as pipecat's runner; each offer is one reference call."""
+def create_app(handler: Handler, clock: Clock | None = None) -> web.Application:
+    """``POST``/``PATCH /api/offer`` as pipecat's runner; each offer is one call of ``handler``."""
     pcs: dict[str, RTCPeerConnection] = {}
     tasks: set[asyncio.Task[None]] = set()
 
@@ -165,12 +161,12 @@ def create_app(default: ReferenceBehaviour | None = None, clock: Clock | None = 
                 transceiver.sender.replaceTrack(link.out)
                 transceiver.direction = "sendrecv"
         await pc.setLocalDescription(await pc.createAnswer())
-        pc_id = f"reference-{id(pc):x}"
+        pc_id = f"callsim-test-{id(pc):x}"
         pcs[pc_id] = pc
 
         async def run() -> None:
             with contextlib.suppress(ConnectionError, TimeoutError):
-                await asyncio.wait_for(handle_call(link, default), CALL_TIMEOUT_S)
+                await asyncio.wait_for(handler(link), CALL_TIMEOUT_S)
             await link.close()
             pcs.pop(pc_id, None)
 
@@ -196,12 +192,11 @@ def create_app(default: ReferenceBehaviour | None = None, clock: Clock | None = 
     return app
 
 
-async def serve(host: str, port: int, default: ReferenceBehaviour | None) -> None:
-    """Serve until SIGINT or SIGTERM; print the offer URL once listening."""
+async def serve_webrtc(handler: Handler, host: str, port: int, banner: str = "{url}") -> None:
+    """Serve ``handler`` until SIGINT or SIGTERM; print ``banner`` with the offer URL once listening."""
     if is_loopback_host(host):
         only_loopback_everywhere()
-    reply_voice((default or ReferenceBehaviour(600, None, True, False)).reply_len_ms)  # warm, off the clock
-    runner = web.AppRunner(create_app(default), handle_signals=False)
+    runner = web.AppRunner(create_app(handler), handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
@@ -209,25 +204,8 @@ async def serve(host: str, port: int, default: ReferenceBehaviour | None) -> Non
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-    freeze_long_lived()
-    print(f"http://{host}:{bound}/api/offer", flush=True)
+    print(banner.format(url=f"http://{host}:{bound}/api/offer"), flush=True)
     try:
         await stop.wait()
     finally:
         await runner.cleanup()
-
-
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(
-        prog="python -m server.assistants.reference_webrtc", description=__doc__.split("\n")[0]
-    )
-    ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=0)
-    ap.add_argument("--behaviour", type=json.loads, default=None, help="default behaviour as JSON")
-    args = ap.parse_args(argv)
-    default = ReferenceBehaviour.from_json(args.behaviour) if args.behaviour is not None else None
-    asyncio.run(serve(args.host, args.port, default))
-
-
-if __name__ == "__main__":
-    main()
