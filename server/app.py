@@ -2,9 +2,10 @@
 
 Kept apart from :mod:`server.assistant` (what one call *is*: its pipecat pipeline) because this is about
 *listening*: one call per websocket connection on ``/pcm`` (the raw PCM protocol, ``docs/protocol.md``) or
-on ``/twilio`` (Twilio Media Streams: :mod:`server.twilio_route`), plus ``GET /health``; loading the shared
+on ``/twilio`` (Twilio Media Streams: :mod:`server.twilio_route`), one per WebRTC peer connection offered on
+``/api/offer`` (as pipecat's runner: :mod:`server.webrtc_route`), plus ``GET /health``; loading the shared
 speech engines before the first call; binding the port; and shutting down so every active call hears a
-``hangup``.  Starting the server programmatically::
+``hangup`` (and every peer connection is closed).  Starting the server programmatically::
 
     server = AssistantServer(AssistantSettings(serving=ServingSettings(port=0)))
     await server.start()          # loads + warms the engines, binds, serves; raises CallSimError on failure
@@ -32,11 +33,12 @@ from fastapi import FastAPI, WebSocket
 
 from server.assistant import AssistantCall, build_pipeline
 from server.config import AssistantSettings, SpeechEngines, configure_logging, stopwatch
-from server.gate import GUARD_SCOPE_KEY, CallGate, GuardedSocket
+from server.gate import GUARD_SCOPE_KEY, CallGate, CallSlots, GuardedSocket
 from server.memory import CallMemory, freeze_startup_objects
 from server.pcm_serializer import PcmSerializer
 from server.policy.processor import PolicyFactory
 from server.twilio_route import TWILIO_RATE, TwilioCallSerializer, answer_twilio
+from server.webrtc_route import WebrtcRoutes
 from voice.core.audio import SAMPLE_RATE
 from voice.errors import ConfigError, EngineError
 
@@ -62,11 +64,13 @@ def create_app(
     engines: SpeechEngines | None = None,
     policy_factory: PolicyFactory | None = None,
 ) -> FastAPI:
-    """The FastAPI app: websocket ``settings.serving.path`` (one call per connection) and ``GET /health``.
+    """The FastAPI app: websockets ``settings.serving.path`` and ``twilio_path`` (one call per connection),
+    WebRTC offers on ``webrtc_path`` (one call per peer connection) and ``GET /health``.
 
     Without ``engines`` they are loaded (and warmed up) in the app's lifespan, before it accepts calls.
     Every websocket passes :class:`server.gate.CallGate` first (token, Origin, call slots, message sizes,
-    idle sockets), and a call's pipeline is built only once its first message has come.
+    idle sockets), and a call's pipeline is built only once its first message has come; an offer passes
+    the same token, Origin and slot rules (:mod:`server.webrtc_route`).
     """
     settings = settings or AssistantSettings()
     calls: set[AssistantCall] = set()
@@ -84,11 +88,13 @@ def create_app(
         finally:
             for call in list(calls):
                 await call.cancel("assistant shutting down")
+            await webrtc.close()
             if owned and app.state.engines is not None:
                 app.state.engines.close()
 
     app = FastAPI(title="CallSim built-in assistant", lifespan=lifespan)
-    app.add_middleware(CallGate, settings=settings)
+    slots = CallSlots(settings.max_calls)  # websockets and WebRTC peers alike
+    app.add_middleware(CallGate, settings=settings, slots=slots)
     app.state.engines = engines
     app.state.calls = calls
     app.state.memory = memory
@@ -146,6 +152,15 @@ def create_app(
                 )
                 await websocket.close(code=1011)
             return
+        try:
+            await run_call(call)
+        finally:
+            del call  # the last reference outside the pipeline's own cycles: let the collection free it
+            memory.call_ended(len(calls))
+
+    async def run_call(call: AssistantCall) -> None:
+        """Run a built call to its end, counted in ``/health`` meanwhile.  Its caller tells ``memory`` the
+        call ended once it holds no reference to it any more."""
         calls.add(call)
         try:
             await call.run()
@@ -156,9 +171,17 @@ def create_app(
                 f"({call.serializer.bytes_in // 2 / SAMPLE_RATE:.1f}s in, "
                 f"{call.serializer.bytes_out // 2 / SAMPLE_RATE:.1f}s out)"
             )
-            del call  # the last reference outside the pipeline's own cycles: let the collection free it
-            memory.call_ended(len(calls))
 
+    webrtc = WebrtcRoutes(
+        settings,
+        slots,
+        engines=lambda: app.state.engines,
+        run=run_call,
+        ended=lambda: memory.call_ended(len(calls)),
+        policy_factory=policy_factory,
+    )
+    webrtc.register(app)
+    app.state.webrtc = webrtc
     return app
 
 
@@ -202,6 +225,11 @@ class AssistantServer:
     def twilio_url(self) -> str:
         """The websocket URL Twilio Media Streams calls connect to (``twilio+`` this as a CallSim target)."""
         return self._ws_url(self.settings.serving.twilio_path)
+
+    @property
+    def webrtc_url(self) -> str:
+        """The URL WebRTC offers are posted to (``webrtc+`` this as a CallSim target)."""
+        return "http" + self._ws_url(self.settings.serving.webrtc_path).removeprefix("ws")
 
     def _ws_url(self, path: str) -> str:
         host = self.settings.serving.host

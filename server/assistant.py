@@ -3,7 +3,9 @@
 Kept apart from :mod:`server.app` (which listens, accepts connections and owns the shared engines) because
 this is what a call *is*, whatever route it came in on: the same pipeline serves the raw PCM protocol
 (``docs/protocol.md``, :class:`~server.pcm_serializer.PcmSerializer`) and Twilio Media Streams (pipecat's
-own ``TwilioFrameSerializer``: :mod:`server.twilio_route`); only the serializer and the audio rate differ::
+own ``TwilioFrameSerializer``: :mod:`server.twilio_route`), where only the serializer and the audio rate
+differ (:func:`build_pipeline`), and WebRTC (pipecat's ``SmallWebRTCTransport``: :mod:`server.webrtc_route`),
+which brings its own transport to :func:`assemble_call`::
 
     transport.input() → Silero VAD → ASR (segmented) → user turns → policy → TTS
         → transport.output() (real time, held while the caller may be cutting in: server/hold.py)
@@ -23,7 +25,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from fastapi import WebSocket
 from pipecat.audio.vad.vad_analyzer import VADParams
@@ -36,14 +38,16 @@ from pipecat.frames.frames import (
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.audio.vad_processor import VADProcessor
+from pipecat.serializers.base_serializer import FrameSerializer
+from pipecat.transports.base_transport import BaseTransport
 from pipecat.transports.websocket.fastapi import FastAPIWebsocketParams
 from pipecat.turns.user_turn_processor import UserTurnProcessor
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 from pipecat.workers.runner import WorkerRunner
 
 from server.config import AssistantSettings, default_policy_factory, stopwatch
-from server.hold import PacedWebsocketTransport, reply_hold
-from server.pcm_serializer import PcmSerializer
+from server.hold import PacedWebsocketTransport, ReplyHold, reply_hold
+from server.pcm_serializer import PcmSerializer, PlayoutTracker
 from server.pieces import PieceSTTService
 from server.policy.llm_policy import LLMPolicyFactory
 from server.policy.processor import DEFAULT_VIEW, PolicyProcessor
@@ -59,7 +63,7 @@ if TYPE_CHECKING:
     from voice.speech.asr import ASREngine
     from voice.speech.tts.base import TTSEngine
 
-__all__ = ["AssistantCall", "build_pipeline"]
+__all__ = ["AssistantCall", "CallLine", "assemble_call", "build_pipeline"]
 
 logger = logging.getLogger(__name__)
 
@@ -67,13 +71,25 @@ logger = logging.getLogger(__name__)
 # --- one call ----------------------------------------------------------------------------------------------
 
 
+class CallLine(Protocol):
+    """What the pipeline reads of the line a call came in on: the serializers of the websocket routes, and
+    :class:`server.webrtc_route.WebrtcLineState` over WebRTC."""
+
+    call_id: str | None
+    playout: PlayoutTracker  # what the caller still hears of the reply (the barge-in strategy, the hold)
+    stopped: bool  # the caller hung up
+    hung_up: bool  # the assistant did
+    bytes_in: int  # as 16 kHz PCM16, for the call log
+    bytes_out: int
+
+
 @dataclass(eq=False)
 class AssistantCall:
     """One call's pipeline and the handles tests and the server need."""
 
     worker: PipelineWorker
-    transport: PacedWebsocketTransport
-    serializer: PcmSerializer | TwilioCallSerializer
+    transport: BaseTransport
+    serializer: CallLine
     policy: PolicyProcessor
     max_secs: float
     elapsed: Callable[[], float] = field(default_factory=stopwatch)  # seconds since the call was built
@@ -95,7 +111,7 @@ class AssistantCall:
         The hangup is sent before the pipeline is cancelled: on a cancel, pipecat's input transport closes
         the socket, which can beat the output transport's own hangup (seen under load at shutdown).
         """
-        if self.websocket is not None:
+        if self.websocket is not None and isinstance(self.serializer, FrameSerializer):
             with contextlib.suppress(Exception):  # a socket already gone: nothing to tell
                 message = await self.serializer.serialize(CancelFrame(reason=reason))
                 if isinstance(message, str):
@@ -147,6 +163,52 @@ def build_pipeline(
         hold=hold,
         lead_secs=settings.turns.output_lead_secs,
     )
+    call = assemble_call(
+        transport,
+        serializer,
+        hold,
+        tts=tts,
+        asr=asr,
+        settings=settings,
+        policy_factory=policy_factory,
+        tts_executor=tts_executor,
+        asr_executor=asr_executor,
+        start_message=start_message,
+        sample_rate=sample_rate,
+    )
+    call.websocket = websocket
+    worker = call.worker
+
+    @transport.event_handler("on_session_timeout")
+    async def _on_session_timeout(_transport: Any, _websocket: Any) -> None:
+        logger.warning(f"call {serializer.call_id}: reached {settings.serving.max_call_secs}s, hanging up")
+        await worker.queue_frame(EndFrame(reason="maximum call duration reached"))
+
+    return call
+
+
+def assemble_call(
+    transport: BaseTransport,
+    line: CallLine,
+    hold: ReplyHold | None,
+    *,
+    tts: TTSEngine,
+    asr: ASREngine,
+    settings: AssistantSettings,
+    policy_factory: PolicyFactory | None = None,
+    tts_executor: ThreadPoolExecutor | None = None,
+    asr_executor: ThreadPoolExecutor | None = None,
+    start_message: dict[str, Any] | None = None,
+    sample_rate: int = SAMPLE_RATE,
+) -> AssistantCall:
+    """The pipeline between a transport's input and output, whatever the transport; its call.
+
+    ``hold`` must be the one the transport's output waits on (:func:`server.hold.reply_hold` over
+    ``line.playout``).  ``start_message`` is handed to the policy once the transport says the caller is
+    connected, queued behind the pipeline's start (so never lost, however early the client connects).  The
+    caller's disconnect cancels the call; limits of the transport's own (a session timeout) are the
+    builder's to wire.
+    """
     stt: CallSimSTTService
     if settings.turns.turn_model == "running":  # the caller heard in pieces (server/pieces.py)
         stt = PieceSTTService(asr, executor=asr_executor, piece_pause_secs=settings.turns.piece_pause_secs)
@@ -168,7 +230,7 @@ def build_pipeline(
             start=[
                 BargeInTurnStartStrategy(
                     confirm_secs=settings.turns.barge_in_confirm_secs,
-                    assistant_audible=serializer.playout.playing,
+                    assistant_audible=line.playout.playing,
                     caller_silent_secs=analyzer.silent_secs,
                     silence_secs=settings.turns.barge_in_silence_secs,
                 )
@@ -215,44 +277,32 @@ def build_pipeline(
             await worker.queue_frame(OutputTransportMessageUrgentFrame(message={"event": "log", **message}))
 
         worker.add_observer(StageObserver(policy=policy, tts=tts_service, send=send_log))
-    call = AssistantCall(
-        worker,
-        transport,
-        serializer,
-        policy,
-        max_secs=float(settings.serving.max_call_secs),
-        websocket=websocket,
-    )
+    call = AssistantCall(worker, transport, line, policy, max_secs=float(settings.serving.max_call_secs))
 
     if start_message is not None:
 
         @transport.event_handler("on_client_connected")
-        async def _on_connected(_transport: Any, _websocket: Any) -> None:
-            await transport.input().push_frame(InputTransportMessageFrame(message=dict(start_message)))
+        async def _on_connected(_transport: Any, _client: Any) -> None:
+            await worker.queue_frame(InputTransportMessageFrame(message=dict(start_message)))
 
     @transport.event_handler("on_client_disconnected")
-    async def _on_disconnected(_transport: Any, _websocket: Any) -> None:
-        if not serializer.stopped and not serializer.hung_up:
-            logger.info(f"call {serializer.call_id}: the caller's socket closed")
+    async def _on_disconnected(_transport: Any, _client: Any) -> None:
+        if not line.stopped and not line.hung_up:
+            logger.info(f"call {line.call_id}: the caller's line closed")
         await worker.cancel(reason="client disconnected")
-
-    @transport.event_handler("on_session_timeout")
-    async def _on_session_timeout(_transport: Any, _websocket: Any) -> None:
-        logger.warning(f"call {serializer.call_id}: reached {settings.serving.max_call_secs}s, hanging up")
-        await worker.queue_frame(EndFrame(reason="maximum call duration reached"))
 
     @worker.event_handler("on_pipeline_error")
     async def _on_error(_worker: Any, frame: Any) -> None:
         processor = getattr(frame, "processor", None)
         message = str(getattr(frame, "error", frame))
         if processor is not None and not processor.is_usable:
-            logger.error(f"call {serializer.call_id}: {message}; ending the call")
+            logger.error(f"call {line.call_id}: {message}; ending the call")
             await worker.queue_frame(
                 OutputTransportMessageUrgentFrame(message={"event": "error", "message": message})
             )
             await worker.queue_frame(EndFrame(reason=f"assistant failure: {message}"))
         else:
-            logger.warning(f"call {serializer.call_id}: {message}")
+            logger.warning(f"call {line.call_id}: {message}")
             if settings.policy.send_logs:
                 await worker.queue_frame(
                     OutputTransportMessageUrgentFrame(

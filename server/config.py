@@ -11,6 +11,7 @@ parsed once where it enters (:func:`voice.core.tuning.parse_tuning`) and applied
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import sys
@@ -67,6 +68,7 @@ class ServingSettings:
     port: int = 8765  # 0 picks a free port (see AssistantServer.port)
     path: str = "/pcm"  # the raw PCM protocol (docs/protocol.md)
     twilio_path: str = "/twilio"  # Twilio Media Streams (docs/twilio.md)
+    webrtc_path: str = "/api/offer"  # WebRTC offers, as pipecat's runner takes them (server/webrtc_route.py)
     token: str = field(default="", repr=False)  # required on a non-loopback bind; never logged
     allowed_origins: tuple[str, ...] = ()  # browser pages allowed besides loopback ones ("*": any)
     max_calls: int = field(default_factory=default_max_calls)  # connections at once; more get 1013
@@ -80,11 +82,13 @@ class ServingSettings:
         problems = []
         if not 0 <= self.port <= 65535:
             problems.append(f"port {self.port} is not in 0..65535")
-        for name, value in (("path", self.path), ("twilio_path", self.twilio_path)):
+        routes = {"path": self.path, "twilio_path": self.twilio_path, "webrtc_path": self.webrtc_path}
+        for name, value in routes.items():
             if not value.startswith("/"):
                 problems.append(f"{name} {value!r} must start with '/'")
-        if self.path == self.twilio_path:
-            problems.append(f"path and twilio_path are both {self.path!r}")
+        for (a, x), (b, y) in itertools.combinations(routes.items(), 2):
+            if x == y:
+                problems.append(f"{a} and {b} are both {x!r}")
         positive = ("max_call_secs", "idle_timeout_secs", "socket_idle_secs", "max_calls")
         problems += [f"{name} must be positive" for name in positive if getattr(self, name) <= 0]
         if not 640 <= self.max_binary_bytes <= self.max_text_bytes:

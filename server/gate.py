@@ -6,8 +6,9 @@ rules, and each rule acts before anything costly is built for the connection:
 * on the upgrade, before any pipeline: a wrong or missing token is refused with HTTP 401, a browser page
   of a foreign site (``Origin``, :func:`voice.core.access.origin_allowed`) with HTTP 403 (one check for
   CallSim's servers: :func:`voice.core.access.check_access`);
-* past ``max_calls`` connections at once, the socket is accepted and closed at once with 1013 ("try again
-  later") and a reason that says so;
+* past ``max_calls`` calls at once, the socket is accepted and closed at once with 1013 ("try again
+  later") and a reason that says so (WebRTC calls draw on the same :class:`CallSlots`; their offers are
+  plain HTTP, which the WebRTC route checks with :func:`check_upgrade` and the slots itself);
 * then :class:`GuardedSocket` stands between the socket and the app: a binary message over
   ``max_binary_bytes`` or a text one over ``max_text_bytes`` closes with 1009 and is never taken as audio;
   a socket silent for ``socket_idle_secs`` is closed with 1008; the first control message must be a JSON
@@ -27,12 +28,13 @@ import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
 from server.config import AssistantSettings
 from voice.core.access import Denial, check_access, presented_tokens
 
-__all__ = ["GUARD_SCOPE_KEY", "CallGate", "Denial", "GuardedSocket", "check_upgrade"]
+__all__ = ["GUARD_SCOPE_KEY", "CallGate", "CallSlots", "Denial", "GuardedSocket", "check_upgrade"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -198,13 +200,34 @@ if not any(isinstance(f, _RefusalIsNotAnError) for f in _UVICORN_LOG.filters):
     _UVICORN_LOG.addFilter(_RefusalIsNotAnError())
 
 
+@dataclass
+class CallSlots:
+    """The calls at once over every route: the gate's websockets and the WebRTC route's peer connections
+    (:mod:`server.webrtc_route`, which answers plain HTTP and so never passes the gate) draw on one count,
+    so ``max_calls`` bounds the calls whatever line they came in on.  One loop: no lock needed."""
+
+    limit: int
+    taken: int = 0
+
+    def busy(self) -> str | None:
+        """Why no call can be taken now; None when one can."""
+        if self.taken < self.limit:
+            return None
+        return f"busy: {self.taken} calls in progress (max {self.limit}); try again later"
+
+
 class CallGate:
     """The ASGI middleware: upgrade checks, the call slots, and a :class:`GuardedSocket` per connection."""
 
-    def __init__(self, app: ASGIApp, settings: AssistantSettings) -> None:
+    def __init__(self, app: ASGIApp, settings: AssistantSettings, slots: CallSlots | None = None) -> None:
         self.app, self.settings = app, settings
-        self.active = 0  # connections holding a slot (one loop: no lock needed)
+        self.slots = slots or CallSlots(settings.max_calls)
         self.rejected = 0
+
+    @property
+    def active(self) -> int:
+        """Calls holding a slot (websockets here, and WebRTC peers when the slots are shared)."""
+        return self.slots.taken
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "websocket":
@@ -221,17 +244,17 @@ class CallGate:
             await send({"type": "websocket.http.response.start", "status": denial.status, "headers": headers})
             await send({"type": "websocket.http.response.body", "body": denial.body})
             return
-        if self.active >= self.settings.max_calls:
+        reason = self.slots.busy()
+        if reason is not None:
             self.rejected += 1
-            reason = f"busy: {self.active} calls in progress (max {self.settings.max_calls}); try again later"
             logger.warning(f"refused a call: {reason}")
             await receive()
             await send({"type": "websocket.accept"})
             await send({"type": "websocket.close", "code": TRY_AGAIN_LATER, "reason": _reason(reason)})
             return
-        self.active += 1
+        self.slots.taken += 1
         guard = GuardedSocket(receive, send, self.settings)
         try:
             await self.app({**scope, GUARD_SCOPE_KEY: guard}, guard.receive, guard.send)
         finally:
-            self.active -= 1
+            self.slots.taken -= 1
