@@ -139,6 +139,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         ray_workers=getattr(args, "ray_workers", 1),
         recordings=getattr(args, "recordings", None),
         headers=checked.headers,
+        webrtc=checked.webrtc,
         redo=redo_command(getattr(args, "argv", [])),
         speed_index=not args.no_speed_index,
     )

@@ -1,7 +1,7 @@
 """A raw-PCM test assistant (the reference, the echo) behind a carrier's media stream, through pipecat.
 
 The test assistants speak CallSim's raw protocol over one connection (binary 16 kHz PCM frames; JSON
-``start``, ``stop``, ``clear``, ``log``, ``hangup``: :class:`~server.assistants.reference.CallConnection`).
+``start``, ``stop``, ``clear``, ``log``, ``hangup``: :class:`~server.assistants.serving.CallConnection`).
 :class:`CarrierConnection` is that connection over a carrier's websocket (Twilio, Telnyx, Plivo, Exotel,
 Vonage, Genesys AudioHook; pipecat's protobuf protocol), translated both ways by pipecat's own serializer
 for the carrier, made as a pipecat bot makes it (:func:`carrier_connection`: ids from pipecat's
@@ -117,7 +117,7 @@ async def carrier_connection(ws: ServerConnection, carrier: str) -> CarrierConne
 
 
 class CarrierConnection:
-    """A :class:`~server.assistants.reference.CallConnection` over a carrier's websocket."""
+    """A :class:`~server.assistants.serving.CallConnection` over a carrier's websocket."""
 
     def __init__(
         self,

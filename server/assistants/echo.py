@@ -31,8 +31,7 @@ from dataclasses import dataclass
 
 from websockets.exceptions import ConnectionClosed
 
-from server.assistants.reference import CallConnection
-from server.assistants.serving import run_until_signalled, serve_pcm
+from server.assistants.serving import CallConnection, run_until_signalled, serve_pcm
 from voice.lines.ws_server import Server
 
 

@@ -31,14 +31,13 @@ import asyncio
 import contextlib
 import functools
 import json
-from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from websockets.exceptions import ConnectionClosed
 
 from server.assistants.behaviour import REPLY_GAP_MS, ReferenceBehaviour, reply_voice
-from server.assistants.serving import run_until_signalled, serve_pcm
+from server.assistants.serving import CallConnection, run_until_signalled, serve_pcm
 from voice.core.audio import (
     FRAME_SAMPLES,
     Pcm,
@@ -226,21 +225,6 @@ class ReferenceCore:
         return [Stop(at), Note({"ref": "stop", "why": why, "onset": onset, "at": at, "decided": self.heard})]
 
 
-class CallConnection(Protocol):
-    """What the reference needs of one call's connection: a websocket's, or a WebRTC peer's
-    (:mod:`server.assistants.webrtc_serving`), its messages the same: binary PCM frames, JSON events."""
-
-    def __aiter__(self) -> AsyncIterator[str | bytes]: ...
-
-    async def recv(self) -> str | bytes: ...
-
-    async def send(self, message: str | bytes) -> None: ...
-
-    async def ping(self) -> Awaitable[float]: ...
-
-    async def close(self, code: int = 1000, reason: str = "") -> None: ...
-
-
 class _Call:
     """One connection: stamps what arrives, runs the core, sends each reply chunk when it must arrive."""
 
@@ -403,7 +387,6 @@ if __name__ == "__main__":
 
 
 __all__ = [
-    "CallConnection",
     "OriginEstimator",
     "ReferenceCore",
     "handle_call",

@@ -18,10 +18,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import importlib
 import signal
-from collections.abc import Awaitable, Callable
-from typing import Any
-from urllib.parse import urlsplit
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Protocol
 
 from websockets.exceptions import ConnectionClosed
 
@@ -29,11 +30,29 @@ from voice.lines.pcm import MAX_MESSAGE_BYTES
 from voice.lines.ws_server import Handler, Server, ServerConnection, bound_port, serve_websocket
 
 
+class CallConnection(Protocol):
+    """What the reference needs of one call's connection: a websocket's, or a WebRTC peer's
+    (:mod:`server.assistants.webrtc_serving`), its messages the same: binary PCM frames, JSON events."""
+
+    def __aiter__(self) -> AsyncIterator[str | bytes]: ...
+
+    async def recv(self) -> str | bytes: ...
+
+    async def send(self, message: str | bytes) -> None: ...
+
+    async def ping(self) -> Awaitable[float]: ...
+
+    async def close(self, code: int = 1000, reason: str = "") -> None: ...
+
+
 async def serve_pcm(handler: Handler, host: str = "127.0.0.1", port: int = 0) -> tuple[Server, str]:
     """Bind and serve ``handler`` (one call per connection); ``port=0`` picks a free port.
 
     Returns the server (``async with`` it, or ``close()`` it) and the ``ws://`` URL it listens on.
     """
+    # pipecat's serializers, imported now rather than by the first carrier call: the process freezes its
+    # long-lived objects once it listens (voice.core.gcpause), and a first call must not wait for an import
+    importlib.import_module("server.assistants.carrier_serving")
     server = await serve_websocket(
         functools.partial(_by_path, handler), host, port, max_size=MAX_MESSAGE_BYTES
     )
@@ -42,13 +61,10 @@ async def serve_pcm(handler: Handler, host: str = "127.0.0.1", port: int = 0) ->
 
 
 async def _by_path(handler: Handler, ws: ServerConnection) -> None:
-    """Raw PCM, or the carrier the path names behind its translation (pipecat imported only then)."""
-    path = ws.request.path if ws.request is not None else "/"
-    if urlsplit(path).path.strip("/") in ("", "pcm"):  # the raw protocol: pipecat is not even imported
-        await handler(ws)
-        return
+    """Raw PCM, or the carrier the path names, behind its translation."""
     from server.assistants.carrier_serving import carrier_connection, carrier_of
 
+    path = ws.request.path if ws.request is not None else "/"
     carrier = carrier_of(path)
     if carrier is None:
         await handler(ws)
@@ -72,6 +88,12 @@ def run_until_signalled(
     ``on_ready`` runs once the server listens, before the banner (e.g. to freeze long-lived objects out of
     the garbage collector's reach).
     """
+
+    with contextlib.suppress(ImportError):  # pipecat's serializers log each call at DEBUG: keep warnings
+        from loguru import logger
+
+        logger.remove()
+        logger.add(sys.stderr, level="WARNING")
 
     async def run() -> None:
         server, url = await start()

@@ -82,7 +82,7 @@ class PlayoutTrack(MediaStreamTrack):
 
 
 class PeerConnectionLink:
-    """One peer connection as the reference's :class:`~server.assistants.reference.CallConnection`."""
+    """One peer connection as the reference's :class:`~server.assistants.serving.CallConnection`."""
 
     def __init__(self, pc: RTCPeerConnection, start: dict[str, Any], clock: Clock) -> None:
         self.pc = pc

@@ -1,4 +1,4 @@
-"""Fuzzing the two line parsers: whatever a bot sends, they answer with a value, never an exception."""
+"""Fuzzing the line parsers: whatever a bot sends, they answer with a value, never an exception."""
 
 from __future__ import annotations
 
@@ -9,8 +9,14 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from voice.core.call import AssistantAudio, AssistantControl, LineClosed
+from voice.core.call import AssistantAudio, AssistantControl, LineClosed, PlayoutMark
+from voice.lines.base import CallStart
+from voice.lines.exotel import ExotelCodec
+from voice.lines.genesys import GenesysCodec
 from voice.lines.pcm import parse_pcm_message
+from voice.lines.pipecat_ws import PipecatCodec
+from voice.lines.plivo import PlivoCodec
+from voice.lines.telnyx import TelnyxCodec
 from voice.lines.twilio import (
     BotClear,
     BotMark,
@@ -19,6 +25,7 @@ from voice.lines.twilio import (
     Violation,
     parse_twilio_message,
 )
+from voice.lines.vonage import VonageCodec
 
 SID = "MZ" + "0" * 32
 json_values = st.recursive(
@@ -123,3 +130,62 @@ def test_deep_nesting_is_a_violation_not_a_crash() -> None:
     deep = "[" * 50_000 + "]" * 50_000
     assert isinstance(parse_pcm_message(deep), LineClosed)
     assert isinstance(parse_twilio_message(deep), Violation)
+
+
+# --- the carriers' codecs (and pipecat's protocol): each decode is its parser ----------------------------
+
+CODECS = {
+    "telnyx": TelnyxCodec,
+    "plivo": PlivoCodec,
+    "exotel": ExotelCodec,
+    "vonage": VonageCodec,
+    "genesys": GenesysCodec,
+    "pipecat": PipecatCodec,
+}
+carrier_events = st.sampled_from(
+    ["media", "mark", "clear", "playAudio", "checkpoint", "clearAudio", "notify", "opened", "event",
+     "disconnect", "log", "stop", ""]
+) | st.text(max_size=10)  # fmt: skip
+
+
+@st.composite
+def carrier_like(draw: st.DrawFn) -> str:
+    """JSON near every carrier's protocol: the kind under each carrier's key, payloads right and wrong."""
+    obj: dict[str, Any] = {draw(st.sampled_from(["event", "action", "type"])): draw(carrier_events)}
+    payload = draw(st.binary(max_size=400).map(lambda b: base64.b64encode(b).decode()) | json_values)
+    media = {"payload": payload, "contentType": draw(st.sampled_from(["audio/x-mulaw", "audio/x-l16", "x"]))}
+    media["sampleRate"] = draw(st.sampled_from([8000, 16000, "8000"]) | json_values)
+    if draw(st.booleans()):
+        obj["media"] = draw(st.just(media) | json_values)
+    for key in ("mark", "name", "streamId", "stream_id", "stream_sid", "seq", "id", "parameters", "payload"):
+        if draw(st.booleans()):
+            obj[key] = draw(json_values)
+    return json.dumps(obj)
+
+
+def _check(result: Any) -> None:
+    assert isinstance(result, tuple)
+    assert all(isinstance(r, AssistantAudio | AssistantControl | PlayoutMark | LineClosed) for r in result)
+    for r in result:
+        if isinstance(r, LineClosed):
+            assert r.reason.startswith("protocol_error: ") and r is result[-1]
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(sorted(CODECS)), st.text() | st.binary(max_size=3000) | carrier_like())
+def test_every_carrier_codec_survives_anything(carrier: str, message: str | bytes) -> None:
+    codec = CODECS[carrier]()
+    codec.start(CallStart("c1", {}))
+    _check(codec.decode(message))
+
+
+@settings(max_examples=300)
+@given(st.lists(carrier_like() | st.binary(max_size=700), max_size=8), st.sampled_from(sorted(CODECS)))
+def test_every_carrier_codec_survives_a_conversation(messages: list[str | bytes], carrier: str) -> None:
+    codec = CODECS[carrier]()
+    codec.start(CallStart("c1", {}))
+    for message in messages:
+        result = codec.decode(message)
+        _check(result)
+        marks = tuple(r.name for r in result if isinstance(r, PlayoutMark))
+        assert all(isinstance(m, str) for m in codec.played(marks))  # each answered in the carrier's words

@@ -53,3 +53,52 @@ def test_a_comma_list_of_targets_splits_between_targets_not_inside_a_url():
         "BUILTIN+twilio",
     ]
     assert split_targets(None) == [] and split_targets([" , "]) == []
+
+
+@pytest.mark.parametrize("protocol", ["telnyx", "plivo", "exotel", "vonage", "genesys", "pipecat"])
+def test_every_carrier_and_pipecat_has_a_target(protocol):
+    t = parse_target(f"{protocol}+wss://u:pw@bot.example.com/ws?token=T0K")
+    assert (t.protocol, t.line, t.url) == (protocol, protocol, "wss://u:pw@bot.example.com/ws?token=T0K")
+    assert str(t) == f"{protocol}+wss://***@bot.example.com/ws?token=***"
+    assert split_targets([f"builtin,{protocol}+ws://h:1/p?a=1,2"]) == [
+        "builtin",
+        f"{protocol}+ws://h:1/p?a=1,2",
+    ]
+    with pytest.raises(ConfigError, match="unknown built-in line"):
+        parse_target(f"builtin+{protocol}")  # the built-in assistant serves raw PCM and Twilio only
+    with pytest.raises(ConfigError, match=f"not a ws:// or wss:// URL .*{protocol}\\+ws://"):
+        parse_target(f"{protocol}+http://h:1/x")
+
+
+def test_a_webrtc_target_is_an_http_offer_route() -> None:
+    t = parse_target("webrtc+http://127.0.0.1:7860/api/offer")
+    assert (t.protocol, t.url, str(t)) == (
+        "webrtc",
+        "http://127.0.0.1:7860/api/offer",
+        "webrtc+http://127.0.0.1:7860/api/offer",
+    )
+    assert t.address() == ("127.0.0.1", 7860)
+    assert parse_target("webrtc+https://bot.example.com/api/offer").address() == ("bot.example.com", 443)
+    assert (
+        str(parse_target("webrtc+https://u:pw@bot.example.com/api/offer"))
+        == "webrtc+https://***@bot.example.com/api/offer"
+    )
+    for bad in ("webrtc+ws://127.0.0.1:7860/api/offer", "webrtc+http://", "webrtc+127.0.0.1:7860"):
+        with pytest.raises(ConfigError, match="http:// or https://"):
+            parse_target(bad)
+
+
+def test_the_builtin_over_webrtc_resolves_to_its_offer_route() -> None:
+    t = parse_target("builtin+webrtc")
+    assert str(t) == "builtin+webrtc"
+    resolved = t.resolve_builtin("pcm+ws://127.0.0.1:8765/pcm")
+    assert (resolved.protocol, resolved.url) == ("webrtc", "http://127.0.0.1:8765/api/offer")
+    assert (
+        parse_target("builtin+twilio").resolve_builtin("ws://127.0.0.1:8765/pcm").url
+        == "ws://127.0.0.1:8765/twilio"
+    )
+
+
+def test_webrtc_targets_split_from_a_comma_list() -> None:
+    got = split_targets(["builtin,webrtc+http://127.0.0.1:7860/api/offer?a=1,2,builtin+webrtc"])
+    assert got == ["builtin", "webrtc+http://127.0.0.1:7860/api/offer?a=1,2", "builtin+webrtc"]

@@ -26,6 +26,13 @@ def test_good_options_pass_and_give_the_parsed_targets_and_headers(tmp_path):
     assert [t.protocol for t in checked.parsed] == ["builtin", "pcm"]
     assert checked.headers == (("X-A", "1"),) and checked.concurrency is None
     assert check_call_options(parse(limit=6, concurrency=1)).targets == ("builtin",)
+    webrtc = check_call_options(
+        parse("--target", "webrtc+http://127.0.0.1:9/api/offer", "--request-data", '{"a": 1}',
+              "--ice-server", "stun:s.example.org:3478", "--out", str(tmp_path))
+    ).webrtc  # fmt: skip
+    assert webrtc.request_data == {"a": 1} and [s.url for s in webrtc.ice_servers] == [
+        "stun:s.example.org:3478"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -71,6 +78,16 @@ def test_good_options_pass_and_give_the_parsed_targets_and_headers(tmp_path):
             "--assistant-set: for the built-in",
         ),
         (["--header", "no colon"], "--header"),
+        (["--request-data", "{mode}"], "--request-data: not JSON"),
+        (["--request-data", '{"call_id": 1}'], "--request-data: call_id is CallSim's own key"),
+        (
+            ["--ice-server", "turn:host:3478"],
+            "--ice-server 'turn:host:3478': a TURN server needs USER:SECRET@",
+        ),
+        (
+            ["--target", "webrtc+ws://127.0.0.1:9/x"],
+            "is not an http:// or https:// URL of the bot's offer route",
+        ),
     ],
 )
 def test_a_bad_option_is_refused_naming_it(argv, says, tmp_path):
@@ -102,7 +119,8 @@ def test_the_checks_import_neither_the_built_in_assistant_nor_pipecat():
         "from voice.run.options import add_call_options; p = argparse.ArgumentParser();"
         "add_call_options(p, out=Path('o'), limit=None, concurrency=None, exit_failed=3, exit_gate=4);"
         "check_call_options(p.parse_args(['--judge', 'checklist', '--fail-if', 'latency_p90_ms>1']));"
-        "bad = [m for m in sys.modules if m.split('.')[0] in ('pipecat', 'server', 'faster_whisper')];"
+        "heavy = ('pipecat', 'server', 'faster_whisper', 'aiortc');"
+        "bad = [m for m in sys.modules if m.split('.')[0] in heavy];"
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

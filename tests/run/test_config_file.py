@@ -132,7 +132,7 @@ kind = "openai:m"
     assert problems(tmp_path, text) == [
         f"{path}:1: limit: every key goes in its table: --limit is dialogues.limit",
         f"{path}:3: assistant.wait_for_target: unknown key (did you mean wait-for-target? [assistant] takes"
-        " target, header, wait-for-target, policy, set, tts)",
+        " target, header, request-data, ice-server, wait-for-target, policy, set, tts)",
         f"{path}:4: assistant.assistant-set: unknown key: --assistant-set is assistant.set",
         f"{path}:6: [dialogs]: unknown table (did you mean [dialogues]? the tables: assistant, dialogues,"
         " caller, line, scoring, gates, output, run)",

@@ -92,3 +92,25 @@ def test_options_not_set_are_left_out():
     text = settings_toml(args)
     assert "callsim run --config o/settings.toml" in text
     assert tomllib.loads(text) == {"dialogues": {"limit": 6}, "output": {"out": "o"}}
+
+
+def test_a_webrtc_targets_settings_are_written_without_a_turn_secret(tmp_path):
+    argv = [
+        "bench", "--target", "webrtc+http://127.0.0.1:7860/api/offer", "--request-data", '{"mode": "eval"}',
+        "--ice-server", "stun:stun.example.org:3478", "--ice-server", "turn:alice:hunter2@turn.example.org",
+        "--ice-server", "turn:bob:${TURN_SECRET}@turn.example.org", "--out", str(tmp_path / "o"),
+    ]  # fmt: skip
+    text = settings_toml(build_parser().parse_args(argv))
+    assert "hunter2" not in text
+    assert 'request-data = "{\\"mode\\": \\"eval\\"}"' in text
+    assert (
+        'ice-server = ["stun:stun.example.org:3478", "turn:alice:***@turn.example.org", '
+        '"turn:bob:${TURN_SECRET}@turn.example.org"]'
+    ) in text
+    path = tmp_path / "c.toml"
+    path.write_text(
+        text.replace("turn:alice:***@turn.example.org", "stun:other.example.org"), encoding="utf-8"
+    )
+    loaded = load_config(path, bench_parser()).values  # what the file says comes back as the options
+    assert loaded["--request-data"] == '{"mode": "eval"}'
+    assert loaded["--ice-server"][-1] == "turn:bob:${TURN_SECRET}@turn.example.org"

@@ -13,8 +13,10 @@ jitter.  Assistant → caller: the 8 kHz mu-law channel, loss, jitter.
   still goes through the call core's playout buffer, so it is heard late or with gaps, as on a phone.
   Playout marks travel in order with the audio both ways: a bot's mark behind its delayed audio, the
   answer (:meth:`EffectLine.played`) behind the caller packets already in flight, with no delay of its own.
-* The band limit is the real codec path: 16 kHz → 8 kHz (anti-aliased) → mu-law → 16 kHz.  A Twilio
-  line is that codec already; :mod:`voice.lines.factory` then does not apply it a second time.
+* The band limit is the real codec path: 16 kHz → 8 kHz (anti-aliased) → mu-law → 16 kHz.  A line whose
+  protocol is an 8 kHz codec (Twilio, Telnyx, Plivo, Exotel, Genesys) is that path already
+  (:class:`MulawChannel`, :class:`AlawChannel`, :class:`NarrowbandChannel`); :mod:`voice.lines.factory`
+  then does not apply it a second time.
 """
 
 from __future__ import annotations
@@ -29,12 +31,12 @@ import numpy as np
 import numpy.typing as npt
 from scipy.signal import firwin, lfilter, lfilter_zi
 
-from voice.core.audio import FRAME_SAMPLES, Pcm
+from voice.core.audio import FRAME_SAMPLES, Pcm, from_bytes, to_bytes
 from voice.core.call import AssistantAudio, LineClosed, LineInput
 from voice.core.clock import Clock, MonotonicClock
 from voice.errors import ConfigError
 from voice.lines.base import CallStart, Line
-from voice.lines.codec import mulaw_decode, mulaw_encode
+from voice.lines.codec import alaw_decode, alaw_encode, mulaw_decode, mulaw_encode
 
 NOMINAL_SPEECH_DBFS = -26.0  # active speech level assumed until the caller has spoken (ITU-T P.56 typical)
 ACTIVE_DBFS = -45.0  # caller frames above this RMS count towards the caller's speech level
@@ -79,24 +81,56 @@ class Upsampler:
         return _pcm(y)
 
 
-class MulawChannel:
-    """One direction of a G.711 mu-law 8 kHz phone channel, for 16 kHz PCM on both ends."""
+class NarrowbandChannel:
+    """One direction of an 8 kHz phone channel, for 16 kHz PCM on both ends; on the wire 16-bit linear PCM
+    (Exotel's, Plivo's ``audio/x-l16``).  The G.711 channels below only change the wire encoding, so every
+    8 kHz carrier shares one pair of streaming filters (no clicks between 20 ms packets)."""
+
+    bytes_per_sample = 2
 
     def __init__(self) -> None:
         self._down = Downsampler()
         self._up = Upsampler()
 
+    def _compress(self, pcm8k: Pcm) -> bytes:
+        return to_bytes(pcm8k)
+
+    def _expand(self, data: bytes) -> Pcm:
+        return from_bytes(data)  # an odd byte count is the caller's to refuse first
+
     def encode(self, pcm: Pcm) -> bytes:
-        """16 kHz PCM → 8 kHz mu-law bytes (320 samples → 160 bytes)."""
-        return mulaw_encode(self._down(pcm))
+        """16 kHz PCM → 8 kHz wire bytes (320 samples → 160 samples)."""
+        return self._compress(self._down(pcm))
 
     def decode(self, data: bytes) -> Pcm:
-        """8 kHz mu-law bytes → 16 kHz PCM."""
-        return self._up(mulaw_decode(data))
+        """8 kHz wire bytes → 16 kHz PCM."""
+        return self._up(self._expand(data))
 
     def __call__(self, pcm: Pcm) -> Pcm:
         """What 16 kHz PCM sounds like after the channel."""
         return self.decode(self.encode(pcm))
+
+
+class MulawChannel(NarrowbandChannel):
+    """One direction of a G.711 mu-law 8 kHz phone channel (Twilio, Plivo, Telnyx's PCMU): 160 B a frame."""
+
+    bytes_per_sample = 1
+
+    def _compress(self, pcm8k: Pcm) -> bytes:
+        return mulaw_encode(pcm8k)
+
+    def _expand(self, data: bytes) -> Pcm:
+        return mulaw_decode(data)
+
+
+class AlawChannel(MulawChannel):
+    """One direction of a G.711 A-law 8 kHz phone channel (Telnyx's PCMA)."""
+
+    def _compress(self, pcm8k: Pcm) -> bytes:
+        return alaw_encode(pcm8k)
+
+    def _expand(self, data: bytes) -> Pcm:
+        return alaw_decode(data)
 
 
 # --- settings -----------------------------------------------------------------------------------------

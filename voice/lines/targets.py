@@ -1,13 +1,27 @@
 """One syntax for where to call, shared by every command.
 
-=============================  =====================================================================
-``builtin``                    the built-in assistant, started by CallSim, called over raw PCM
-``builtin+twilio``             the same assistant, called as Twilio Media Streams (its ``/twilio`` route)
-``pcm+ws://host:port/path``    an assistant speaking the raw PCM protocol (``docs/protocol.md``);
-                               a bare ``ws://``/``wss://`` URL means the same
-``twilio+ws://host:port/path`` a bot taking Twilio Media Streams calls (``docs/twilio.md``); ``+wss`` too
-``human``                      a person answering on a microphone (``callsim talk --role assistant``)
-=============================  =====================================================================
+================================  ====================================================================
+``builtin``                       the built-in assistant, started by CallSim, called over raw PCM
+``builtin+twilio``                the same assistant, called as Twilio Media Streams (its ``/twilio`` route)
+``pcm+ws://host:port/path``       an assistant speaking the raw PCM protocol (``docs/protocol.md``);
+                                  a bare ``ws://``/``wss://`` URL means the same
+``twilio+ws://host:port/path``    a bot taking Twilio Media Streams calls (``docs/twilio.md``)
+``telnyx+ws://host:port/path``    a bot taking Telnyx media streams (``docs/bots.md``, as all below)
+``plivo+ws://host:port/path``     a bot taking Plivo audio streams
+``exotel+ws://host:port/path``    a bot taking Exotel voicebot streams (``?sample-rate=16000``: 16 kHz)
+``vonage+ws://host:port/path``    a bot taking a Vonage websocket call leg
+``genesys+ws://host:port/path``   a bot taking Genesys AudioHook sessions
+``pipecat+ws://host:port/path``   a pipecat bot with ``ProtobufFrameSerializer``, pipecat's own protocol
+``webrtc+http://host:port/path``  a WebRTC bot's offer route, as pipecat's runner serves it
+                                  (``/api/offer``); ``+https`` too (``docs/bots.md``)
+``builtin+webrtc``                the built-in assistant over WebRTC (its ``/api/offer`` route)
+``human``                         a person answering on a microphone (``callsim talk --role assistant``)
+================================  ====================================================================
+
+Every ``+ws://`` target takes ``+wss://`` too.  On a carrier's target CallSim plays the carrier's side of
+its media stream; on ``pipecat+ws://``, a pipecat websocket client: one codec each behind the one
+websocket line shell (:mod:`voice.lines.factory` has the table).  The built-in assistant serves raw PCM,
+Twilio and WebRTC.
 
 A target prints (``str``) with its credentials redacted (:mod:`voice.lines.redact`): that is the name every
 file, report and message uses; only ``url`` holds the real URL, for dialling.
@@ -27,15 +41,19 @@ BUILTIN = "builtin"
 HUMAN = "human"
 PCM = "pcm"
 TWILIO = "twilio"
-PROTOCOLS = (PCM, TWILIO)
-BUILTIN_PATHS = {PCM: "/pcm", TWILIO: "/twilio"}  # the built-in assistant's routes
+CARRIERS = ("telnyx", "plivo", "exotel", "vonage", "genesys")  # carriers' media streams besides Twilio's
+PIPECAT = "pipecat"  # pipecat's own protobuf websocket protocol
+PROTOCOLS = (PCM, TWILIO, *CARRIERS, PIPECAT)  # over a websocket (ws:// or wss://)
+WEBRTC = "webrtc"  # a WebRTC peer behind an HTTP offer route (http:// or https://), as pipecat's runner
+BUILTIN_PATHS = {PCM: "/pcm", TWILIO: "/twilio", WEBRTC: "/api/offer"}  # the built-in assistant's routes
+_HTTP_OF = {"ws": "http", "wss": "https"}
 
 
 @dataclass(frozen=True)
 class Target:
-    """A parsed target: ``protocol`` is ``pcm``, ``twilio`` or ``builtin``; ``url`` is what the socket
-    connects to (empty for ``builtin``, whose ``line`` says which of its routes to call), credentials and
-    all; ``str(target)`` is its name with them redacted."""
+    """A parsed target: ``protocol`` is one of :data:`PROTOCOLS`, ``builtin`` or ``human``; ``url`` is
+    what the socket connects to (empty for ``builtin``, whose ``line`` says which of its routes to call),
+    credentials and all; ``str(target)`` is its name with them redacted."""
 
     protocol: str
     url: str
@@ -55,14 +73,15 @@ class Target:
     def address(self) -> tuple[str, int]:
         """The host and TCP port the target's URL connects to (not for ``builtin``)."""
         parts = urlsplit(self.url)
-        return parts.hostname or "", parts.port or (443 if parts.scheme == "wss" else 80)
+        return parts.hostname or "", parts.port or (443 if parts.scheme in ("wss", "https") else 80)
 
     def resolve_builtin(self, server_url: str) -> Target:
         """The started built-in assistant's route for this target (``server_url``: any of its URLs)."""
         if self.protocol != BUILTIN:
             return self
         parts = urlsplit(server_url.partition("+")[2] if "+" in server_url else server_url)
-        return Target(self.line, f"{parts.scheme}://{parts.netloc}{BUILTIN_PATHS[self.line]}", self.line)
+        scheme = _HTTP_OF.get(parts.scheme, parts.scheme) if self.line == WEBRTC else parts.scheme
+        return Target(self.line, f"{scheme}://{parts.netloc}{BUILTIN_PATHS[self.line]}", self.line)
 
 
 def parse_target(text: str) -> Target:
@@ -75,18 +94,26 @@ def parse_target(text: str) -> Target:
     protocol, sep, rest = text.partition("+")
     if protocol == BUILTIN:
         line = rest if sep else PCM
-        if line not in PROTOCOLS:
-            raise ConfigError(f"unknown built-in line {line!r} in {shown!r} (builtin, builtin+twilio)")
+        if line not in BUILTIN_PATHS:
+            raise ConfigError(
+                f"unknown built-in line {line!r} in {shown!r} (builtin, builtin+twilio, builtin+webrtc)"
+            )
         return Target(BUILTIN, "", line)
     if not sep:
         protocol, rest = PCM, text
-    if protocol not in PROTOCOLS:
+    if protocol not in (*PROTOCOLS, WEBRTC):
         raise ConfigError(
-            f"unknown target protocol {redact_text(protocol)!r} in {shown!r} "
-            "(expected builtin, builtin+twilio, pcm+ws://... or twilio+ws://...)"
+            f"unknown target protocol {redact_text(protocol)!r} in {shown!r} (expected builtin, "
+            f"builtin+twilio, builtin+webrtc, {', '.join(p + '+ws://...' for p in PROTOCOLS)} or {WEBRTC}+http://...)"
         )
     parts = urlsplit(rest)
-    if parts.scheme not in ("ws", "wss") or not parts.netloc:
+    if protocol == WEBRTC:
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ConfigError(
+                f"target {shown!r} is not an http:// or https:// URL of the bot's offer route "
+                f"(e.g. {WEBRTC}+http://127.0.0.1:7860/api/offer, as pipecat's runner serves it)"
+            )
+    elif parts.scheme not in ("ws", "wss") or not parts.netloc:
         raise ConfigError(
             f"target {shown!r} is not a ws:// or wss:// URL (e.g. {protocol}+ws://127.0.0.1:8765/{protocol})"
         )
@@ -102,7 +129,8 @@ def parse_target(text: str) -> Target:
 # Where a new target may begin after a comma in ``--target a,b``: a URL may hold commas of its own
 # (``ws://host/p?x=1,2``), so a comma splits only before something that reads as a target.
 _TARGET_START = re.compile(
-    rf"(?:(?:{BUILTIN}(?:\+\w+)?|{HUMAN})$|(?:(?:{PCM}|{TWILIO})\+)?wss?://)", re.IGNORECASE
+    rf"(?:(?:{BUILTIN}(?:\+\w+)?|{HUMAN})$|(?:(?:{'|'.join(PROTOCOLS)})\+)?wss?://|{WEBRTC}\+https?://)",
+    re.IGNORECASE,
 )
 
 

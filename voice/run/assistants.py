@@ -19,7 +19,7 @@ from typing import Any
 from voice.lines.base import Line
 from voice.lines.factory import describe_line, make_line_factory
 from voice.lines.headers import header_names
-from voice.lines.targets import BUILTIN, Target
+from voice.lines.targets import BUILTIN, WEBRTC, Target
 from voice.run.bench_config import BenchConfig
 from voice.run.runner import RunSettings, TargetRun
 
@@ -32,6 +32,8 @@ def target_settings(config: BenchConfig, target: Target, folder: Path) -> RunSet
         extra["caller_speed"] = config.caller_speed
     if target.protocol != BUILTIN and config.headers:
         extra["headers"] = header_names(config.headers)
+    if target.protocol == WEBRTC and (webrtc := config.webrtc.describe()):
+        extra["webrtc"] = webrtc
     if target.protocol == BUILTIN:
         extra["assistant_tts"] = config.assistant_tts or config.tts
         if config.policy != "rules":
@@ -89,7 +91,9 @@ async def open_target_runs(
                 crashed = exit_probe(procs[0], log)
             resolved = target.resolve_builtin(server_url) if server_url else target
             headers = config.headers if target.protocol != BUILTIN else ()
-            make_line = make_line_factory(resolved, effects=config.effects, seed=config.seed, headers=headers)
+            make_line = make_line_factory(
+                resolved, effects=config.effects, seed=config.seed, headers=headers, webrtc=config.webrtc
+            )
         watch = crashed if target.protocol == BUILTIN else None
         runs.append(TargetRun(settings, make_line, labels[i] if labels else "", watch))
     return runs

@@ -13,12 +13,13 @@ errors).
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from voice.errors import ConfigError
 from voice.lines.headers import Headers, parse_headers
 from voice.lines.targets import BUILTIN, Target, parse_target, split_targets
+from voice.lines.webrtc_settings import WebrtcSettings, parse_ice_server, parse_request_data
 
 # The reactive caller's own settings: given with the scripted caller they would change nothing.
 REACTIVE_ONLY = ("--persona", "--caller-max-turns", "--caller-base-url")
@@ -32,6 +33,7 @@ class CheckedOptions:
     targets: tuple[str, ...]  # as given (``builtin`` when none)
     parsed: tuple[Target, ...]
     concurrency: int | None  # as given (None: the default for these targets)
+    webrtc: WebrtcSettings = field(default_factory=WebrtcSettings)  # --request-data, --ice-server
 
 
 def check_call_options(args: argparse.Namespace) -> CheckedOptions:
@@ -64,7 +66,11 @@ def check_call_options(args: argparse.Namespace) -> CheckedOptions:
             f"{' and '.join(builtin_only)}: for the built-in assistant only, and no --target is builtin"
             " (a remote assistant's policy and settings are its own)"
         )
-    return CheckedOptions(parse_headers(args.header), targets, parsed, args.concurrency)
+    webrtc = WebrtcSettings(
+        parse_request_data(getattr(args, "request_data", None)),
+        tuple(parse_ice_server(x) for x in getattr(args, "ice_server", None) or ()),
+    )
+    return CheckedOptions(parse_headers(args.header), targets, parsed, args.concurrency, webrtc)
 
 
 def check_counts(args: argparse.Namespace) -> None:

@@ -36,6 +36,8 @@ TABLES: dict[str, dict[str, str]] = {
     "assistant": {  # the assistant under test and how it is reached
         "target": "--target",
         "header": "--header",
+        "request-data": "--request-data",  # WebRTC targets: extra keys of the offer's request_data
+        "ice-server": "--ice-server",  # WebRTC targets: STUN/TURN servers
         "wait-for-target": "--wait-for-target",
         "policy": "--policy",  # the built-in assistant's own settings
         "set": "--assistant-set",

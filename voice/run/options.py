@@ -38,11 +38,14 @@ def add_call_options(
     p.add_argument(
         "--target",
         action="append",
-        help="where to call, repeatable (each target gets its own subfolder): builtin (default) or"
-        " builtin+twilio (the built-in assistant, started once and shared), pcm+ws://host:port/path,"
-        " twilio+ws://host:port/path",
+        help="where to call, repeatable (each target gets its own subfolder): builtin (default),"
+        " builtin+twilio or builtin+webrtc (the built-in assistant, started once and shared),"
+        " pcm+ws://host:port/path, twilio+ws://host:port/path, a carrier's telnyx+ws://, plivo+ws://,"
+        " exotel+ws://, vonage+ws://, genesys+ws://, pipecat+ws:// (pipecat's protobuf websocket), or"
+        " webrtc+http://host:port/api/offer (a WebRTC bot, as pipecat's runner serves it)",
     )
     add_header_option(p)
+    add_webrtc_options(p)
     p.add_argument("--out", default=str(out), help=f"output folder (default {out}); a rerun resumes")
     p.add_argument(
         "--concurrency",
@@ -238,6 +241,25 @@ def redo_command(argv: Sequence[str]) -> str:
     text = shlex.join(["callsim", *kept])
     shown = redact_arguments(text, kept)
     return shown + ("   (type the secrets shown as *** as you did)" if shown != text else "")
+
+
+def add_webrtc_options(p: argparse.ArgumentParser) -> None:
+    """``--request-data`` and ``--ice-server`` for WebRTC targets (:mod:`voice.lines.webrtc_settings`)."""
+    p.add_argument(
+        "--request-data",
+        metavar="JSON",
+        help="a JSON object whose keys a WebRTC target's offer carries in request_data besides CallSim's"
+        " call_id and dialogue (pipecat's runner hands it to the bot as runner_args.body)",
+    )
+    p.add_argument(
+        "--ice-server",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="a STUN or TURN server for WebRTC targets, repeatable: stun:HOST:PORT,"
+        " turn:USER:${SECRET}@HOST:PORT (a bot on this machine needs none; ${VAR} from the environment,"
+        " never written)",
+    )
 
 
 def add_header_option(p: argparse.ArgumentParser) -> None:

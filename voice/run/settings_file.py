@@ -21,6 +21,7 @@ from pathlib import Path
 
 from voice.files import atomic_write_bytes
 from voice.lines.redact import MASK, redact_text
+from voice.lines.webrtc_settings import shown_ice_server
 from voice.run.config_file import TABLES, dest
 
 SETTINGS_FILE = "settings.toml"
@@ -61,6 +62,8 @@ def shown(option: str, value: object) -> object:
     """``value`` of ``option`` as it may be written (credentials hidden)."""
     if option == "--header" and isinstance(value, list):
         return [shown_header(v) for v in value]
+    if option == "--ice-server" and isinstance(value, list):
+        return [shown_ice_server(v) for v in value]
     if option in ("--target", "--caller-base-url"):
         return [redact_text(v) for v in value] if isinstance(value, list) else redact_text(str(value))
     return value

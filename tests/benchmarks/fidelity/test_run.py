@@ -9,6 +9,7 @@ from voice.benchmarks.fidelity.run import (
     QUICK_REPLY_MS,
     REPLY_MS,
     STOP_MS,
+    dial,
     dialogue_for,
     fidelity,
     grid,
@@ -123,3 +124,32 @@ def test_over_webrtc_the_line_adds_a_constant_and_callsim_measures_exactly_after
     assert r["n"] >= 2 and 40 < r["constant"] < 600, r
     assert r["max"] <= LOOSE_MS, r
     assert over_webrtc.boolean("answered")["accuracy"] == 1.0
+
+
+# --- the same reference behind the carriers' media streams (server.assistants.carrier_serving) ----------
+
+
+def test_a_carrier_dials_the_references_carrier_path_with_the_dialogue_in_the_query():
+    url = dial("ws://127.0.0.1:5/pcm", "telnyx", {"reference": {"reply_ms": 250}})
+    assert url == "ws://127.0.0.1:5/telnyx?dialogue=%7B%22reference%22%3A+%7B%22reply_ms%22%3A+250%7D%7D"
+    assert dial("ws://127.0.0.1:5/pcm", "pcm", {}) == "ws://127.0.0.1:5/pcm"
+
+
+@pytest.fixture(scope="module", params=["telnyx", "pipecat"])
+def over_a_carrier(request) -> Summary:
+    cases = [make_case(250, 120, True, True, 0), make_case(600, 500, False, False, 1)]
+    return asyncio.run(fidelity(cases, MemoryTTS(), concurrency=2, transport=request.param))
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("metric", ["response latency", "barge-in stop latency"])
+def test_behind_a_carrier_the_line_adds_a_small_constant_and_callsim_measures_exactly_after_it(
+    over_a_carrier, metric
+):
+    """G.711 at 8 kHz (Telnyx) adds the two 8 kHz filters' delay each way; pipecat's 16 kHz protobuf next to
+    nothing; what is left after it is CallSim's error, within the loose bound."""
+    assert over_a_carrier.calls == 2 and not over_a_carrier.failed
+    r = over_a_carrier.after_constant(metric)
+    assert r["n"] >= 2 and -2 < r["constant"] < 15, r
+    assert r["max"] <= LOOSE_MS, r
+    assert over_a_carrier.boolean("answered")["accuracy"] == 1.0

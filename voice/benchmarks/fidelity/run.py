@@ -26,6 +26,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
@@ -44,6 +45,7 @@ from voice.core.clock import MonotonicClock
 from voice.core.events import CallEnded
 from voice.core.gcpause import freeze_long_lived
 from voice.dialogues import Dialogue, parse_dialogue
+from voice.lines import factory
 from voice.lines.base import CallStart, Line
 from voice.lines.pcm import PcmWebsocketLine
 from voice.lines.webrtc import WebrtcLine
@@ -60,8 +62,14 @@ STOP_MS: tuple[float | None, ...] = (60, 120, 250, 500, 900, None)
 QUICK_REPLY_MS = (250, 900)
 QUICK_STOP_MS: tuple[float | None, ...] = (120, 500, None)
 TAKEOVER_HEARD_MS = 700  # with takeover, the pause lasts this long after the reply starts in it
-# The line CallSim calls the reference over, per transport the reference serves (voice.run.launch)
-LINES: dict[str, Callable[[str], Line]] = {"pcm": PcmWebsocketLine, "webrtc": WebrtcLine}
+# The line CallSim calls the reference over, per transport the reference serves (voice.run.launch); the
+# carriers' lines call its raw-PCM server on the carrier's path (server.assistants.carrier_serving)
+LINES: dict[str, Callable[[str], Line]] = {
+    "pcm": PcmWebsocketLine,
+    "webrtc": WebrtcLine,
+    **{name: dialect.line for name, dialect in factory.LINES.items() if name != "pcm"},
+}
+SERVED = ("pcm", "webrtc")  # the transports the reference assistant is started for; the rest ride on pcm
 MAX_INNER_GAP_MS = 150.0  # caller speech must not pause longer than this outside its scripted pause
 BARGE_IN_MS, BACKCHANNEL_AT_MS = 600, 500
 
@@ -150,6 +158,10 @@ async def run_cases(
         plans.append(await loop.run_in_executor(None, plan_call, d, tts, CallerTiming(seed=c.seed)))
         if (gap := inner_gap_ms(plans[-1])) > MAX_INNER_GAP_MS:
             raise RuntimeError(f"{c.name}: the caller's speech pauses {gap:.0f} ms outside its script")
+    if transport not in SERVED:
+        LINES[transport](
+            "ws://127.0.0.1:9/unused"
+        )  # what its codec imports (pipecat's protobuf), before the freeze
     # A full collection walks every live object (TensorFlow alone brings ~0.4 M) while the loop stands still:
     # 100+ ms stalls mid-call.  Frozen objects are never walked; each finished call is frozen in turn.
     freeze_long_lived()
@@ -162,13 +174,25 @@ async def run_cases(
             view = {**dialogue.assistant_view(), "reference": case.behaviour.to_json()}
             labels = {"dialogue_id": dialogue.id, "case": case.name, "behaviour": case.behaviour.to_json()}
             start = CallStart(dialogue.id, view)
-            rec, trace = await record_call(plan, LINES[transport](url), MonotonicClock(), start, labels)
+            rec, trace = await record_call(
+                plan, LINES[transport](dial(url, transport, view)), MonotonicClock(), start, labels
+            )
             gc.freeze()
         late = trace.pacing_late_ms[2]
         return CallResult(case, rec, trace.outcome.reason, trace.outcome.failed, late)
 
-    async with reference_assistant(transport=transport) as url:
+    async with reference_assistant(transport=transport if transport in SERVED else "pcm") as url:
         return list(await asyncio.gather(*(one(i, url) for i in range(len(cases)))))
+
+
+def dial(url: str, transport: str, view: dict[str, Any]) -> str:
+    """The URL to call the reference at over ``transport``: its own, or for a carrier the raw-PCM server's
+    path for that carrier, the dialogue (with the behaviour) in the query: no carrier's opening carries it."""
+    if transport in SERVED:
+        return url
+    parts = urlsplit(url)
+    query = urlencode({"dialogue": json.dumps(view, ensure_ascii=False)})
+    return urlunsplit((parts.scheme, parts.netloc, f"/{transport}", query, ""))
 
 
 def load_results(folder: Path) -> list[CallResult]:
