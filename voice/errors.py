@@ -95,6 +95,18 @@ class LineError(CallSimError):
     """The line to the assistant failed: could not connect, protocol violation, or closed mid-call."""
 
 
+class CallRefused(LineError):
+    """The far end refused the call (a SIP final answer: busy, declined, not found, no answer, auth refused).
+
+    ``outcome`` names the refusal in results.json (:mod:`voice.lines.sip_events`); it is the bot's answer,
+    so the call is recorded as failed with that outcome rather than as ``connect_failed``.
+    """
+
+    def __init__(self, outcome: str, detail: str) -> None:
+        super().__init__(detail)
+        self.outcome = outcome
+
+
 class RecordingError(CallSimError):
     """A recording, event log or results file is missing, unreadable or inconsistent."""
 

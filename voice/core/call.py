@@ -62,6 +62,9 @@ class LineClosed:
 
 LineInput = AssistantAudio | AssistantControl | PlayoutMark | LineClosed
 
+# A line's closing reason that begins with one of these ends the call at once with it as the outcome: a
+# protocol violation, or a media path that never carried a packet (a SIP or WebRTC line's ``no_media``).
+FATAL_LINE_REASONS = ("protocol_error", "no_media")
 MAX_QUEUED_S = 60  # assistant audio queued ahead of playout beyond this is a flood (a protocol error)
 
 
@@ -79,10 +82,9 @@ class Tick:
 
 @dataclass(frozen=True)
 class CallOutcome:
-    reason: (
-        str  # completed, assistant_hangup, assistant_silent, assistant_error, line_closed, protocol_error,
-    )
+    # completed, assistant_hangup, assistant_silent, assistant_error, line_closed, protocol_error, no_media,
     # call_timeout
+    reason: str
     failed: bool
     detail: str = ""
 
@@ -210,8 +212,9 @@ class CallCore:
                 self._finish(arrival, "assistant_error", True, str(item.payload.get("message", "")))
         else:
             self._log(ev.LineDropped(arrival, item.reason))
-            if item.reason.startswith("protocol_error"):
-                self._finish(arrival, "protocol_error", True, item.reason)
+            fatal = next((r for r in FATAL_LINE_REASONS if item.reason.startswith(r)), None)
+            if fatal is not None:
+                self._finish(arrival, fatal, True, item.reason)
             elif self._state is not _State.DRAINING:
                 # The assistant closed the line: the caller still hears what had arrived, then the call
                 # ends.  Closing instead of a hangup is a failure unless nothing was left to say.

@@ -25,7 +25,9 @@ from voice.lines.headers import Headers
 from voice.lines.pcm import PcmWebsocketLine
 from voice.lines.pipecat_ws import PipecatLine
 from voice.lines.plivo import PlivoLine
-from voice.lines.targets import BUILTIN, HUMAN, PCM, PIPECAT, TWILIO, WEBRTC, Target
+from voice.lines.sip import SipLine
+from voice.lines.sip_settings import SipSettings
+from voice.lines.targets import BUILTIN, HUMAN, PCM, PIPECAT, SIP, TWILIO, WEBRTC, Target
 from voice.lines.telnyx import TelnyxLine
 from voice.lines.twilio import TwilioLine
 from voice.lines.vonage import VonageLine
@@ -52,6 +54,7 @@ LINES: dict[str, Dialect] = {
     "genesys": Dialect(GenesysLine, "G.711 mu-law 8 kHz (Genesys AudioHook)", g711="mu-law"),
     PIPECAT: Dialect(PipecatLine, "16-bit linear PCM, 16 kHz up, the bot's rate down (pipecat protobuf)"),
     WEBRTC: Dialect(WebrtcLine, "Opus 48 kHz over RTP (WebRTC: aiortc, its jitter buffer on receipt)"),
+    SIP: Dialect(SipLine, "G.711 PCMU or PCMA 8 kHz over RTP (SIP; CallSim's jitter buffer)", g711="mu-law"),
 }
 
 
@@ -95,6 +98,7 @@ def make_line_factory(
     clock: Clock | None = None,
     headers: Headers = (),
     webrtc: WebrtcSettings | None = None,
+    sip: SipSettings | None = None,
 ) -> Callable[[], Line]:
     """A function returning a new, unopened line to ``target`` for each call.
 
@@ -102,7 +106,8 @@ def make_line_factory(
     (:func:`~voice.lines.effects.call_seed`), so every call hears its own but reproducible network.
     ``clock`` times the network's jitter (real time by default; pass the driver's clock in tests).
     ``headers`` go on each call's websocket upgrade (``--header``, :mod:`voice.lines.headers`), or on a
-    WebRTC target's offer requests; ``webrtc``: its extra ``request_data`` and ICE servers.
+    WebRTC target's offer requests; ``webrtc``: its extra ``request_data`` and ICE servers; ``sip``: a SIP
+    target's credentials and jitter buffer (the network's jitter and loss act on its RTP packets).
     """
     if target.protocol == BUILTIN:
         raise ConfigError("the built-in target must be resolved to its URL first (Target.resolve_builtin)")
@@ -118,6 +123,12 @@ def make_line_factory(
         settings = webrtc or WebrtcSettings()
         options["request_data"] = settings.request_data
         options["ice_servers"] = [server.to_rtc() for server in settings.ice_servers]
+    if target.protocol == SIP:
+        sip = sip or SipSettings.from_env()
+        options.update(credentials=sip.credentials, jitter_delay_ms=sip.jitter_buffer_ms, clock=clock,
+                       answer_timeout_s=sip.answer_timeout_s, seed=seed,
+                       effects=dataclasses.replace(resolved, mulaw_band_limit=False, noise_snr_db=None,
+                                                   caller_gain_db=0.0))  # fmt: skip
 
     def bare() -> Line:
         return line(url, **options)
@@ -129,6 +140,8 @@ def make_line_factory(
     applied = resolved
     if dialect.g711:
         applied = dataclasses.replace(resolved, mulaw_band_limit=False)  # the line's own codec does it
+    if target.protocol == SIP:  # the SIP line's jitter and loss act on its RTP packets
+        applied = dataclasses.replace(applied, jitter_ms=0.0, loss_rate=0.0)
     if not applied.alters_audio:
         return bare
 

@@ -46,6 +46,32 @@ FIXES: dict[str, tuple[str, str]] = {
         "make the assistant's replies end (and hang up when the call is done): one that never ends keeps "
         "the call going",
     ),
+    "no_media": (
+        "the call was answered but no audio (RTP) ever came from the far end",
+        "check that the bot (or its PBX) sends RTP to the address and port of CallSim's SDP offer; "
+        "a NAT or a firewall between them drops it (docs/sip.md)",
+    ),
+    "busy": (
+        "the far end answered busy (SIP 486 or 600)",
+        "free a line on the bot's side, or lower --concurrency",
+    ),
+    "declined": ("the far end declined the call (SIP 603)", "check the bot's or PBX's call routing rules"),
+    "not_found": (
+        "the far end does not know the number or user called (SIP 404, 410 or 604)",
+        "check the user part of the sip: target against the PBX's extensions or the trunk's numbers",
+    ),
+    "no_answer": (
+        "nobody answered: ringing past the answer timeout, or SIP 408/480",
+        "check that the bot is registered and set to answer (docs/sip.md)",
+    ),
+    "auth_refused": (
+        "the far end asked for credentials and refused CallSim's (or none were configured)",
+        "set CALLSIM_SIP_USER and CALLSIM_SIP_PASSWORD in the environment (docs/sip.md)",
+    ),
+    "call_rejected": (
+        "the far end refused the call with another SIP status (in the detail below)",
+        "look the status up in RFC 3261 §21 and the PBX's log",
+    ),
     "call_error": (
         "CallSim hit an error in one of the call's steps (named below)",
         "rerun with --retry-failed; if it happens again, report it with the message below",

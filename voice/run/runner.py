@@ -29,7 +29,7 @@ from typing import Any
 from voice.core.caller import CallerPlan, CallerTiming
 from voice.core.clock import Clock, MonotonicClock
 from voice.dialogues import Dialogue
-from voice.errors import AssistantCrashed, ConfigError, LineError, StorageError, explain
+from voice.errors import AssistantCrashed, CallRefused, ConfigError, LineError, StorageError, explain
 from voice.files import storage_error
 from voice.lines.base import Line
 from voice.metrics.measure import CallMetrics, measure
@@ -257,9 +257,10 @@ class CallMaker:
             except LineError as exc:
                 stream.discard()
                 planned = len(job.dialogue.caller_turns)
-                metrics = failed_call(
-                    job.call_id, job.dialogue.id, planned, CONNECT_FAILED, connect_detail(exc)
-                )
+                # the phone network's refusals (busy, declined, ...) are the bot's answer: recorded as such
+                outcome = exc.outcome if isinstance(exc, CallRefused) else CONNECT_FAILED
+                detail = str(exc) if isinstance(exc, CallRefused) else connect_detail(exc)
+                metrics = failed_call(job.call_id, job.dialogue.id, planned, outcome, detail)
                 crash = await crash_reason(run.crashed, True, CRASH_POLLS, CRASH_POLL_S)
                 return (metrics, None) if crash is None else (crashed_call(metrics, crash), crash)
             except BaseException:
