@@ -110,6 +110,10 @@ class SipLine:
         self._version = 1
         self._ended = asyncio.Event()
 
+    @property
+    def is_open(self) -> bool:
+        return self.dialog is not None and self._closed_reason is None
+
     # --- Line protocol ---------------------------------------------------------------------------------
 
     async def open(self, start: CallStart) -> None:

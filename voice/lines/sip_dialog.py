@@ -190,8 +190,13 @@ class SipCaller:
             and not self._cancelled
             and now >= self._answer_deadline
         ):
-            out += self.hangup(now)
-            self._timed_out = True
+            if not self.statuses:  # not even a 100: nothing to CANCEL (RFC 3261 §9.1), the call is over
+                self.state, self._pending = State.DONE, None
+                seconds = self.answer_timeout_ns / 1e9
+                events.append(Refused(408, f"no response to the INVITE within {seconds:g} s", "no_answer"))
+            else:
+                out += self.hangup(now)
+                self._timed_out = True
         return events, out
 
     # --- what arrives -----------------------------------------------------------------------------------
