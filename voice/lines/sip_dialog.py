@@ -1,26 +1,19 @@
 """CallSim's side of a SIP call as a Sans-I/O state machine: one INVITE dialog of a user agent client.
 
-Fed the messages that arrive and the time (nanoseconds on the call's one injected clock); it returns what to
-send (bytes and the next hop) and what happened (:data:`DialogEvent`).  It opens no socket and reads no
-clock, so every path (a challenge, a busy signal, a lost 200, a re-INVITE) is a unit test with no network.
-aiosipua parses, serializes and answers digest challenges (:mod:`voice.lines.sip_message`); this is the
-RFC 3261 behaviour a caller needs, and nothing else:
+Fed the messages that arrive and the time (ns on the call's injected clock), it returns what to send (bytes
+and the next hop) and what happened (:data:`~voice.lines.sip_events.DialogEvent`); it opens no socket and
+reads no clock, so every path is a unit test.  aiosipua parses and answers digest challenges; this is the
+RFC 3261 behaviour a caller needs:
 
-- **INVITE** with the SDP offer, retransmitted over UDP (timer A: 500 ms, doubling) until a response comes;
-  no final answer within ``answer_timeout_ns`` is a CANCEL and the outcome ``no_answer``.
-- **Provisional responses**: 180 is :class:`Ringing`; a 18x with SDP is :class:`EarlyMedia` (the media path
-  opens before the answer, so the caller hears an announcement or ringback, and it is recorded).
-- **Digest authentication**: a 401 or 407 is answered once with the credentials (the INVITE again, CSeq + 1,
-  ``Authorization`` or ``Proxy-Authorization``); a second challenge is ``auth_refused``.
-- **Final answers**: 2xx is :class:`Answered` and an ACK (to the Contact, through the Record-Route set, the
-  ACK again for each retransmitted 2xx); every non-2xx is ACKed and becomes :class:`Refused` with a named
-  outcome (:data:`OUTCOMES`: busy, declined, not_found, no_answer, auth_refused, call_rejected).
-- **In the dialog**: the far end's BYE is answered 200 and is :class:`RemoteBye`; a re-INVITE or UPDATE (hold,
-  a codec change) is answered 200 with our answer to its offer (``answer_offer``) and is
-  :class:`MediaChanged`: never fatal.  OPTIONS and INFO get 200, another method 405, another call's request
-  481.  A malformed message is dropped and counted (``malformed``): a hostile peer cannot end the call.
-- **Hang-up**: :meth:`SipCaller.hangup` sends CANCEL before the answer and BYE after it (retransmitted over
-  UDP until answered, for at most ``bye_timeout_ns``).
+- INVITE with the offer, retransmitted over UDP (timer A) until a response; no final answer within
+  ``answer_timeout_ns`` is ``no_answer`` (a CANCEL first if anything was heard).  A 18x with SDP is early
+  media (heard and recorded before the answer).  A 401/407 is answered once with the credentials; a second
+  is ``auth_refused``.  2xx is ACKed (through the Record-Route set, again for each retransmitted 2xx);
+  every other final answer is ACKed and refused with a named outcome.
+- In the dialog: the far end's BYE is answered and ends the call; a re-INVITE or UPDATE (hold, a codec
+  change) is answered with ``answer_offer`` and is never fatal; OPTIONS and INFO get 200, other methods 405,
+  another call's requests 481; a malformed message is dropped and counted.
+- :meth:`SipCaller.hangup`: CANCEL before the answer, BYE after it (retransmitted, for ``bye_timeout_ns``).
 """
 
 from __future__ import annotations
@@ -32,40 +25,13 @@ from enum import Enum
 from aiosipua.auth import SipDigestAuth, answer_challenge
 from aiosipua.headers import parse_cseq, parse_uri
 
-from voice.lines.sip_events import (
-    AUTH_REFUSED,
-    CALL_REJECTED,
-    OUTCOMES,
-    Answered,
-    DialogEvent,
-    EarlyMedia,
-    Ended,
-    MediaChanged,
-    Refused,
-    RemoteBye,
-    Ringing,
-)
-from voice.lines.sip_message import (
-    SipRequest,
-    SipResponse,
-    branch_of,
-    header,
-    new_branch,
-    new_tag,
-    parse_message,
-    reply_hop,
-    response_to,
-    to_tag_of,
-    uri_of,
-)
+from voice.lines import sip_events as ev
+from voice.lines import sip_message as wire
+from voice.lines.sip_message import ALLOW, T1_NS, T2_NS, Hop, SipRequest, SipResponse, header, response_to
 
-T1_NS = 500_000_000  # RFC 3261's round-trip estimate: the first retransmission
-T2_NS = 4_000_000_000  # retransmissions of a non-INVITE request are spaced at most this
+Outcome = tuple[list[ev.DialogEvent], list[tuple[bytes, Hop]]]  # what happened, what to send
 ANSWER_TIMEOUT_NS = 12_000_000_000  # ringing this long: CANCEL, ``no_answer`` (inside the driver's 15 s)
 BYE_TIMEOUT_NS = 2_000_000_000  # a BYE unanswered this long: the call is over anyway
-
-ALLOW = "INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, UPDATE"
-Hop = tuple[str, int]
 
 
 class State(Enum):
@@ -118,7 +84,7 @@ class SipCaller:
     strays: int = 0
     reoffers: int = 0
     statuses: list[int] = field(default_factory=list)
-    _tag: str = field(default_factory=new_tag)
+    _tag: str = field(default_factory=wire.new_tag)
     _cseq: int = 1
     _invite: SipRequest | None = None
     _pending: _Pending | None = None
@@ -165,9 +131,9 @@ class SipCaller:
             times.append(self._answer_deadline)
         return min(times) if times else None
 
-    def poll(self, now: int) -> tuple[list[DialogEvent], list[tuple[bytes, Hop]]]:
+    def poll(self, now: int) -> Outcome:
         """Retransmissions and timeouts due by ``now``."""
-        events: list[DialogEvent] = []
+        events: list[ev.DialogEvent] = []
         out: list[tuple[bytes, Hop]] = []
         pending = self._pending
         if pending is not None and now >= pending.give_up_at:
@@ -175,12 +141,12 @@ class SipCaller:
             if self.state is State.CLOSING:
                 self.state = State.DONE
                 if self._timed_out:
-                    events.append(Refused(408, "no answer, and none to our CANCEL", "no_answer"))
+                    events.append(ev.Refused(408, "no answer, and none to our CANCEL", "no_answer"))
                 else:
-                    events.append(Ended("no answer to our BYE or CANCEL"))
+                    events.append(ev.Ended("no answer to our BYE or CANCEL"))
             elif pending.invite and self.state is State.CALLING:
                 self.state = State.DONE
-                events.append(Refused(408, "no response to the INVITE", "no_answer"))
+                events.append(ev.Refused(408, "no response to the INVITE", "no_answer"))
         elif pending is not None and now >= pending.next_at:
             out.append((bytes(pending.request), pending.hop))
             pending.interval = pending.interval * 2 if pending.invite else min(pending.interval * 2, T2_NS)
@@ -193,7 +159,7 @@ class SipCaller:
             if not self.statuses:  # not even a 100: nothing to CANCEL (RFC 3261 §9.1), the call is over
                 self.state, self._pending = State.DONE, None
                 seconds = self.answer_timeout_ns / 1e9
-                events.append(Refused(408, f"no response to the INVITE within {seconds:g} s", "no_answer"))
+                events.append(ev.Refused(408, f"no response to the INVITE within {seconds:g} s", "no_answer"))
             else:
                 out += self.hangup(now)
                 self._timed_out = True
@@ -201,30 +167,26 @@ class SipCaller:
 
     # --- what arrives -----------------------------------------------------------------------------------
 
-    def receive(
-        self, data: bytes, now: int, source: Hop | None = None
-    ) -> tuple[list[DialogEvent], list[tuple[bytes, Hop]]]:
+    def receive(self, data: bytes, now: int, source: Hop | None = None) -> Outcome:
         """One message from the network (from ``source``, over UDP): its events and what to send back.
 
         A request is answered where it came from (RFC 3581's symmetric response), else to its top Via.
         """
         try:
-            message = parse_message(data)
+            message = wire.parse_message(data)
         except ValueError:
             self.malformed += 1
             return [], []
         if header(message, "Call-ID") != self.call_id:
             self.strays += 1
             if isinstance(message, SipRequest) and message.method != "ACK":
-                return [], [(bytes(response_to(message, 481)), source or reply_hop(message))]
+                return [], [(bytes(response_to(message, 481)), source or wire.reply_hop(message))]
             return [], []
         if isinstance(message, SipResponse):
             return self._on_response(message, now)
-        return self._on_request(message, source or reply_hop(message))
+        return self._on_request(message, source or wire.reply_hop(message))
 
-    def _on_response(
-        self, response: SipResponse, now: int
-    ) -> tuple[list[DialogEvent], list[tuple[bytes, Hop]]]:
+    def _on_response(self, response: SipResponse, now: int) -> Outcome:
         try:
             method = parse_cseq(header(response, "CSeq")).method.upper()
         except (ValueError, IndexError):
@@ -237,16 +199,14 @@ class SipCaller:
             if method == "BYE" or self._invite is None:
                 self._pending = None
                 self.state = State.DONE
-                return [Ended(f"{method} answered {status}")], []
+                return [ev.Ended(f"{method} answered {status}")], []
             self._pending = None  # the CANCEL is answered; the INVITE's 487 ends the call
         return [], []
 
-    def _on_invite_response(
-        self, response: SipResponse, status: int, now: int
-    ) -> tuple[list[DialogEvent], list[tuple[bytes, Hop]]]:
+    def _on_invite_response(self, response: SipResponse, status: int, now: int) -> Outcome:
         if 200 <= status < 300 and self._ack is not None:  # a retransmitted 2xx: the ACK again
             return [], [(bytes(self._ack), self._dialog_hop())]
-        if self._invite is None or branch_of(response) != branch_of(self._invite):
+        if self._invite is None or wire.branch_of(response) != wire.branch_of(self._invite):
             return [], []
         self.statuses.append(status)
         if self._pending is not None and self._pending.invite:
@@ -260,35 +220,35 @@ class SipCaller:
             if self._auth_tried or self.who.credentials is None:
                 self.state = State.DONE
                 why = "the credentials were refused" if self._auth_tried else "no credentials configured"
-                return [Refused(status, f"{response.reason_phrase} ({why})", AUTH_REFUSED)], out
+                return [ev.Refused(status, f"{response.reason_phrase} ({why})", ev.AUTH_REFUSED)], out
             auth = answer_challenge(self.who.credentials, response, status, "INVITE", self.who.request_uri)
             if auth is None:
                 self.state = State.DONE
-                return [Refused(status, "a challenge CallSim cannot answer", AUTH_REFUSED)], out
+                return [ev.Refused(status, "a challenge CallSim cannot answer", ev.AUTH_REFUSED)], out
             self._auth_tried = True
             return [], out + self._send_invite(now, auth)
         self.state = State.DONE
-        outcome = "no_answer" if self._cancelled else OUTCOMES.get(status, CALL_REJECTED)
-        return [Refused(status, response.reason_phrase, outcome)], out
+        outcome = "no_answer" if self._cancelled else ev.OUTCOMES.get(status, ev.CALL_REJECTED)
+        return [ev.Refused(status, response.reason_phrase, outcome)], out
 
-    def _on_provisional(self, response: SipResponse, status: int) -> list[DialogEvent]:
+    def _on_provisional(self, response: SipResponse, status: int) -> list[ev.DialogEvent]:
         if status == 100:
             return []
-        events: list[DialogEvent] = [Ringing(status, response.reason_phrase)]
-        tag = to_tag_of(response)
+        events: list[ev.DialogEvent] = [ev.Ringing(status, response.reason_phrase)]
+        tag = wire.to_tag_of(response)
         if tag and self.state is State.CALLING:
             self.state, self._to_tag = State.EARLY, tag
         body = response.text
         if body.strip() and not self._early_sdp:
             self._early_sdp = body
-            events.append(EarlyMedia(body))
+            events.append(ev.EarlyMedia(body))
         return events
 
-    def _on_answer(self, response: SipResponse) -> tuple[list[DialogEvent], list[tuple[bytes, Hop]]]:
-        self._to_tag = to_tag_of(response)
+    def _on_answer(self, response: SipResponse) -> Outcome:
+        self._to_tag = wire.to_tag_of(response)
         self._route = list(reversed(response.get_header_values("Record-Route")))
         contact = header(response, "Contact")
-        self._remote_target = uri_of(contact) if contact else None
+        self._remote_target = wire.uri_of(contact) if contact else None
         self._ack = self._in_dialog("ACK", cseq=self._cseq)
         out = [(bytes(self._ack), self._dialog_hop())]
         if self.state is State.CLOSING:  # answered as we cancelled: take the call, then end it at once
@@ -296,9 +256,9 @@ class SipCaller:
             self._cancelled = False
             return [], out
         self.state = State.CONFIRMED
-        return [Answered(response.text if response.text.strip() else self._early_sdp)], out
+        return [ev.Answered(response.text if response.text.strip() else self._early_sdp)], out
 
-    def _on_request(self, request: SipRequest, hop: Hop) -> tuple[list[DialogEvent], list[tuple[bytes, Hop]]]:
+    def _on_request(self, request: SipRequest, hop: Hop) -> Outcome:
         method = request.method
         if method == "ACK":
             return [], []
@@ -307,7 +267,7 @@ class SipCaller:
             if self.state in (State.CONFIRMED, State.EARLY, State.CLOSING):
                 self.state = State.DONE
                 self._pending = None
-                return [RemoteBye(header(request, "Reason") or "the far end sent BYE")], [
+                return [ev.RemoteBye(header(request, "Reason") or "the far end sent BYE")], [
                     (bytes(answer), hop)
                 ]
             return [], [(bytes(answer), hop)]
@@ -322,7 +282,7 @@ class SipCaller:
             else:
                 answer_sdp = self.offer_sdp  # no offer in the re-INVITE: ours, answered in its ACK
             ok = response_to(request, 200, body=answer_sdp, extra=(("Contact", self._contact()),))
-            events: list[DialogEvent] = [MediaChanged(offer)] if offer.strip() else []
+            events: list[ev.DialogEvent] = [ev.MediaChanged(offer)] if offer.strip() else []
             return events, [(bytes(ok), hop)]
         if method in ("OPTIONS", "INFO", "NOTIFY"):
             return [], [(bytes(response_to(request, 200, extra=(("Allow", ALLOW),))), hop)]
@@ -336,7 +296,7 @@ class SipCaller:
         if self._invite is not None:
             self._cseq += 1
         invite = SipRequest(method="INVITE", uri=self.who.request_uri)
-        self._common(invite, "INVITE", new_branch(), to=f"<{self.who.request_uri}>")
+        self._common(invite, "INVITE", wire.new_branch(), to=f"<{self.who.request_uri}>")
         invite.set_header("Contact", self._contact())
         invite.set_header("Allow", ALLOW)
         if auth is not None:
@@ -366,7 +326,9 @@ class SipCaller:
         """CANCEL: the INVITE's Request-URI, Via branch, To and CSeq number (RFC 3261 §9.1)."""
         assert self._invite is not None
         request = SipRequest(method=method, uri=self._invite.uri)
-        self._common(request, method, branch_of(self._invite) or new_branch(), to=header(self._invite, "To"))
+        self._common(
+            request, method, wire.branch_of(self._invite) or wire.new_branch(), to=header(self._invite, "To")
+        )
         for name in ("Route", "Authorization", "Proxy-Authorization"):
             for value in self._invite.get_header_values(name):
                 request.add_header(name, value)
@@ -376,7 +338,7 @@ class SipCaller:
         """The ACK of a non-2xx final answer: part of the INVITE's transaction (§17.1.1.3)."""
         assert self._invite is not None
         ack = SipRequest(method="ACK", uri=self._invite.uri)
-        self._common(ack, "ACK", branch_of(self._invite) or new_branch(), to=header(response, "To"))
+        self._common(ack, "ACK", wire.branch_of(self._invite) or wire.new_branch(), to=header(response, "To"))
         return ack
 
     def _in_dialog(self, method: str, cseq: int | None = None) -> SipRequest:
@@ -384,14 +346,14 @@ class SipCaller:
             self._cseq += 1
         request = SipRequest(method=method, uri=self._remote_target or self.who.request_uri)
         to = f"<{self.who.request_uri}>" + (f";tag={self._to_tag}" if self._to_tag else "")
-        self._common(request, method, new_branch(), to=to, cseq=cseq)
+        self._common(request, method, wire.new_branch(), to=to, cseq=cseq)
         for route in self._route:
             request.add_header("Route", route)
         return request
 
     def _dialog_hop(self) -> Hop:
         """Where in-dialog requests go: the first Route's host, else the Contact's (§12.2.1.1)."""
-        uri = uri_of(self._route[0]) if self._route else (self._remote_target or self.who.request_uri)
+        uri = wire.uri_of(self._route[0]) if self._route else (self._remote_target or self.who.request_uri)
         try:
             parsed = parse_uri(uri)
         except (ValueError, IndexError):

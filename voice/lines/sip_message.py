@@ -21,7 +21,11 @@ from aiosipua.headers import parse_address, parse_via
 from aiosipua.message import SipMessage, SipRequest, SipResponse
 
 __all__ = [
+    "ALLOW",
     "MAX_MESSAGE_BYTES",
+    "T1_NS",
+    "T2_NS",
+    "Hop",
     "SipRequest",
     "SipResponse",
     "StreamFramer",
@@ -37,6 +41,10 @@ __all__ = [
     "uri_of",
 ]
 
+T1_NS = 500_000_000  # RFC 3261's round-trip estimate: the first retransmission
+T2_NS = 4_000_000_000  # retransmissions of a non-INVITE request are spaced at most this
+ALLOW = "INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, UPDATE"
+Hop = tuple[str, int]  # where a message goes: host, port
 MAX_MESSAGE_BYTES = 65_535  # a UDP datagram's most; a stream message longer than this is hostile
 MAX_HEADER_BYTES = 16_384
 REASONS = {
