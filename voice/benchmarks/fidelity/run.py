@@ -47,7 +47,9 @@ from voice.core.gcpause import freeze_long_lived
 from voice.dialogues import Dialogue, parse_dialogue
 from voice.lines import factory
 from voice.lines.base import CallStart, Line
+from voice.lines.effects import LineEffects
 from voice.lines.pcm import PcmWebsocketLine
+from voice.lines.sip import SipLine
 from voice.lines.webrtc import WebrtcLine
 from voice.recording import load_recording, save_recording
 from voice.run.driver import record_call
@@ -69,7 +71,11 @@ LINES: dict[str, Callable[[str], Line]] = {
     "webrtc": WebrtcLine,
     **{name: dialect.line for name, dialect in factory.LINES.items() if name != "pcm"},
 }
-SERVED = ("pcm", "webrtc")  # the transports the reference assistant is started for; the rest ride on pcm
+SERVED = (
+    "pcm",
+    "webrtc",
+    "sip",
+)  # the transports the reference assistant is started for; the rest ride on pcm
 MAX_INNER_GAP_MS = 150.0  # caller speech must not pause longer than this outside its scripted pause
 BARGE_IN_MS, BACKCHANNEL_AT_MS = 600, 500
 
@@ -146,11 +152,19 @@ def inner_gap_ms(plan: CallerPlan) -> float:
     return worst
 
 
+def line_for(transport: str, url: str, effects: LineEffects | None = None, seed: int = 0) -> Line:
+    """A line over ``transport`` to ``url``; on SIP the network's jitter and loss act on its RTP packets."""
+    if transport == "sip":
+        return SipLine(url, effects=effects, seed=seed)
+    return LINES[transport](url)
+
+
 async def run_cases(
-    cases: Sequence[Case], tts: TTSEngine, *, concurrency: int = 4, transport: str = "pcm"
-) -> list[CallResult]:
+    cases: Sequence[Case], tts: TTSEngine, *, concurrency: int = 4, transport: str = "pcm",
+    effects: LineEffects | None = None,
+) -> list[CallResult]:  # fmt: skip
     """Plan every call first (TTS off the clock), then run them, ``concurrency`` at a time, each over
-    ``transport`` (:data:`LINES`) to the reference served behind it."""
+    ``transport`` (:data:`LINES`) to the reference served behind it (``effects``: on SIP's RTP)."""
     loop = asyncio.get_running_loop()
     dialogues = [dialogue_for(c, i) for i, c in enumerate(cases)]
     plans: list[CallerPlan] = []
@@ -175,7 +189,11 @@ async def run_cases(
             labels = {"dialogue_id": dialogue.id, "case": case.name, "behaviour": case.behaviour.to_json()}
             start = CallStart(dialogue.id, view)
             rec, trace = await record_call(
-                plan, LINES[transport](dial(url, transport, view)), MonotonicClock(), start, labels
+                plan,
+                line_for(transport, dial(url, transport, view), effects, i),
+                MonotonicClock(),
+                start,
+                labels,
             )
             gc.freeze()
         late = trace.pacing_late_ms[2]
@@ -211,17 +229,20 @@ def load_results(folder: Path) -> list[CallResult]:
 
 async def fidelity(
     cases: Sequence[Case], tts: TTSEngine, *, concurrency: int = 4, skipped: Sequence[str] = (),
-    save: Path | None = None, transport: str = "pcm",
+    save: Path | None = None, transport: str = "pcm", effects: LineEffects | None = None,
 ) -> Summary:  # fmt: skip
     """Run the cases and compare; ``save`` keeps the recordings (``--remeasure`` compares them again)."""
     clock = MonotonicClock()
     t0 = clock.now_ns()
-    results = await run_cases(cases, tts, concurrency=concurrency, transport=transport)
+    results = await run_cases(cases, tts, concurrency=concurrency, transport=transport, effects=effects)
     wall = (clock.now_ns() - t0) / 1e9
     for r in results:
         if save is not None:
             save_recording(save, r.rec)
-    return summarize(results, skipped, wall, transport)
+    label = transport
+    if effects is not None and transport == "sip" and (effects.jitter_ms or effects.loss_rate):
+        label = f"sip (jitter {effects.jitter_ms:g} ms, loss {effects.loss_rate:.0%})"
+    return summarize(results, skipped, wall, label)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -239,7 +260,17 @@ def main(argv: list[str] | None = None) -> int:
         help=f"the line(s) to the reference, comma-separated: {', '.join(LINES)} (default pcm); "
         "with several, a last table gives each one's constant and CallSim's error after it",
     )  # fmt: skip
+    ap.add_argument(
+        "--line-jitter-ms",
+        type=float,
+        default=0.0,
+        help="on sip: each RTP packet delayed by up to this much, both ways (the jitter buffer's work)",
+    )
+    ap.add_argument(
+        "--line-loss", type=float, default=0.0, help="on sip: this share of RTP packets lost, both ways"
+    )
     a = ap.parse_args(argv)
+    effects = LineEffects(jitter_ms=a.line_jitter_ms, loss_rate=a.line_loss)
     transports = [t.strip() for t in a.transport.split(",") if t.strip()]
     if unknown := [t for t in transports if t not in LINES]:
         ap.error(f"unknown transport {', '.join(unknown)} (choose from {', '.join(LINES)})")
@@ -255,7 +286,13 @@ def main(argv: list[str] | None = None) -> int:
         for transport in transports:
             save = a.save / transport if a.save is not None and len(transports) > 1 else a.save
             run = fidelity(
-                cases, tts, concurrency=a.concurrency, skipped=skipped, save=save, transport=transport
+                cases,
+                tts,
+                concurrency=a.concurrency,
+                skipped=skipped,
+                save=save,
+                transport=transport,
+                effects=effects,
             )
             summaries.append(asyncio.run(run))
     if a.json:
