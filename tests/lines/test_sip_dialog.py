@@ -114,6 +114,15 @@ def test_digest_challenge_is_answered_once() -> None:
     assert isinstance(events[0], Refused) and events[0].outcome == "auth_refused"
 
 
+def test_forbidden_after_our_credentials_is_auth_refused() -> None:
+    dialog = caller(credentials=SipDigestAuth("callsim", "wrong"))
+    (invite,) = sent(dialog.invite(0))
+    _, out = dialog.receive(reply(invite, 407, Proxy_Authenticate='Digest realm="r", nonce="n"'), 1)
+    again = sent(out)[1]
+    events, _ = dialog.receive(reply(again, 403), 2)
+    assert isinstance(events[0], Refused) and events[0].outcome == "auth_refused"
+
+
 def test_a_challenge_without_credentials_is_auth_refused() -> None:
     dialog = caller()
     (invite,) = sent(dialog.invite(0))

@@ -229,6 +229,8 @@ class SipCaller:
             return [], out + self._send_invite(now, auth)
         self.state = State.DONE
         outcome = "no_answer" if self._cancelled else ev.OUTCOMES.get(status, ev.CALL_REJECTED)
+        if status == 403 and self._auth_tried:  # a proxy's answer to wrong credentials (kamailio's)
+            outcome = ev.AUTH_REFUSED
         return [ev.Refused(status, response.reason_phrase, outcome)], out
 
     def _on_provisional(self, response: SipResponse, status: int) -> list[ev.DialogEvent]:
