@@ -207,9 +207,8 @@ class SipLine:
         self._end("closed by caller")
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=CLOSE_TIMEOUT_S)  # bounded, and never raises
         self._tasks.clear()
         if self.media is not None:
             await self.media.close()
@@ -294,7 +293,7 @@ class SipLine:
                 self._message(message, None)
 
     async def _timers(self) -> None:
-        while self.dialog is not None:
+        while self.dialog is not None and self._closed_reason is None:
             self._wake.clear()
             deadline = self.dialog.next_deadline()
             if deadline is not None and deadline <= self.clock.now_ns():
@@ -303,8 +302,10 @@ class SipLine:
                 self._handle(events)
                 continue
             timeout = None if deadline is None else (deadline - self.clock.now_ns()) / 1e9
+            # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancel that meets a wake-up
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await self._wake.wait()
 
     def _handle(self, events: list[DialogEvent]) -> None:
         for event in events:

@@ -209,8 +209,9 @@ class RtpMedia:
                         seconds = self.media_timeout_ns / 1e9
                         self._end(f"{NO_MEDIA}: no RTP from {self._remote_text()} within {seconds:g} s")
                         return
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._wake.wait(), left / 1e9)
+                    with contextlib.suppress(TimeoutError):  # asyncio.timeout: see SipLine._timers
+                        async with asyncio.timeout(left / 1e9):
+                            await self._wake.wait()
                 else:
                     await self._wake.wait()
                 continue
@@ -250,8 +251,7 @@ class RtpMedia:
         self._wake.set()
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await asyncio.wait({self._task}, timeout=2.0)
         if self.transport is not None:
             self.transport.close()
 
