@@ -37,6 +37,7 @@ from server.gate import GUARD_SCOPE_KEY, CallGate, CallSlots, GuardedSocket
 from server.memory import CallMemory, freeze_startup_objects
 from server.pcm_serializer import PcmSerializer
 from server.policy.processor import PolicyFactory
+from server.sip_gateway import SipGateway, gateway_in_front
 from server.twilio_route import TWILIO_RATE, TwilioCallSerializer, answer_twilio
 from server.webrtc_route import WebrtcRoutes
 from voice.core.audio import SAMPLE_RATE
@@ -363,8 +364,10 @@ async def serve(
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(sig, stop.set)
                 installed.append(sig)
+    gateway: SipGateway | None = None
     try:
         await server.start()
+        gateway = await gateway_in_front(server.url, server.settings.serving)  # with --sip
         if freeze:
             freeze_startup_objects()
         if isinstance(ready, asyncio.Event):
@@ -381,6 +384,8 @@ async def serve(
         if stop.is_set():
             logger.info("signal received: stopping the built-in assistant")
     finally:
+        if gateway is not None:
+            await gateway.close()
         await server.stop()
         for sig in installed:
             loop.remove_signal_handler(sig)

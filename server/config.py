@@ -77,11 +77,14 @@ class ServingSettings:
     max_text_bytes: int = MAX_TEXT_BYTES
     max_call_secs: int = 900
     idle_timeout_secs: float = 120.0  # a call with no speech either way for this long is dropped
+    sip_port: int | None = None  # a SIP gateway in front of the /pcm route on this UDP port (0: any)
 
     def __post_init__(self) -> None:
         problems = []
         if not 0 <= self.port <= 65535:
             problems.append(f"port {self.port} is not in 0..65535")
+        if self.sip_port is not None and not 0 <= self.sip_port <= 65535:
+            problems.append(f"sip_port {self.sip_port} is not in 0..65535")
         routes = {"path": self.path, "twilio_path": self.twilio_path, "webrtc_path": self.webrtc_path}
         for name, value in routes.items():
             if not value.startswith("/"):

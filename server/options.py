@@ -41,6 +41,13 @@ def add_serve_options(p: argparse.ArgumentParser) -> None:
     add_access_options(p)
     p.add_argument("--max-calls", type=int, default=None, help="calls at once; more are refused with 1013")
     p.add_argument(
+        "--sip",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="answer SIP calls too, on this UDP port (0 picks one and prints it): a gateway to /pcm",
+    )
+    p.add_argument(
         "--idle-timeout",
         type=float,
         default=None,
@@ -76,6 +83,7 @@ def settings_from_args(args: argparse.Namespace) -> AssistantSettings:
         max_calls=unset.max_calls if args.max_calls is None else args.max_calls,
         socket_idle_secs=unset.socket_idle_secs if args.idle_timeout is None else args.idle_timeout,
         max_call_secs=unset.max_call_secs if args.max_call_secs is None else args.max_call_secs,
+        sip_port=args.sip,
     )
     return AssistantSettings(
         serving=serving,

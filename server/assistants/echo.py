@@ -14,7 +14,9 @@ It must run in a process of its own (``python -m server.assistants.echo``, start
 would distort the pacing being measured.  The websocket is the one every test assistant uses
 (:mod:`server.assistants.serving`); ``stop`` ends the call with a closing handshake.  ``--webrtc`` serves
 the same echo over WebRTC (:mod:`server.assistants.webrtc_serving`: the caller's frames come in through
-Opus and a jitter buffer, silence never exactly all-zero, so ``--skip-silence`` keeps little out there).
+Opus and a jitter buffer, silence never exactly all-zero, so ``--skip-silence`` keeps little out there);
+``--sip`` answers SIP calls on ``--port`` through a gateway (:mod:`server.sip_gateway`: G.711, so again
+little is all-zero).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import json
 import sys
@@ -31,7 +34,7 @@ from dataclasses import dataclass
 
 from websockets.exceptions import ConnectionClosed
 
-from server.assistants.serving import CallConnection, run_until_signalled, serve_pcm
+from server.assistants.serving import CallConnection, run_until_signalled, serve_pcm, with_sip
 from voice.lines.ws_server import Server
 
 
@@ -125,6 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--chunk-frames", type=int, default=1, help="frames per message sent back")
     p.add_argument("--skip-silence", action="store_true", help="do not send all-zero frames back")
     p.add_argument("--webrtc", action="store_true", help="answer WebRTC offers (POST /api/offer) instead")
+    p.add_argument("--sip", action="store_true", help="answer SIP calls on --port (UDP) instead")
     args = p.parse_args(argv)
     settings = EchoSettings(args.host, args.port, args.delay_ms, args.chunk_frames, args.skip_silence)
     if args.webrtc:
@@ -132,6 +136,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         handler = functools.partial(_echo, settings=settings)
         asyncio.run(serve_webrtc(handler, args.host, args.port, "echo assistant on {url}"))
+        return 0
+    if args.sip:  # the websocket on a port of its own, the SIP gateway on --port
+        ws_settings = dataclasses.replace(settings, port=0)
+        start = with_sip(lambda: start_echo(ws_settings), args.host, args.port)
+        run_until_signalled(start, "echo assistant on {url}")
         return 0
     run_until_signalled(lambda: start_echo(settings), "echo assistant on {url}")
     return 0

@@ -37,7 +37,7 @@ from typing import Any
 from websockets.exceptions import ConnectionClosed
 
 from server.assistants.behaviour import REPLY_GAP_MS, ReferenceBehaviour, reply_voice
-from server.assistants.serving import CallConnection, run_until_signalled, serve_pcm
+from server.assistants.serving import CallConnection, run_until_signalled, serve_pcm, with_sip
 from voice.core.audio import (
     FRAME_SAMPLES,
     Pcm,
@@ -355,8 +355,9 @@ async def serve_reference(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m server.assistants.reference [--port P] [--behaviour JSON] [--webrtc]``: serve until
-    signalled, over the raw PCM websocket, or over WebRTC with ``--webrtc`` (:mod:`.webrtc_serving`).
+    """``python -m server.assistants.reference [--port P] [--behaviour JSON] [--webrtc|--sip]``: serve
+    until signalled, over the raw PCM websocket, over WebRTC with ``--webrtc`` (:mod:`.webrtc_serving`), or
+    over SIP with ``--sip`` (a SIP gateway on ``--port``, :mod:`server.sip_gateway`).
 
     Prints the URL it listens on.
     """
@@ -367,19 +368,21 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--behaviour", type=json.loads, default=None, help="default behaviour as JSON")
     ap.add_argument("--webrtc", action="store_true", help="answer WebRTC offers (POST /api/offer) instead")
+    ap.add_argument("--sip", action="store_true", help="answer SIP calls on --port (UDP) instead")
     args = ap.parse_args(argv)
     default = ReferenceBehaviour.from_json(args.behaviour) if args.behaviour is not None else None
     if args.webrtc:
         from server.assistants.webrtc_serving import serve_webrtc
 
-        reply_voice(
-            (default or ReferenceBehaviour(600, None, True, False)).reply_len_ms
-        )  # warm, off the clock
+        reply_voice((default or ReferenceBehaviour(600, None, True, False)).reply_len_ms)  # warm it
         freeze_long_lived()
         asyncio.run(serve_webrtc(functools.partial(handle_call, default=default), args.host, args.port))
         return
     # A full collection would walk every imported object with the loop standing still: freeze them first.
-    run_until_signalled(lambda: serve_reference(args.host, args.port, default), "{url}", freeze_long_lived)
+    ws_port = 0 if args.sip else args.port  # with --sip, the SIP gateway takes --port
+    start = functools.partial(serve_reference, args.host, ws_port, default)
+    serve = with_sip(start, args.host, args.port) if args.sip else start
+    run_until_signalled(serve, "{url}", freeze_long_lived)
 
 
 if __name__ == "__main__":

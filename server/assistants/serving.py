@@ -10,7 +10,8 @@ same raw protocol (:mod:`server.assistants.carrier_serving`), so the assistant i
 
 :func:`run_until_signalled` is the processes' entry point: it prints a banner naming the URL (the
 launcher in ``voice.run.launch`` waits for the port, humans read the banner) and serves until SIGINT or
-SIGTERM.
+SIGTERM.  :func:`with_sip` puts a SIP gateway (:mod:`server.sip_gateway`) in front of the websocket
+(``--sip``): the banner then names ``sip:assistant@HOST:PORT``.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ import importlib
 import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
 from websockets.exceptions import ConnectionClosed
 
+from server.sip_gateway import SipGateway
 from voice.lines.pcm import MAX_MESSAGE_BYTES
 from voice.lines.ws_server import Handler, Server, ServerConnection, bound_port, serve_websocket
 
@@ -78,8 +81,44 @@ async def _by_path(handler: Handler, ws: ServerConnection) -> None:
     await handler(connection)
 
 
+def with_sip(
+    start: Callable[[], Awaitable[tuple[Server, str]]], host: str, port: int
+) -> Callable[[], Awaitable[tuple[AbstractAsyncContextManager[Any], str]]]:
+    """``start`` (a websocket server on a port of its own) behind a SIP gateway on ``host:port`` (UDP):
+    what :func:`run_until_signalled` serves for ``--sip``; its URL is the gateway's ``sip:`` URI."""
+
+    async def both() -> tuple[AbstractAsyncContextManager[Any], str]:
+        server, url = await start()
+        gateway = SipGateway(url, host, port)
+        try:
+            uri = await gateway.start()
+        except BaseException:
+            server.close()
+            raise
+        return _Both(server, gateway), uri
+
+    return both
+
+
+class _Both:
+    """The websocket server and the gateway in front of it, served and closed together."""
+
+    def __init__(self, server: Server, gateway: SipGateway) -> None:
+        self.server, self.gateway = server, gateway
+
+    async def __aenter__(self) -> _Both:
+        await self.server.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        try:
+            await self.gateway.close()
+        finally:
+            await self.server.__aexit__(*exc_info)
+
+
 def run_until_signalled(
-    start: Callable[[], Awaitable[tuple[Server, str]]],
+    start: Callable[[], Awaitable[tuple[AbstractAsyncContextManager[Any], str]]],
     banner: str,
     on_ready: Callable[[], None] | None = None,
 ) -> None:

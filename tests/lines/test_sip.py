@@ -117,7 +117,10 @@ async def drain(line: SipLine, timeout: float = 5.0) -> list[LineInput]:
 START = CallStart("call-1", {"id": "d1", "preset": {"type": "regular", "text": "放门口"}})
 
 
-@pytest.mark.parametrize("status, outcome", [(486, "busy"), (603, "declined"), (404, "not_found"), (480, "no_answer"), (503, "call_rejected")])  # fmt: skip
+REFUSALS = [(486, "busy"), (603, "declined"), (404, "not_found"), (480, "no_answer"), (503, "call_rejected")]
+
+
+@pytest.mark.parametrize("status, outcome", REFUSALS)
 async def test_refusals_raise_their_outcome(status: int, outcome: str) -> None:
     far, url = await far_end(lambda far, r: far.answer(r, status) if r.method == "INVITE" else None)
     line = SipLine(url)
@@ -236,7 +239,7 @@ async def test_rtp_from_a_stranger_is_dropped_and_counted() -> None:
 
 
 async def test_no_rtp_at_all_ends_the_call_as_no_media() -> None:
-    far, url = await far_end(answering)
+    _, url = await far_end(answering)
     line = SipLine(url, media_timeout_s=0.5)
     await line.open(START)
     got = await drain(line, 3)

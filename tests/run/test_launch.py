@@ -11,7 +11,11 @@ import numpy as np
 import pytest
 from websockets.asyncio.client import connect
 
+from server.assistants.behaviour import ReferenceBehaviour
+from voice.core.call import AssistantAudio, LineInput
 from voice.errors import EngineUnavailable
+from voice.lines.base import CallStart
+from voice.lines.sip import SipLine
 from voice.run.launch import echo_assistant, reference_assistant
 
 
@@ -46,6 +50,39 @@ async def test_the_reference_listens_until_the_block_ends() -> None:
     with pytest.raises(OSError):
         async with connect(url, open_timeout=2):
             pass
+
+
+async def _heard_over_sip(uri: str, frames: int, level: int) -> int:
+    """Frames of sound a SIP caller hears while it sends ``frames`` frames of ``level`` in real time."""
+    line = SipLine(uri)
+    await line.open(CallStart("c", {}))
+    heard: list[LineInput] = []
+
+    async def listen() -> None:
+        while True:
+            heard.append(await line.recv())
+
+    listener = asyncio.create_task(listen())
+    try:
+        for _ in range(frames):
+            await line.send(np.full(320, level, dtype=np.int16))
+            await asyncio.sleep(0.02)
+    finally:
+        listener.cancel()
+        await line.close()
+    return sum(1 for i in heard if isinstance(i, AssistantAudio) and int(np.abs(i.pcm).max()) > 500)
+
+
+def test_the_echo_answers_sip_calls_with_sip() -> None:
+    with echo_assistant(40, transport="sip") as (uri, _):
+        assert uri.startswith("sip:assistant@127.0.0.1:")
+        assert asyncio.run(_heard_over_sip(uri, 50, 3000)) >= 20
+
+
+async def test_the_reference_answers_sip_calls_with_sip() -> None:
+    behaviour = ReferenceBehaviour(300, None, True, False, greeting_ms=200.0, reply_len_ms=1000.0)
+    async with reference_assistant(behaviour.to_json(), transport="sip") as uri:
+        assert await _heard_over_sip(uri, 75, 0) >= 20  # its greeting, to a caller who says nothing
 
 
 PARENT = """

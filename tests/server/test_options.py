@@ -68,3 +68,10 @@ def test_a_network_bind_without_a_token_refuses_to_start(capsys: pytest.CaptureF
     assert server_main(["--host", "0.0.0.0", "--port", "0"]) == 2  # bad input, as for any option
     err = capsys.readouterr().err
     assert "host '0.0.0.0' is not a loopback address" in err and "--token" in err
+
+
+def test_sip_names_the_gateways_udp_port() -> None:
+    assert settings_from_args(parse()).serving.sip_port is None
+    assert settings_from_args(parse("--sip", "0")).serving.sip_port == 0
+    with pytest.raises(ConfigError, match="sip_port"):
+        settings_from_args(parse("--sip", "70000"))

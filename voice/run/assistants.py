@@ -19,7 +19,7 @@ from typing import Any
 from voice.lines.base import Line
 from voice.lines.factory import describe_line, make_line_factory
 from voice.lines.headers import header_names
-from voice.lines.targets import BUILTIN, WEBRTC, Target
+from voice.lines.targets import BUILTIN, SIP, WEBRTC, Target
 from voice.run.bench_config import BenchConfig
 from voice.run.runner import RunSettings, TargetRun
 
@@ -69,6 +69,7 @@ async def open_target_runs(
     its log in ``log_dir``, and stopped when ``stack`` closes."""
     runs = []
     server_url: str | None = None
+    sip_port: int | None = None  # its SIP gateway's, if a target is builtin+sip
     crashed: Callable[[], str | None] | None = None
     for i, (target, folder) in enumerate(zip(targets, folders, strict=True)):
         settings = target_settings(config, target, folder)
@@ -76,9 +77,11 @@ async def open_target_runs(
             make_line = line_factories[str(target)]
         else:
             if target.protocol == BUILTIN and server_url is None:
-                from voice.run.launch import builtin_assistant
+                from voice.run.launch import builtin_assistant, free_port
 
                 log, procs = next_log_path(log_dir), list[subprocess.Popen[bytes]]()
+                if any(t.protocol == BUILTIN and t.line == SIP for t in targets):
+                    sip_port = free_port(udp=True)
                 server_url = await stack.enter_async_context(  # one server, its log in the run
                     builtin_assistant(
                         tts=config.assistant_tts or config.tts,
@@ -86,10 +89,11 @@ async def open_target_runs(
                         log_path=log,
                         on_start=procs.append,
                         extra_args=builtin_args(config),
+                        sip_port=sip_port,
                     )
                 )
                 crashed = exit_probe(procs[0], log)
-            resolved = target.resolve_builtin(server_url) if server_url else target
+            resolved = target.resolve_builtin(server_url, sip_port) if server_url else target
             headers = config.headers if target.protocol != BUILTIN else ()
             make_line = make_line_factory(
                 resolved, effects=config.effects, seed=config.seed, headers=headers, webrtc=config.webrtc

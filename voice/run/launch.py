@@ -9,8 +9,10 @@ reached only through its websocket.
 
 Every launch goes the same way: pick a free localhost port, start the module with ``--port``, wait until the
 port accepts a connection (failing early if the child exits), and on the way out terminate it (killed if it
-has not exited within :data:`STOP_TIMEOUT_S`).  On Linux the child also dies with its parent
-(``PR_SET_PDEATHSIG``): a run killed with SIGKILL leaves no 1 GB assistant behind.
+has not exited within :data:`STOP_TIMEOUT_S`).  A UDP port cannot be probed by connecting: an assistant
+behind SIP (``--sip``) is ready once it answers an OPTIONS request (:func:`wait_sip_listening`).  On Linux
+the child also dies with its parent (``PR_SET_PDEATHSIG``): a run killed with SIGKILL leaves no 1 GB
+assistant behind.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import IO, Any
 
 from voice.core.clock import MonotonicClock
 from voice.errors import EngineUnavailable
+from voice.lines.sip_message import SipResponse, new_branch, new_call_id, new_tag, parse_message
 
 READY_TIMEOUT_S = 180.0  # the built-in assistant loads and warms its speech models first
 TEST_ASSISTANT_READY_TIMEOUT_S = 60.0
@@ -55,9 +58,9 @@ def _child_setup(nice: int) -> Callable[[], None] | None:
     return setup
 
 
-def free_port() -> int:
-    """A localhost port free right now (the child binds it a moment later)."""
-    with socket.socket() as s:
+def free_port(udp: bool = False) -> int:
+    """A localhost port (TCP, or UDP) free right now (the child binds it a moment later)."""
+    with socket.socket(type=socket.SOCK_DGRAM if udp else socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
@@ -71,16 +74,22 @@ async def builtin_assistant(
     log_path: Path | None = None,
     extra_args: list[str] | None = None,
     on_start: Callable[[subprocess.Popen[bytes]], None] | None = None,
+    sip_port: int | None = None,
 ) -> AsyncIterator[str]:
     """Run ``python -m server`` on a free localhost port; yield its ``pcm+ws://`` target once it listens.
 
-    ``on_start`` is given the child process as soon as it starts (a run watches it for a crash)."""
+    ``on_start`` is given the child process as soon as it starts (a run watches it for a crash);
+    ``sip_port``: its SIP gateway's UDP port too (``--sip``, ``builtin+sip``), waited for as well."""
     port = port or free_port()
     args = ["--tts", tts, *(["--policy", policy] if policy != "rules" else []), *(extra_args or [])]
+    args += ["--sip", str(sip_port)] if sip_port is not None else []
     with contextlib.ExitStack() as files:
         log = files.enter_context(open(log_path, "wb")) if log_path else None
         what = "the built-in assistant"
-        async with _running(what, "server", args, port, READY_TIMEOUT_S, log=log, on_start=on_start):
+        running = _running(
+            what, "server", args, port, READY_TIMEOUT_S, log=log, on_start=on_start, sip=sip_port
+        )
+        async with running:
             yield f"pcm+ws://127.0.0.1:{port}/pcm"
 
 
@@ -88,6 +97,7 @@ async def builtin_assistant(
 TEST_SERVERS: dict[str, tuple[list[str], str]] = {
     "pcm": ([], "ws://127.0.0.1:{port}/pcm"),
     "webrtc": (["--webrtc"], "http://127.0.0.1:{port}/api/offer"),
+    "sip": (["--sip"], "sip:assistant@127.0.0.1:{port}"),  # --port is then the SIP gateway's UDP port
 }
 
 
@@ -96,17 +106,19 @@ async def reference_assistant(
     behaviour: Mapping[str, Any] | None = None, transport: str = "pcm"
 ) -> AsyncIterator[str]:
     """Run the reference assistant behind ``transport`` (:data:`TEST_SERVERS`); yield its URL once it
-    listens (``ws://`` for the raw PCM protocol, ``http://.../api/offer`` for WebRTC).
+    listens (``ws://`` for the raw PCM protocol, ``http://.../api/offer`` for WebRTC, ``sip:`` for SIP).
 
     The behaviour comes with each call (``start.dialogue.reference``), so one server plays every case;
     ``behaviour`` (``ReferenceBehaviour.to_json()``) is what it does for calls that bring none.
     """
     transport_args, url = TEST_SERVERS[transport]
     module = "server.assistants.reference"
-    port = free_port()
+    sip = transport == "sip"
+    port = free_port(udp=sip)
     args = ["--behaviour", json.dumps(dict(behaviour))] if behaviour is not None else []
     args += transport_args
-    async with _running("the reference assistant", module, args, port, TEST_ASSISTANT_READY_TIMEOUT_S):
+    what, timeout_s = "the reference assistant", TEST_ASSISTANT_READY_TIMEOUT_S
+    async with _running(what, module, args, port, timeout_s, probe_tcp=not sip, sip=port if sip else None):
         yield url.format(port=port)
 
 
@@ -122,11 +134,12 @@ def echo_assistant(
     capacity bench drives its caller processes from plain code, not from an event loop.
     """
     transport_args, url = TEST_SERVERS[transport]
-    port = free_port()
+    port = free_port(udp=transport == "sip")
     args = ["--delay-ms", str(delay_ms), *extra, *transport_args]
     proc = _start("server.assistants.echo", args, port, nice=nice)
     try:
-        wait_listening(proc, port, "the echo assistant", TEST_ASSISTANT_READY_TIMEOUT_S)
+        wait = wait_sip_listening if transport == "sip" else wait_listening
+        wait(proc, port, "the echo assistant", TEST_ASSISTANT_READY_TIMEOUT_S)
         yield url.format(port=port), proc.pid
     finally:
         _stop(proc)
@@ -156,13 +169,19 @@ async def _running(
     *,
     log: IO[bytes] | None = None,
     on_start: Callable[[subprocess.Popen[bytes]], None] | None = None,
+    probe_tcp: bool = True,
+    sip: int | None = None,
 ) -> AsyncIterator[None]:
-    """:func:`echo_assistant`'s steps for callers inside an event loop (the waits run in a thread)."""
+    """:func:`echo_assistant`'s steps for callers inside an event loop (the waits run in a thread):
+    ``port`` probed over TCP unless not ``probe_tcp``, the SIP port ``sip`` with OPTIONS."""
     proc = _start(module, args, port, log=log)
     if on_start is not None:
         on_start(proc)
     try:
-        await asyncio.to_thread(wait_listening, proc, port, what, ready_timeout_s)
+        if probe_tcp:
+            await asyncio.to_thread(wait_listening, proc, port, what, ready_timeout_s)
+        if sip is not None:
+            await asyncio.to_thread(wait_sip_listening, proc, sip, what, ready_timeout_s)
         yield
     finally:
         await asyncio.to_thread(_stop, proc)
@@ -197,6 +216,43 @@ def wait_listening(proc: subprocess.Popen[bytes], port: int, what: str, timeout_
             continue
         raise EngineUnavailable(f"{what} exited at start-up (code {code})")
     raise EngineUnavailable(f"{what} did not listen on port {port} within {timeout_s:.0f} s")
+
+
+def wait_sip_listening(proc: subprocess.Popen[bytes], port: int, what: str, timeout_s: float) -> None:
+    """Return once a SIP OPTIONS to ``127.0.0.1:port`` (UDP) is answered; raise if the child exits or
+    ``timeout_s`` passes first."""
+    clock = MonotonicClock()
+    deadline = clock.now_ns() + int(timeout_s * 1e9)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        probe.settimeout(_POLL_S)
+        options = _options(port, probe.getsockname()[1])
+        while clock.now_ns() < deadline:
+            with contextlib.suppress(OSError):  # refused (nothing bound yet), or no answer this time
+                probe.sendto(options, ("127.0.0.1", port))
+                if isinstance(_parsed(probe.recv(65535)), SipResponse):
+                    return
+            if (code := proc.poll()) is not None:
+                raise EngineUnavailable(f"{what} exited at start-up (code {code})")
+    raise EngineUnavailable(f"{what} did not answer SIP on UDP port {port} within {timeout_s:.0f} s")
+
+
+def _options(port: int, own_port: int) -> bytes:
+    """An out-of-dialog OPTIONS request: "are you there?" in SIP."""
+    return (
+        f"OPTIONS sip:assistant@127.0.0.1:{port} SIP/2.0\r\n"
+        f"Via: SIP/2.0/UDP 127.0.0.1:{own_port};branch={new_branch()};rport\r\n"
+        f"From: <sip:launcher@127.0.0.1>;tag={new_tag()}\r\nTo: <sip:assistant@127.0.0.1:{port}>\r\n"
+        f"Call-ID: {new_call_id('127.0.0.1')}\r\nCSeq: 1 OPTIONS\r\nMax-Forwards: 70\r\n"
+        "Content-Length: 0\r\n\r\n"
+    ).encode()
+
+
+def _parsed(data: bytes) -> object:
+    try:
+        return parse_message(data)
+    except ValueError:
+        return None
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
