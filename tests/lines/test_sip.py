@@ -178,9 +178,16 @@ async def test_a_silent_peer_is_no_answer_within_the_timeout() -> None:
     assert refused.value.outcome == "no_answer"
 
 
-async def test_nobody_listening_is_a_line_error() -> None:
-    with pytest.raises(LineError):
+async def test_nobody_listening_is_no_answer() -> None:
+    with pytest.raises(CallRefused) as refused:  # UDP: nothing tells a caller that no one listens
         await SipLine("sip:bot@127.0.0.1:9", answer_timeout_s=1.0).open(START)
+    assert refused.value.outcome == "no_answer" and "no response to the INVITE" in str(refused.value)
+
+
+async def test_a_name_that_does_not_resolve_is_a_line_error() -> None:
+    with pytest.raises(LineError, match="cannot resolve") as failed:
+        await SipLine("sip:bot@no-such-host.invalid", answer_timeout_s=1.0).open(START)
+    assert not isinstance(failed.value, CallRefused)
 
 
 async def test_early_media_is_heard_then_the_answer() -> None:

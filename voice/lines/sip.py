@@ -62,7 +62,7 @@ class _Signalling(asyncio.DatagramProtocol):
     def datagram_received(self, data: bytes, addr: tuple[Any, ...]) -> None:
         self.line._message(data, (str(addr[0]), int(addr[1])))
 
-    def error_received(self, exc: Exception) -> None:
+    def error_received(self, exc: Exception) -> None:  # rare on an unconnected socket: recorded only
         self.line._unreachable = f"{exc}"
 
 
@@ -172,7 +172,9 @@ class SipLine:
         await self._ready.wait()
         if self._refused is not None:
             r = self._refused
-            raise CallRefused(r.outcome, f"{self.target} answered {r.status} {r.reason}".strip())
+            heard = self.dialog is not None and r.status in self.dialog.statuses
+            said = f"answered {r.status} {r.reason}".strip() if heard else f"{r.reason} (no final answer)"
+            raise CallRefused(r.outcome, f"{self.target} {said}")
         if self._closed_reason is not None and self.media is not None and self.media.remote is None:
             raise LineError(f"SIP to {self.target}: {self._closed_reason}")
 

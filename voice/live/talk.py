@@ -31,7 +31,7 @@ from voice.errors import ConfigError
 from voice.lines.base import CallStart
 from voice.lines.factory import describe_line, make_line_factory
 from voice.lines.headers import Headers
-from voice.lines.targets import BUILTIN, HUMAN, parse_target
+from voice.lines.targets import BUILTIN, HUMAN, SIP, parse_target
 from voice.live.person_line import PersonLine
 from voice.live.ports import Microphone, Speaker
 from voice.live.session import LiveCaller, Notify, Say
@@ -96,7 +96,10 @@ async def talk_as_caller(
         if target.protocol == BUILTIN and assistant_url is not None:
             resolved = target.resolve_builtin(assistant_url)
         elif target.protocol == BUILTIN:
-            resolved = target.resolve_builtin(await start_builtin(stack, config))
+            from voice.run.launch import free_port
+
+            sip_port = free_port(udp=True) if target.line == SIP else None
+            resolved = target.resolve_builtin(await start_builtin(stack, config, sip_port), sip_port)
             say("the assistant is ready: speak when it has answered")
         line = make_line_factory(resolved, headers=config.headers if target.protocol != BUILTIN else ())()
         core = LiveCallCore(dialogue_id=dialogue.id)
@@ -145,8 +148,11 @@ async def talk_as_assistant(
     )
 
 
-async def start_builtin(stack: contextlib.AsyncExitStack, config: TalkConfig) -> str:
-    """Start the built-in assistant for as long as ``stack`` lasts (its log in the run): its URL."""
+async def start_builtin(
+    stack: contextlib.AsyncExitStack, config: TalkConfig, sip_port: int | None = None
+) -> str:
+    """Start the built-in assistant for as long as ``stack`` lasts (its log in the run): its URL.
+    ``sip_port``: its SIP gateway's UDP port too (``builtin+sip``)."""
     from voice.run.assistants import next_log_path
     from voice.run.launch import builtin_assistant
 
@@ -157,6 +163,7 @@ async def start_builtin(stack: contextlib.AsyncExitStack, config: TalkConfig) ->
             policy=config.policy,
             log_path=next_log_path(config.out),
             extra_args=config.assistant_settings.args("--set"),
+            sip_port=sip_port,
         )
     )
 

@@ -39,10 +39,11 @@ def add_call_options(
         "--target",
         action="append",
         help="where to call, repeatable (each target gets its own subfolder): builtin (default),"
-        " builtin+twilio or builtin+webrtc (the built-in assistant, started once and shared),"
+        " builtin+twilio, builtin+webrtc or builtin+sip (the built-in assistant, started once and shared),"
         " pcm+ws://host:port/path, twilio+ws://host:port/path, a carrier's telnyx+ws://, plivo+ws://,"
         " exotel+ws://, vonage+ws://, genesys+ws://, pipecat+ws:// (pipecat's protobuf websocket), or"
-        " webrtc+http://host:port/api/offer (a WebRTC bot, as pipecat's runner serves it)",
+        " webrtc+http://host:port/api/offer (a WebRTC bot, as pipecat's runner serves it), or"
+        " sip:USER@HOST[:PORT][;transport=tcp] (a bot behind a SIP trunk or PBX; docs/sip.md)",
     )
     add_header_option(p)
     add_webrtc_options(p)
