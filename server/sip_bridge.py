@@ -26,9 +26,11 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import numpy as np
+
 from server.sip_answer import T1_NS, AnswerEvent, Cancelled, Hop, Invited, Out, SipAnswerer, State
 from server.sip_playout import PlayoutQueue
-from voice.core.audio import FRAME_SAMPLES, Pcm, samples_to_ns
+from voice.core.audio import FRAME_SAMPLES, Pcm, ns_to_samples, samples_to_ns
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput, PlayoutMark
 from voice.core.clock import Clock
 from voice.errors import LineError
@@ -86,6 +88,7 @@ class SipCall:
         self._invited: asyncio.Future[Invited] = asyncio.get_running_loop().create_future()
         self._over = asyncio.Event()
         self._draining = False  # the assistant is done: play out its queue, then BYE
+        self._next_send: int | None = None  # when the playout's next frame goes out (ns)
         self._drained = ""  # why
         self._session = secrets.randbits(31)
         self._version = 1
@@ -196,13 +199,18 @@ class SipCall:
         while not self._draining:
             item = await line.recv()
             if isinstance(item, AssistantAudio):
+                if self.playout.empty and self._next_send is not None:
+                    # a reply starting from silence keeps its place inside the frame, as in a bot's
+                    # continuous stream: it goes out exactly one frame after it came (not on the grid)
+                    lead = ns_to_samples(FRAME_NS - self._until_next_send())
+                    self.playout.push(np.zeros(lead, dtype=np.int16))
                 if not self.playout.push(item.pcm):
                     self._end("protocol_error: flood: the assistant's audio is a minute ahead of the line")
             elif isinstance(item, PlayoutMark):
                 self.playout.mark(item.name)
             elif isinstance(item, AssistantControl):
-                if item.event == "clear":
-                    if dropped := self.playout.clear():
+                if item.event == "clear":  # what a continuous stream has played by now still goes out
+                    if dropped := self.playout.clear(ns_to_samples(FRAME_NS - self._until_next_send())):
                         await line.played(dropped)
                 elif item.event == "hangup":
                     self._draining, self._drained = True, "the assistant hung up"
@@ -211,13 +219,20 @@ class SipCall:
             elif isinstance(item, LineClosed):  # play out what it said, then BYE
                 self._draining, self._drained = True, f"the assistant's line closed: {item.reason}"
 
+    def _until_next_send(self) -> int:
+        """ns until the playout's next frame goes out, within one frame."""
+        if self._next_send is None:
+            return FRAME_NS
+        return max(0, min(FRAME_NS, self._next_send - self.clock.now_ns()))
+
     async def _play(self, line: PcmWebsocketLine) -> None:
         """One frame per 20 ms on an absolute schedule; BYE once a hanging-up assistant's audio is out."""
         t0 = self.clock.now_ns()
         k = tail = 0
         while not self._over.is_set():
             k += 1
-            await self.clock.sleep_until(t0 + k * FRAME_NS)
+            self._next_send = t0 + k * FRAME_NS
+            await self.clock.sleep_until(self._next_send)
             if self._draining and self.playout.empty:
                 tail = tail or k + HANGUP_TAIL_FRAMES
                 if k >= tail:
@@ -284,8 +299,9 @@ class SipCall:
                 self._handle(events)
                 continue
             timeout = None if deadline is None else (deadline - now) / 1e9
-            try:
-                data, source = await asyncio.wait_for(self._inbox.get(), timeout)
+            try:  # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancel (and lose the item)
+                async with asyncio.timeout(timeout):
+                    data, source = await self._inbox.get()
             except TimeoutError:
                 continue
             if data:

