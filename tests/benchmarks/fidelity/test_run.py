@@ -126,6 +126,36 @@ def test_over_webrtc_the_line_adds_a_constant_and_callsim_measures_exactly_after
     assert over_webrtc.boolean("answered")["accuracy"] == 1.0
 
 
+# --- the same reference behind SIP (its gateway: server.sip_gateway), over CallSim's SIP line -------------
+
+
+@pytest.fixture(scope="module")
+def over_sip() -> Summary:
+    cases = [make_case(250, 120, True, True, 0), make_case(600, 500, False, False, 1)]
+    return asyncio.run(fidelity(cases, MemoryTTS(), concurrency=2, transport="sip"))
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("metric", ["response latency", "barge-in stop latency"])
+def test_over_sip_the_line_adds_a_constant_and_callsim_measures_exactly_after_it(over_sip, metric):
+    """A jitter buffer each way (60 ms) and the gateway's one frame: a constant; CallSim's error after it is
+    within the loose bound, since the gateway keeps each reply's place inside its 20 ms packets."""
+    assert over_sip.transport == "sip" and over_sip.calls == 2 and not over_sip.failed
+    r = over_sip.after_constant(metric)
+    assert r["n"] >= 2 and 100 < r["constant"] < 300, r
+    assert r["max"] <= LOOSE_MS, r
+    assert over_sip.boolean("answered")["accuracy"] == 1.0
+
+
+def test_over_sip_the_networks_jitter_and_loss_go_to_the_sip_line():
+    from voice.benchmarks.fidelity.run import line_for
+    from voice.lines.effects import LineEffects
+    from voice.lines.sip import SipLine
+
+    line = line_for("sip", "sip:assistant@127.0.0.1:5070", LineEffects(jitter_ms=20, loss_rate=0.02), 3)
+    assert isinstance(line, SipLine) and line.effects.jitter_ms == 20 and line.effects.loss_rate == 0.02
+
+
 # --- the same reference behind the carriers' media streams (server.assistants.carrier_serving) ----------
 
 

@@ -241,7 +241,9 @@ async def fidelity(
             save_recording(save, r.rec)
     label = transport
     if effects is not None and transport == "sip" and (effects.jitter_ms or effects.loss_rate):
-        label = f"sip (jitter {effects.jitter_ms:g} ms, loss {effects.loss_rate:.0%})"
+        # short, for the transports' table: sip/j20 (20 ms of jitter), sip/l2% (2 % lost), sip/j20/l2%
+        label = "sip" + (f"/j{effects.jitter_ms:g}" if effects.jitter_ms else "")
+        label += f"/l{effects.loss_rate * 100:g}%" if effects.loss_rate else ""
     return summarize(results, skipped, wall, label)
 
 
