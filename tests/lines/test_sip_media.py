@@ -93,3 +93,17 @@ async def test_nothing_arriving_is_no_media() -> None:
     assert isinstance(got[-1][0], LineClosed) and got[-1][0].reason.startswith("no_media")
     await media.close()
     far.close()
+
+
+async def test_a_codec_change_by_reinvite_switches_the_law_of_both_directions() -> None:
+    media, _, far, peer = await setup()
+    assert media.remote is not None
+    media.start(RemoteMedia(media.remote.address, media.remote.port, 0, "PCMU", None, 20, "sendrecv"))
+    tone = (8000 * np.sin(2 * np.pi * 300 * np.arange(FRAME_SAMPLES) / 16000)).astype(np.int16)
+    media.send(tone)
+    await asyncio.sleep(0.05)
+    packet = parse_rtp(peer.got[-1])
+    assert packet.payload_type == 0 and packet.marker  # a new stream: new SSRC, marker on its first packet
+    assert media.describe()["codec"] == "PCMU"
+    await media.close()
+    far.close()

@@ -130,6 +130,21 @@ async def test_a_call_through_kamailio_with_registration_and_digest_auth(greetin
             bye = bot.log_text().split("\nBYE sip:", 1)  # CallSim's BYE, as baresip received it
             assert len(bye) == 2 and f"127.0.0.1:{proxy.port}" in bye[1].split("\n\n", 1)[0]  # relayed
 
+            over_tcp = SipLine(
+                proxy.aor("bot") + ";transport=tcp",
+                credentials=SipDigestAuth("callsim", proxy.users["callsim"]),
+            )
+            trace = await run_call(
+                CallCore(plan), over_tcp, MonotonicClock(), CallStart("sip-5", {"id": "sip-5"})
+            )
+            await bot.wait_event("CALL_CLOSED", timeout=10)
+            print(f"over TCP: {trace.outcome}; {over_tcp.describe()}")
+            assert (
+                over_tcp.describe()["transport"] == "sip/tcp"
+                and over_tcp.describe()["sip_statuses"][-1] == 200
+            )
+            assert np.abs(trace.recording("sip-5", {}).assistant).max() > 2000
+
             wrong = SipLine(proxy.aor("bot"), credentials=SipDigestAuth("callsim", "not-the-password"))
             with pytest.raises(CallRefused) as refused:
                 await wrong.open(CallStart("sip-3", {}))
