@@ -184,6 +184,17 @@ async def test_waiting_for_a_target_returns_once_it_listens_and_fails_clearly_if
         await wait_for_targets([target], timeout_s=0.3, poll_s=0.05)
 
 
+async def test_waiting_for_a_sip_target_asks_it_by_options():
+    from voice.benchmarks.sip_phone import ScriptedPhone
+    from voice.errors import LineError
+    from voice.run.dataset import wait_for_targets
+
+    async with ScriptedPhone("talks") as phone:
+        await wait_for_targets([parse_target(phone.uri)], timeout_s=5)  # UDP: nothing to connect to
+    with pytest.raises(LineError, match="did not answer SIP OPTIONS within 0.5 s"):
+        await wait_for_targets([parse_target("sip:bot@127.0.0.1:9")], timeout_s=0.5)
+
+
 @pytest.mark.e2e  # a real-time call to the built-in: the e2e layer, one at a time
 async def test_the_builtin_assistant_killed_mid_run_stops_it_and_its_call_is_redone(tmp_path):
     """The real built-in assistant (Whisper, Silero) in its child process, killed during the first call:

@@ -97,7 +97,9 @@ class ScriptedPhone:
         self.peer = source
         if message.method == "INVITE" and self.invite is not None and self._same_call(message):
             return  # a retransmission, or CallSim answering our re-INVITE's 200 (its ACK comes next)
-        if message.method == "INVITE":
+        if message.method == "OPTIONS":
+            self._answer(message, 200)
+        elif message.method == "INVITE":
             self._invited(message)
         elif message.method in ("BYE", "CANCEL"):
             self._answer(message, 200)

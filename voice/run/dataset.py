@@ -26,7 +26,9 @@ from voice.errors import ConfigError, LineError, StorageError, explain
 from voice.files import storage_error
 from voice.lines.base import Line
 from voice.lines.redact import url_tag
-from voice.lines.targets import BUILTIN, Target, parse_target
+from voice.lines.sip_probe import options_answered
+from voice.lines.sip_target import parse_sip_uri
+from voice.lines.targets import BUILTIN, SIP, Target, parse_target
 from voice.metrics.call_metrics import CallMetrics
 from voice.metrics.results import RESULTS_SCHEMA, write_json
 from voice.run.assistants import open_target_runs
@@ -151,7 +153,8 @@ def folder_lock(folder: Path) -> Iterator[None]:
 
 
 async def wait_for_targets(targets: Sequence[Target], timeout_s: float, poll_s: float = 0.2) -> None:
-    """Wait until every target accepts a TCP connection (CI starting the bot and the bench together).
+    """Wait until every target accepts a TCP connection (CI starting the bot and the bench together); a SIP
+    target over UDP, until it answers an OPTIONS.
 
     Polls each target's host and port until it connects or ``timeout_s`` (for all of them) has passed; then
     a :class:`LineError` naming the target and the last refusal.
@@ -160,6 +163,12 @@ async def wait_for_targets(targets: Sequence[Target], timeout_s: float, poll_s: 
     deadline = loop.time() + timeout_s
     for target in targets:
         host, port = target.address()
+        if target.protocol == SIP and parse_sip_uri(target.url).transport == "UDP":  # no connection: OPTIONS
+            if not await options_answered(parse_sip_uri(target.url), max(0.05, deadline - loop.time())):
+                raise LineError(
+                    f"--wait-for-target: {target} did not answer SIP OPTIONS within {timeout_s:g} s"
+                )
+            continue
         while True:
             try:
                 left = max(0.05, deadline - loop.time())
