@@ -76,6 +76,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from voice.run.dataset import BenchConfig, default_concurrency, run_bench, select_dialogues, split_values
     from voice.run.options import effects_from_args, redo_command
     from voice.run.progress import Progress
+    from voice.run.provenance import announce
     from voice.speech.tts import voice_check
 
     with located(args):  # a value from --config that is refused names its line in the file
@@ -140,11 +141,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         recordings=getattr(args, "recordings", None),
         headers=checked.headers,
         webrtc=checked.webrtc,
+        sip=checked.sip,
         redo=redo_command(getattr(args, "argv", [])),
         speed_index=not args.no_speed_index,
     )
-    from voice.run.provenance import announce
-
     config = dataclasses.replace(config, provenance=announce(speed_index=config.speed_index, json_out=True))
     total = len(dialogues) * args.repeats * len(targets)
     print(

@@ -12,7 +12,7 @@ from voice.lines.genesys import GenesysLine
 from voice.lines.pcm import PcmWebsocketLine
 from voice.lines.pipecat_ws import PipecatLine
 from voice.lines.plivo import PlivoLine
-from voice.lines.targets import BUILTIN, PROTOCOLS, WEBRTC, Target, parse_target
+from voice.lines.targets import BUILTIN, PROTOCOLS, SIP, WEBRTC, Target, parse_target
 from voice.lines.telnyx import TelnyxLine
 from voice.lines.twilio import TwilioLine
 from voice.lines.vonage import VonageLine
@@ -50,7 +50,8 @@ def test_builtin_resolves_to_the_started_server_route() -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", ["twilio+http://x:1", "twilio+ws://", "twilio", "builtin+sip", "sip+ws://x:1", "twilio+x"]
+    "bad",
+    ["twilio+http://x:1", "twilio+ws://", "twilio", "builtin+rtp", "sip+ws://x:1", "twilio+x", "sip:bot@"],
 )
 def test_bad_targets_are_config_errors(bad: str) -> None:
     with pytest.raises(ConfigError):
@@ -113,7 +114,7 @@ CARRIER_LINES = {
 
 
 def test_the_table_has_a_line_for_every_target_protocol() -> None:
-    assert set(LINES) == {*PROTOCOLS, WEBRTC}
+    assert set(LINES) == {*PROTOCOLS, WEBRTC, SIP}
 
 
 @pytest.mark.parametrize("protocol", sorted(CARRIER_LINES))

@@ -98,3 +98,9 @@ def test_url_tag_is_stable_short_and_tells_urls_apart():
 )
 def test_command_line_echoes_hide_header_values_and_url_credentials(argv, message, shown):
     assert redact_arguments(message, argv) == shown
+
+
+def test_a_sip_uri_keeps_its_user_and_loses_its_password() -> None:
+    assert redact_text("calling sip:bot@127.0.0.1:5070") == "calling sip:bot@127.0.0.1:5070"
+    assert redact_text("calling sip:bot:hunter2@127.0.0.1") == "calling sip:bot:***@127.0.0.1"
+    assert redact_text("failed: alice:secret@example.com") == "failed: ***@example.com"

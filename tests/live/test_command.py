@@ -60,6 +60,32 @@ def test_a_bad_assistant_setting_is_one_line_before_any_device_or_dialogue(tmp_p
     assert not (tmp_path / "results.json").exists()
 
 
+def test_a_bad_jitter_buffer_is_one_line_before_any_device_or_dialogue(tmp_path, capsys):
+    argv = ["talk", "--target", "sip:bot@127.0.0.1:5070", "--jitter-buffer-ms", "5", "--id", "nope"]
+    assert main([*argv, "--out", str(tmp_path), "--input-device", "no-such-microphone-xyz"]) == 2
+    assert capsys.readouterr().err == (
+        "callsim: error: --jitter-buffer-ms 5: takes a whole number of milliseconds, 20 to 1000\n"
+    )
+
+
+def test_a_talk_to_a_sip_target_takes_its_jitter_buffer_and_the_environments_credentials(monkeypatch):
+    from pathlib import Path
+
+    from voice.cli import build_parser
+    from voice.core.tuning import Tuning
+    from voice.lines.sip_settings import SipSettings
+    from voice.live.command import _config, _sip_settings
+
+    monkeypatch.setenv("CALLSIM_SIP_USER", "callsim")
+    monkeypatch.setenv("CALLSIM_SIP_PASSWORD", "s3cret")
+    argv = ["talk", "--target", "sip:bot@127.0.0.1:5070", "--jitter-buffer-ms", "120", "--no-transcribe"]
+    args = build_parser().parse_args(argv)
+    config, _ = _config(args, Path("d.jsonl"), Tuning(), _sip_settings(args))
+    assert config.sip == SipSettings("callsim", "s3cret", jitter_buffer_ms=120)
+    args = build_parser().parse_args(["talk", "--no-transcribe"])  # the built-in over raw PCM: no SIP
+    assert _sip_settings(args) == SipSettings(jitter_buffer_ms=60)
+
+
 def test_the_web_page_off_loopback_needs_a_token(tmp_path, capsys, monkeypatch):
     """As ``serve``: anyone who can reach the port could call, or read the recorded calls."""
     assert main(["talk", "--web", "--host", "0.0.0.0", "--no-transcribe", "--out", str(tmp_path)]) == 2

@@ -163,3 +163,23 @@ async def test_a_talk_sends_the_headers_and_writes_the_target_redacted(tmp_path)
     for path in (tmp_path / "run").rglob("*"):
         data = path.name.encode() + (path.read_bytes() if path.is_file() else b"")
         assert not any(s in data for s in (b"PW5", b"TOK5", b"HDR5")), path
+
+
+async def test_a_talk_dials_a_sip_target_with_its_sip_settings(tmp_path, monkeypatch):
+    import voice.live.talk as talk
+    from voice.lines.sip_settings import SipSettings
+
+    seen: list[object] = []
+
+    def factory(target, **kw):
+        seen.append((target.url, kw["sip"]))
+        raise RuntimeError("dialled")
+
+    monkeypatch.setattr(talk, "make_line_factory", factory)
+    sip = SipSettings("callsim", "s3cret", jitter_buffer_ms=120)
+    config = TalkConfig(out=tmp_path / "run", target="sip:bot@127.0.0.1:5070", transcribe=False, sip=sip)
+    write_wav(tmp_path / "me.wav", [tone(100)])
+    mic = WavMicrophone(tmp_path / "me.wav", MonotonicClock())
+    with pytest.raises(RuntimeError, match="dialled"):
+        await talk_as_caller(one_turn(), config, mic, WavSpeaker(tmp_path / "heard.wav"), say=print)
+    assert seen == [("sip:bot@127.0.0.1:5070", sip)]

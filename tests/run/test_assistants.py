@@ -10,7 +10,9 @@ import sys
 from tests.fakes import reference
 from voice.core.tuning import parse_tuning
 from voice.lines.memory import MemoryLine
+from voice.lines.sip_settings import SipSettings
 from voice.lines.targets import parse_target
+from voice.lines.webrtc_settings import WebrtcSettings
 from voice.run.assistants import (
     builtin_args,
     exit_probe,
@@ -42,6 +44,37 @@ def test_the_built_in_targets_settings_record_its_voice_policy_and_overrides(tmp
         "mod:make",
         "turn_model=silence",
     )
+
+
+def test_a_sip_targets_settings_record_its_sip_settings_described_never_the_password(tmp_path) -> None:
+    sip = SipSettings("callsim", "s3cret", jitter_buffer_ms=120)
+    config = BenchConfig(out=tmp_path, tts="memory", sip=sip, webrtc=WebrtcSettings({"mode": "eval"}))
+    for target in ("sip:bot@127.0.0.1:5070", "builtin+sip"):
+        fp = target_settings(config, parse_target(target), tmp_path).fingerprint()
+        assert fp["sip"] == {"user": "callsim", "password_set": True, "jitter_buffer_ms": 120}
+        assert "s3cret" not in repr(fp) and "webrtc" not in fp
+    for target in (PCM, "builtin", "builtin+webrtc", "webrtc+http://127.0.0.1:9/api/offer"):
+        assert "sip" not in target_settings(config, parse_target(target), tmp_path).fingerprint()
+
+
+def test_without_sip_settings_the_record_is_the_environments(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("CALLSIM_SIP_USER", "env-user")
+    monkeypatch.delenv("CALLSIM_SIP_PASSWORD", raising=False)
+    fp = target_settings(BenchConfig(out=tmp_path), parse_target("sip:bot@127.0.0.1"), tmp_path).fingerprint()
+    assert fp["sip"] == {"user": "env-user", "password_set": False, "jitter_buffer_ms": 60}
+
+
+async def test_every_line_factory_gets_the_runs_webrtc_and_sip_settings(tmp_path, monkeypatch) -> None:
+    import voice.run.assistants as assistants
+
+    seen: list[dict[str, object]] = []
+    monkeypatch.setattr(assistants, "make_line_factory", lambda target, **kw: seen.append(kw) or MemoryLine)
+    sip, webrtc = SipSettings("callsim", "s3cret", jitter_buffer_ms=120), WebrtcSettings({"mode": "eval"})
+    config = BenchConfig(out=tmp_path, tts="memory", sip=sip, webrtc=webrtc)
+    targets = [parse_target(t) for t in ("sip:bot@127.0.0.1:5070", PCM)]
+    async with contextlib.AsyncExitStack() as stack:
+        await open_target_runs(stack, config, targets, [tmp_path / "a", tmp_path / "b"], log_dir=tmp_path)
+    assert [(kw["sip"], kw["webrtc"]) for kw in seen] == [(sip, webrtc), (sip, webrtc)]
 
 
 def test_the_built_in_takes_twice_the_runs_concurrency_and_its_settings(tmp_path) -> None:
@@ -95,7 +128,7 @@ def test_the_exit_probe_says_why_a_process_is_gone(tmp_path) -> None:
 
 
 def test_a_bench_config_travels_to_ray_workers(tmp_path) -> None:
-    config = BenchConfig(out=tmp_path, targets=(PCM,), tts="memory", ray="auto")
+    config = BenchConfig(out=tmp_path, targets=(PCM,), tts="memory", ray="auto", sip=SipSettings("u", "p"))
     assert pickle.loads(pickle.dumps(config)) == config
 
 

@@ -35,6 +35,25 @@ def test_good_options_pass_and_give_the_parsed_targets_and_headers(tmp_path):
     ]
 
 
+def test_the_sip_settings_take_the_jitter_buffer_and_the_environments_credentials_for_a_sip_target(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("CALLSIM_SIP_USER", "callsim")
+    monkeypatch.setenv("CALLSIM_SIP_PASSWORD", "s3cret")
+    sip = check_call_options(
+        parse("--target", "sip:bot@127.0.0.1:5070", "--jitter-buffer-ms", "200", "--out", str(tmp_path))
+    ).sip
+    assert (sip.user, sip.password, sip.jitter_buffer_ms) == ("callsim", "s3cret", 200)
+    assert check_call_options(parse("--target", "builtin+sip", "--out", str(tmp_path))).sip.user == "callsim"
+    assert check_call_options(parse("--out", str(tmp_path))).sip.jitter_buffer_ms == 60  # the default
+    # no SIP target: the environment is not read (a password there without a user refuses nothing)
+    monkeypatch.delenv("CALLSIM_SIP_USER")
+    sip = check_call_options(parse("--target", "pcm+ws://127.0.0.1:9/pcm", "--out", str(tmp_path))).sip
+    assert (sip.user, sip.password) == (None, None)
+    with pytest.raises(ConfigError, match="a SIP password without a user"):
+        check_call_options(parse("--target", "sip:bot@127.0.0.1:5070", "--out", str(tmp_path)))
+
+
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
@@ -78,6 +97,11 @@ def test_good_options_pass_and_give_the_parsed_targets_and_headers(tmp_path):
             "--assistant-set: for the built-in",
         ),
         (["--header", "no colon"], "--header"),
+        (
+            ["--jitter-buffer-ms", "5"],
+            "--jitter-buffer-ms 5: takes a whole number of milliseconds, 20 to 1000",
+        ),
+        (["--jitter-buffer-ms", "1001"], "--jitter-buffer-ms 1001: takes a whole number"),
         (["--request-data", "{mode}"], "--request-data: not JSON"),
         (["--request-data", '{"call_id": 1}'], "--request-data: call_id is CallSim's own key"),
         (

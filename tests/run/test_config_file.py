@@ -13,7 +13,17 @@ import pytest
 
 from voice.cli import EXIT_ERROR, build_parser, main
 from voice.errors import ConfigError
-from voice.run.config_file import NOT_IN_FILE, TABLES, apply_config, dest, key_lines, load_config, located
+from voice.run.checks import check_call_options
+from voice.run.config_file import (
+    FILE_ONLY,
+    NOT_IN_FILE,
+    TABLES,
+    apply_config,
+    dest,
+    key_lines,
+    load_config,
+    located,
+)
 from voice.run.usage import option_names
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -132,7 +142,8 @@ kind = "openai:m"
     assert problems(tmp_path, text) == [
         f"{path}:1: limit: every key goes in its table: --limit is dialogues.limit",
         f"{path}:3: assistant.wait_for_target: unknown key (did you mean wait-for-target? [assistant] takes"
-        " target, header, request-data, ice-server, wait-for-target, policy, set, tts)",
+        " target, header, request-data, ice-server, jitter-buffer-ms, wait-for-target, policy, set, tts,"
+        " sip-user, sip-password)",
         f"{path}:4: assistant.assistant-set: unknown key: --assistant-set is assistant.set",
         f"{path}:6: [dialogs]: unknown table (did you mean [dialogues]? the tables: assistant, dialogues,"
         " caller, line, scoring, gates, output, run)",
@@ -213,12 +224,85 @@ def test_located_leaves_other_errors_as_they_are():
         raise ConfigError("--junit x: is a folder")
 
 
+# --- a SIP target's settings: the credentials from the file or the environment, never a flag -------------
+
+SIP_FILE = """
+[assistant]
+target = "sip:bot@127.0.0.1:5070"
+jitter-buffer-ms = 120
+sip-user = "callsim"
+sip-password = "${CALLSIM_TEST_PBX_SECRET}"
+"""
+
+
+def test_the_sip_keys_set_the_credentials_and_the_jitter_buffer_under_the_command_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("CALLSIM_TEST_PBX_SECRET", "s3cret-file")
+    monkeypatch.setenv("CALLSIM_SIP_USER", "env-user")
+    monkeypatch.setenv("CALLSIM_SIP_PASSWORD", "s3cret-env")
+    args = merged(tmp_path, SIP_FILE, "--out", str(tmp_path / "o"))
+    assert (args.jitter_buffer_ms, args.sip_user) == (120, "callsim")
+    assert args.sip_password == "${CALLSIM_TEST_PBX_SECRET}"  # the reference: read when checked, not kept
+    assert args.config_places["sip-password"].endswith(":6: assistant.sip-password")
+    sip = check_call_options(args).sip  # the file over the environment
+    assert (sip.user, sip.password, sip.jitter_buffer_ms) == ("callsim", "s3cret-file", 120)
+    args = merged(tmp_path, SIP_FILE, "--jitter-buffer-ms", "40", "--out", str(tmp_path / "o"))
+    assert check_call_options(args).sip.jitter_buffer_ms == 40  # the command line over the file
+    bare = '[assistant]\ntarget = "sip:bot@127.0.0.1:5070"\n'
+    sip = check_call_options(merged(tmp_path, bare, "--out", str(tmp_path / "o"))).sip
+    assert (sip.user, sip.password, sip.jitter_buffer_ms) == ("env-user", "s3cret-env", 60)  # env, default
+
+
+def test_a_sip_password_written_in_the_file_is_refused_naming_the_file_and_key_never_the_password(tmp_path):
+    text = '[assistant]\nsip-user = "callsim"\nsip-password = "hunter2"\n'
+    (said,) = problems(tmp_path, text)
+    assert said.startswith(f"{tmp_path / 'c.toml'}:3: assistant.sip-password: a password written in the file")
+    assert "${VAR}" in said and "hunter2" not in said
+    for value in ('"Bearer ${X}"', '"${X}${Y}"', '"$X"'):  # a reference and nothing else
+        (said,) = problems(tmp_path, f"[assistant]\nsip-password = {value}\n")
+        assert "a password written in the file" in said and value.strip('"') not in said
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("[assistant]\nsip-user = 7\n", "assistant.sip-user: takes a string (sip-user), not a whole number"),
+        ('[assistant]\nsip-user = ""\n', "assistant.sip-user: takes a string that is not empty"),
+        ('[assistant]\njitter-buffer-ms = "60"\n', "takes a whole number (--jitter-buffer-ms), not a string"),
+        ('[line]\nsip-user = "callsim"\n', "line.sip-user: unknown key: sip-user belongs in [assistant]"),
+        ('[assistant]\nsip_password = "${X}"\n', "unknown key (did you mean sip-password?"),
+        ('sip-user = "callsim"\n', "sip-user: every key goes in its table: sip-user is assistant.sip-user"),
+        ('[assistant]\nsip-password = "***"\n', "assistant.sip-password: holds '***'"),
+    ],
+)
+def test_a_sip_key_of_the_wrong_kind_or_place_is_named(tmp_path, text, says):
+    [said] = problems(tmp_path, text)
+    assert says in said
+
+
+def test_a_sip_value_the_checks_refuse_names_its_line(tmp_path, monkeypatch):
+    monkeypatch.delenv("CALLSIM_TEST_PBX_SECRET", raising=False)
+    with pytest.raises(ConfigError) as refused, located(args := merged(tmp_path, SIP_FILE, "--out", "o")):
+        check_call_options(args)
+    assert str(refused.value) == (
+        f"{tmp_path / 'callsim.toml'}:6: assistant.sip-password: sip-password: the environment variable"
+        " CALLSIM_TEST_PBX_SECRET is not set (or empty)"
+    )
+    text = SIP_FILE.replace("120", "5")
+    with pytest.raises(ConfigError) as refused, located(args := merged(tmp_path, text, "--out", "o")):
+        check_call_options(args)
+    assert str(refused.value).startswith(
+        f"{tmp_path / 'callsim.toml'}:4: assistant.jitter-buffer-ms: --jitter-buffer-ms 5: takes a whole"
+    )
+
+
 # --- the documents ------------------------------------------------------------------------------------------
 
 
 def test_docs_config_lists_every_key_with_its_flag():
     rows = re.findall(r"^\| `(\w+)` \| `([\w-]+)` \| `(--[\w-]+)` \|", DOCS[0].read_text(), re.M)
     assert rows == [(t, k, o) for t, keys in TABLES.items() for k, o in keys.items()]
+    flagless = re.findall(r"^\| `(\w+)` \| `([\w-]+)` \| - \(no flag\) \|", DOCS[0].read_text(), re.M)
+    assert flagless == [(t, k) for t, keys in FILE_ONLY.items() for k in keys]
 
 
 def code_blocks(text, language):

@@ -191,7 +191,7 @@ async def test_waiting_for_a_sip_target_asks_it_by_options():
 
     async with ScriptedPhone("talks") as phone:
         await wait_for_targets([parse_target(phone.uri)], timeout_s=5)  # UDP: nothing to connect to
-    with pytest.raises(LineError, match="did not answer SIP OPTIONS within 0.5 s"):
+    with pytest.raises(LineError, match=r"did not answer SIP OPTIONS within 0\.5 s"):
         await wait_for_targets([parse_target("sip:bot@127.0.0.1:9")], timeout_s=0.5)
 
 

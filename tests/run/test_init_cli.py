@@ -6,7 +6,7 @@ import re
 from tests.records import short_delivery
 from tests.ws_fake import FakeServer
 from voice.cli import EXIT_ERROR, build_parser, main
-from voice.run.config_file import TABLES, apply_config, load_config
+from voice.run.config_file import FILE_ONLY, TABLES, apply_config, load_config
 from voice.run.init_cli import STARTER, starter
 
 
@@ -27,7 +27,10 @@ def keys_by_table(text):
 
 def test_the_starter_shows_every_key_in_its_table_once():
     listed = keys_by_table(STARTER)
-    assert sorted(listed) == sorted((t, k) for t, keys in TABLES.items() for k in keys)
+    every = [(t, k) for t, keys in TABLES.items() for k in keys] + [
+        (t, k) for t, ks in FILE_ONLY.items() for k in ks
+    ]
+    assert sorted(listed) == sorted(every)
 
 
 def test_the_starter_loads_as_written_and_with_every_key_uncommented(tmp_path, capsys):
@@ -39,7 +42,8 @@ def test_the_starter_loads_as_written_and_with_every_key_uncommented(tmp_path, c
     assert (values["--limit"], values["--wait-for-target"], values["--out"]) == (6, 30.0, "recordings/bench")
     every = re.sub(r"^# ([a-z-]+ = )", r"\1", path.read_text(encoding="utf-8"), flags=re.M)
     path.write_text(every, encoding="utf-8")
-    assert len(load_config(path, bench_parser()).values) == sum(len(keys) for keys in TABLES.values())
+    every = sum(len(keys) for keys in TABLES.values()) + sum(len(keys) for keys in FILE_ONLY.values())
+    assert len(load_config(path, bench_parser()).values) == every
 
 
 def test_without_a_target_it_calls_the_built_in_assistant(tmp_path, monkeypatch):

@@ -27,6 +27,18 @@ def test_defaults_and_the_new_options():
     assert (args.policy, args.caller, args.persona) == ("my.mod:Policy", "openai:m", "terse")
 
 
+def test_the_sip_jitter_buffer_is_an_option_and_the_sip_credentials_are_not():
+    from voice.lines.sip_settings import SipSettings
+
+    p = parser()
+    assert p.parse_args([]).jitter_buffer_ms is None  # None: the config file's, else the default
+    assert p.parse_args(["--jitter-buffer-ms", "120"]).jitter_buffer_ms == 120
+    [action] = [a for a in p._actions if "--jitter-buffer-ms" in a.option_strings]
+    assert action.help is not None and "SIP line's jitter buffer" in action.help
+    assert f"(default {SipSettings().jitter_buffer_ms})" in action.help
+    assert not [o for a in p._actions for o in a.option_strings if "sip" in o or "password" in o]
+
+
 def test_the_exit_codes_given_are_in_the_help():
     text = parser().format_help()
     assert "exit 3 if more" in text and "exit 4 if FIGURE" in text

@@ -11,7 +11,7 @@ from tests.records import short_delivery
 from tests.ws_fake import FakeServer
 from voice.cli import build_parser, main
 from voice.errors import ConfigError
-from voice.run.config_file import TABLES, dest, load_config
+from voice.run.config_file import TABLES, apply_config, dest, load_config
 from voice.run.settings_file import SETTINGS_FILE, settings_toml, shown_header, toml_value
 
 
@@ -114,3 +114,32 @@ def test_a_webrtc_targets_settings_are_written_without_a_turn_secret(tmp_path):
     loaded = load_config(path, bench_parser()).values  # what the file says comes back as the options
     assert loaded["--request-data"] == '{"mode": "eval"}'
     assert loaded["--ice-server"][-1] == "turn:bob:${TURN_SECRET}@turn.example.org"
+
+
+def test_a_sip_targets_settings_are_written_with_the_passwords_reference_never_the_password(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("CALLSIM_TEST_PBX_SECRET", "s3cret-pbx")
+    config = tmp_path / "callsim.toml"
+    config.write_text(
+        '[assistant]\ntarget = "builtin+sip"\njitter-buffer-ms = 80\nsip-user = "callsim"\n'
+        'sip-password = "${CALLSIM_TEST_PBX_SECRET}"\n',
+        encoding="utf-8",
+    )
+    parser = build_parser()
+    argv = ["bench", "--config", str(config), "--jitter-buffer-ms", "100", "--out", str(tmp_path / "o")]
+    args = parser.parse_args(argv)
+    args.argv = argv
+    text = settings_toml(apply_config(parser, args))
+    assert "s3cret-pbx" not in text
+    written = tomllib.loads(text)["assistant"]
+    assert (written["jitter-buffer-ms"], written["sip-user"]) == (100, "callsim")  # the command line's
+    assert written["sip-password"] == "${CALLSIM_TEST_PBX_SECRET}"
+    path = tmp_path / "settings.toml"
+    path.write_text(text, encoding="utf-8")
+    loaded = load_config(path, bench_parser()).values  # read back as the same settings
+    assert (loaded["--jitter-buffer-ms"], loaded["sip-user"]) == (100, "callsim")
+    assert loaded["sip-password"] == "${CALLSIM_TEST_PBX_SECRET}"
+    # a password that is no reference (not from a file, which refuses one) is never written
+    literal = argparse.Namespace(out="o", sip_user="callsim", sip_password="hunter2")
+    assert 'sip-password = "***"' in settings_toml(literal) and "hunter2" not in settings_toml(literal)

@@ -28,7 +28,10 @@ SECRET_NAMES = frozenset({"sig", "code", "otp"})
 SECRET_HEADERS = frozenset({"cookie", "proxy-authorization"})  # headers whose name does not say "secret"
 URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>()\[\]{}]+")
 # What is left after the URLs, in text that only looks like one (a mistyped ``ws:/u:p@host?token=x``)
-USERINFO_IN_TEXT = re.compile(r"[^\s/:@'\"]+:[^\s/@'\"]+@")
+# ``user:password@`` outside a URL, but not a SIP URI's ``sip:user@`` (the user is no secret); a SIP URI's own
+# ``sip:user:password@`` has its password masked by SIP_PASSWORD_IN_TEXT
+USERINFO_IN_TEXT = re.compile(r"(?<![^\s'\"<(=,;/])(?![sS][iI][pP][sS]?:)[^\s/:@'\"]+:[^\s/@'\"]+@")
+SIP_PASSWORD_IN_TEXT = re.compile(r"\b(sips?:[^\s/:@'\"]+):[^\s/@'\"]+@", re.IGNORECASE)
 PARAM_IN_TEXT = re.compile(r"([A-Za-z0-9_.%-]+)=([^&\s#'\"]+?)(?=[.,:;!?]*(?:[&\s#'\"]|$))")
 # ``Name: value`` as given to --header (or by mistake without it): the value hidden when the name looks secret
 HEADER_LINE = re.compile(r"^([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*:\s*\S")
@@ -78,7 +81,8 @@ def redact_text(text: str) -> str:
         bare = url.rstrip(".,:;!?")  # the sentence's punctuation after a URL is not part of it
         return redact_url(bare) + url[len(bare) :]
 
-    text = USERINFO_IN_TEXT.sub(MASK + "@", URL_IN_TEXT.sub(one, text))
+    text = SIP_PASSWORD_IN_TEXT.sub(lambda m: f"{m.group(1)}:{MASK}@", URL_IN_TEXT.sub(one, text))
+    text = USERINFO_IN_TEXT.sub(MASK + "@", text)
     return PARAM_IN_TEXT.sub(
         lambda m: f"{m.group(1)}={MASK}" if is_secret_name(m.group(1)) else m.group(0), text
     )

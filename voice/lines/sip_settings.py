@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiosipua.auth import SipDigestAuth
@@ -24,7 +24,7 @@ PASSWORD_ENV = "CALLSIM_SIP_PASSWORD"
 @dataclass(frozen=True)
 class SipSettings:
     user: str | None = None
-    password: str | None = None
+    password: str | None = field(default=None, repr=False)  # never in a repr, a log or a file
     jitter_buffer_ms: int = JITTER_DELAY_MS
     answer_timeout_s: float = 12.0
 

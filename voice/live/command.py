@@ -21,10 +21,11 @@ from voice.live.ports import (
     WavSpeaker,
     load_mono_16k,
 )
-from voice.run.options import add_header_option
+from voice.run.options import add_header_option, add_sip_options
 
 if TYPE_CHECKING:
     from voice.dialogues import Dialogue
+    from voice.lines.sip_settings import SipSettings
     from voice.live.talk import TalkConfig
     from voice.speech.asr import ASREngine
 
@@ -55,6 +56,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     t.add_argument("--target", default="builtin", help="as the caller: whom you call (as `bench --target`)")
     add_header_option(t)
+    add_sip_options(t)
     t.add_argument("--out", default=str(DEFAULT_TALK_OUT), help=f"run folder (default {DEFAULT_TALK_OUT})")
     t.add_argument("--input-wav", help="play this WAV as the microphone, at real-time pace (no devices)")
     t.add_argument("--output-wav", help="write what you would hear to this WAV instead of the speaker")
@@ -149,6 +151,7 @@ def cmd_talk(args: argparse.Namespace) -> int:
     if args.calibrate:
         return _calibrate(args)
     tuning = parse_tuning(args.assistant_set, option="--assistant-set")  # before any device or model
+    sip = _sip_settings(args)
     from voice.dialogues import bundled_dialogues_path, load_dialogues
     from voice.live.talk import talk_as_assistant, talk_as_caller
     from voice.metrics.results import format_table
@@ -160,9 +163,9 @@ def cmd_talk(args: argparse.Namespace) -> int:
         raise ConfigError(f"no dialogue {args.id!r} in {path}")
     dialogue = chosen[0]
     if args.web:
-        return _serve_web(args, dialogue, path, tuning)
+        return _serve_web(args, dialogue, path, tuning, sip)
     mic, speaker = ports(args)
-    config, asr = _config(args, path, tuning)
+    config, asr = _config(args, path, tuning, sip)
     if args.role == "caller":
         print(
             f"callsim talk: you call {parse_target(args.target)} as in {dialogue.id} ({dialogue.scenario});"
@@ -193,7 +196,22 @@ def cmd_talk(args: argparse.Namespace) -> int:
     return 0 if not any(m.failed for m in result.calls) else 3
 
 
-def _config(args: argparse.Namespace, path: Path, tuning: Tuning) -> tuple[TalkConfig, ASREngine | None]:
+def _sip_settings(args: argparse.Namespace) -> SipSettings:
+    """A SIP target's settings: ``--jitter-buffer-ms`` and the environment's credentials (as bench's)."""
+    from voice.run.checks import sip_settings
+
+    if args.role != "caller":  # CallSim calls the person: no target is dialled
+        return sip_settings(args, [])
+    try:
+        target = parse_target(args.target)
+    except ConfigError as exc:
+        raise ConfigError(f"--target: {exc}") from exc
+    return sip_settings(args, [target])
+
+
+def _config(
+    args: argparse.Namespace, path: Path, tuning: Tuning, sip: SipSettings
+) -> tuple[TalkConfig, ASREngine | None]:
     """The talk's settings from the options, and its transcriber (None with --no-transcribe)."""
     from voice.live.talk import TalkConfig
 
@@ -206,6 +224,7 @@ def _config(args: argparse.Namespace, path: Path, tuning: Tuning) -> tuple[TalkC
         out=Path(args.out),
         target=args.target,
         headers=parse_headers(args.header),
+        sip=sip,
         policy=args.policy,
         assistant_tts=args.assistant_tts,
         assistant_settings=tuning,
@@ -216,7 +235,9 @@ def _config(args: argparse.Namespace, path: Path, tuning: Tuning) -> tuple[TalkC
     return config, asr
 
 
-def _serve_web(args: argparse.Namespace, dialogue: Dialogue, path: Path, tuning: Tuning) -> int:
+def _serve_web(
+    args: argparse.Namespace, dialogue: Dialogue, path: Path, tuning: Tuning, sip: SipSettings
+) -> int:
     from voice.live.web import serve_web
 
     if args.role != "caller":
@@ -224,7 +245,7 @@ def _serve_web(args: argparse.Namespace, dialogue: Dialogue, path: Path, tuning:
     token = access_token(args)
     if (refused := open_without_token(args.host, token)) is not None:
         raise ConfigError(refused)
-    config, asr = _config(args, path, tuning)
+    config, asr = _config(args, path, tuning, sip)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(
             serve_web(

@@ -31,6 +31,7 @@ from voice.errors import ConfigError
 from voice.lines.base import CallStart
 from voice.lines.factory import describe_line, make_line_factory
 from voice.lines.headers import Headers
+from voice.lines.sip_settings import SipSettings
 from voice.lines.targets import BUILTIN, HUMAN, SIP, parse_target
 from voice.live.person_line import PersonLine
 from voice.live.ports import Microphone, Speaker
@@ -59,6 +60,7 @@ class TalkConfig:
     transcribe: bool = True
     source: str = ""  # where the dialogue came from, for the record
     headers: Headers = ()  # on a remote target's websocket upgrade (``--header``); never recorded
+    sip: SipSettings | None = None  # a SIP target's (``--jitter-buffer-ms``); None: SipSettings.from_env()
 
 
 async def talk_as_caller(
@@ -101,7 +103,8 @@ async def talk_as_caller(
             sip_port = free_port(udp=True) if target.line == SIP else None
             resolved = target.resolve_builtin(await start_builtin(stack, config, sip_port), sip_port)
             say("the assistant is ready: speak when it has answered")
-        line = make_line_factory(resolved, headers=config.headers if target.protocol != BUILTIN else ())()
+        headers = config.headers if target.protocol != BUILTIN else ()
+        line = make_line_factory(resolved, headers=headers, sip=config.sip)()
         core = LiveCallCore(dialogue_id=dialogue.id)
         if interrupt_hangs_up:
             _hang_up_on_interrupt(stack, core, say)

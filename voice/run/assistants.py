@@ -19,6 +19,7 @@ from typing import Any
 from voice.lines.base import Line
 from voice.lines.factory import describe_line, make_line_factory
 from voice.lines.headers import header_names
+from voice.lines.sip_settings import SipSettings
 from voice.lines.targets import BUILTIN, SIP, WEBRTC, Target
 from voice.run.bench_config import BenchConfig
 from voice.run.runner import RunSettings, TargetRun
@@ -34,6 +35,8 @@ def target_settings(config: BenchConfig, target: Target, folder: Path) -> RunSet
         extra["headers"] = header_names(config.headers)
     if target.protocol == WEBRTC and (webrtc := config.webrtc.describe()):
         extra["webrtc"] = webrtc
+    if target.protocol == SIP or (target.protocol == BUILTIN and target.line == SIP):
+        extra["sip"] = (config.sip or SipSettings.from_env()).describe()  # never the password
     if target.protocol == BUILTIN:
         extra["assistant_tts"] = config.assistant_tts or config.tts
         if config.policy != "rules":
@@ -96,7 +99,12 @@ async def open_target_runs(
             resolved = target.resolve_builtin(server_url, sip_port) if server_url else target
             headers = config.headers if target.protocol != BUILTIN else ()
             make_line = make_line_factory(
-                resolved, effects=config.effects, seed=config.seed, headers=headers, webrtc=config.webrtc
+                resolved,
+                effects=config.effects,
+                seed=config.seed,
+                headers=headers,
+                webrtc=config.webrtc,
+                sip=config.sip,
             )
         watch = crashed if target.protocol == BUILTIN else None
         runs.append(TargetRun(settings, make_line, labels[i] if labels else "", watch))

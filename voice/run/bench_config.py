@@ -11,6 +11,7 @@ from voice.core.caller import CallerTiming
 from voice.core.tuning import Tuning
 from voice.lines.effects import LineEffects
 from voice.lines.headers import Headers
+from voice.lines.sip_settings import SipSettings
 from voice.lines.targets import BUILTIN
 from voice.lines.webrtc_settings import WebrtcSettings
 from voice.react.caller import ReactiveCaller
@@ -43,6 +44,8 @@ class BenchConfig:
     assistant_settings: Tuning = field(default_factory=Tuning)  # the built-in's ``--assistant-set``, parsed
     headers: Headers = ()  # on every remote target's websocket upgrade (``--header``); names recorded only
     webrtc: WebrtcSettings = field(default_factory=WebrtcSettings)  # request_data, ICE servers (webrtc+http)
+    # a SIP line's credentials and jitter buffer (sip:, builtin+sip); None: SipSettings.from_env()
+    sip: SipSettings | None = None
     ray: str | None = None  # a Ray cluster's address, or "auto" (a local Ray): calls made by its workers
     ray_workers: int = 1  # worker processes per node (each with its own built-in assistant, if one is called)
     recordings: str | None = None  # wav or flac (lossless, ~1/3 the size); None: flac with --ray, else wav

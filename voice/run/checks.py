@@ -13,13 +13,17 @@ errors).
 from __future__ import annotations
 
 import argparse
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from voice.errors import ConfigError
 from voice.lines.headers import Headers, parse_headers
-from voice.lines.targets import BUILTIN, Target, parse_target, split_targets
+from voice.lines.sip_settings import SipSettings
+from voice.lines.targets import BUILTIN, SIP, Target, parse_target, split_targets
 from voice.lines.webrtc_settings import WebrtcSettings, parse_ice_server, parse_request_data
+from voice.run.config_file import VARIABLE
 
 # The reactive caller's own settings: given with the scripted caller they would change nothing.
 REACTIVE_ONLY = ("--persona", "--caller-max-turns", "--caller-base-url")
@@ -34,6 +38,7 @@ class CheckedOptions:
     parsed: tuple[Target, ...]
     concurrency: int | None  # as given (None: the default for these targets)
     webrtc: WebrtcSettings = field(default_factory=WebrtcSettings)  # --request-data, --ice-server
+    sip: SipSettings = field(default_factory=SipSettings)  # --jitter-buffer-ms, sip-user, sip-password
 
 
 def check_call_options(args: argparse.Namespace) -> CheckedOptions:
@@ -70,7 +75,38 @@ def check_call_options(args: argparse.Namespace) -> CheckedOptions:
         parse_request_data(getattr(args, "request_data", None)),
         tuple(parse_ice_server(x) for x in getattr(args, "ice_server", None) or ()),
     )
-    return CheckedOptions(parse_headers(args.header), targets, parsed, args.concurrency, webrtc)
+    sip = sip_settings(args, parsed)
+    return CheckedOptions(parse_headers(args.header), targets, parsed, args.concurrency, webrtc, sip)
+
+
+def calls_sip(targets: Sequence[Target]) -> bool:
+    """Whether a target is dialled over SIP (``sip:``, ``builtin+sip``)."""
+    return any(t.protocol == SIP or (t.protocol == BUILTIN and t.line == SIP) for t in targets)
+
+
+def sip_settings(args: argparse.Namespace, targets: Sequence[Target]) -> SipSettings:
+    """A SIP line's settings: ``--jitter-buffer-ms`` (the command line, else the config file's), the config
+    file's ``[assistant] sip-user`` and ``sip-password = "${VAR}"`` (the variable read now), else
+    ``CALLSIM_SIP_USER``/``CALLSIM_SIP_PASSWORD``, else the defaults.  The environment is read only when a
+    target is SIP (its credentials are nothing to another target's run, and refuse nothing there)."""
+    jitter = getattr(args, "jitter_buffer_ms", None)
+    if jitter is not None and not 20 <= jitter <= 1000:
+        raise ConfigError(f"--jitter-buffer-ms {jitter}: takes a whole number of milliseconds, 20 to 1000")
+    user, password = getattr(args, "sip_user", None), getattr(args, "sip_password", None)
+    if password is not None:
+        password = _from_environment(password)
+    environ: Mapping[str, str] | None = None if calls_sip(targets) else {}
+    return SipSettings.from_env(environ, user=user, password=password, jitter_buffer_ms=jitter)
+
+
+def _from_environment(reference: str) -> str:
+    """``sip-password``'s ``${VAR}``, read from the environment (the config file allows nothing else)."""
+    match = VARIABLE.fullmatch(reference.strip())
+    if match is None:  # (a file's literal password is refused while the file is read)
+        raise ConfigError('sip-password: takes an environment variable\'s reference, "${VAR}", only')
+    if not os.environ.get(match[1]):
+        raise ConfigError(f"sip-password: the environment variable {match[1]} is not set (or empty)")
+    return os.environ[match[1]]
 
 
 def check_counts(args: argparse.Namespace) -> None:

@@ -15,6 +15,11 @@ command line replaces the file's list).  Every value goes through the very check
 table or key (``wait_for_target``: did you mean ``wait-for-target``?), a key in the wrong table, a value of
 the wrong kind.  The options a run was made with (file and flags resolved) are written into its folder as
 ``settings.toml`` (:mod:`voice.run.settings_file`), which ``--config`` reads back.
+
+A few keys set what no flag may (:data:`FILE_ONLY`): a SIP target's credentials, since a flag's value is in
+``ps`` for anyone on the machine.  Each sets the attribute of its own name (``sip-user``: ``args.sip_user``),
+under the command line's flags as any key; ``sip-password`` must be a ``${VAR}`` reference, read from the
+environment when the options are checked (a password written in the file is refused, naming its line).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ TABLES: dict[str, dict[str, str]] = {
         "header": "--header",
         "request-data": "--request-data",  # WebRTC targets: extra keys of the offer's request_data
         "ice-server": "--ice-server",  # WebRTC targets: STUN/TURN servers
+        "jitter-buffer-ms": "--jitter-buffer-ms",  # SIP targets: the line's jitter buffer
         "wait-for-target": "--wait-for-target",
         "policy": "--policy",  # the built-in assistant's own settings
         "set": "--assistant-set",
@@ -95,6 +101,10 @@ TABLES: dict[str, dict[str, str]] = {
         "retry-failed": "--retry-failed",
     },
 }
+# table → the keys that set what no flag sets (module docstring): each sets the attribute of its name
+FILE_ONLY: dict[str, tuple[str, ...]] = {
+    "assistant": ("sip-user", "sip-password"),  # SIP targets: digest credentials (else CALLSIM_SIP_USER/...)
+}
 # the options a file cannot set: --fresh deletes the run folder's calls, so a file that set it would make the
 # rerun CallSim advises ("a rerun resumes") delete the run instead; it is given for one invocation only
 NOT_IN_FILE = ("--config", "--help", "--fresh")
@@ -103,11 +113,17 @@ _TOML_ERROR = re.compile(r"^(?P<what>.*) \(at line (?P<line>\d+), column (?P<col
 _TABLE_LINE = re.compile(r"\[\s*(?P<name>[A-Za-z0-9_.-]+)\s*\]")
 _KEY_LINE = re.compile(r"(?P<name>[A-Za-z0-9_.-]+)\s*=")
 _OPTION = re.compile(r"--[a-z][a-z0-9-]*")
+VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # an environment variable's reference
 
 
 def dest(option: str) -> str:
     """The attribute an option sets on the parsed arguments (argparse's: ``--max-failed`` → max_failed)."""
     return option.lstrip("-").replace("-", "_")
+
+
+def table_keys(table: str) -> list[str]:
+    """Every key of ``table``: its flags', then those no flag sets."""
+    return [*TABLES.get(table, {}), *FILE_ONLY.get(table, ())]
 
 
 def where_is(option: str) -> str:
@@ -120,8 +136,8 @@ class ConfigFile:
     """A read and checked file: each option's value, and where in the file it was set."""
 
     path: Path
-    values: dict[str, Any]  # option (``--limit``) → value, of the type the parsed flag has
-    places: dict[str, str]  # option → ``callsim.toml:7: dialogues.limit``
+    values: dict[str, Any]  # option (``--limit``; a FILE_ONLY key as is) → value, as the parsed flag's
+    places: dict[str, str]  # option (or FILE_ONLY key) → ``callsim.toml:7: dialogues.limit``
 
 
 def describe(value: object) -> str:
@@ -207,6 +223,13 @@ def load_config(path: Path, parser: argparse.ArgumentParser) -> ConfigFile:
                         " it in an environment variable and write ${VAR}"
                     )
                     continue
+                if option is None and key in FILE_ONLY.get(table, ()):
+                    try:
+                        values[key] = file_only_value(key, value)
+                    except ConfigError as exc:
+                        problems.append(f"{place}: {exc}")
+                    places[key] = place
+                    continue
                 if option is None:
                     problems.append(f"{place}: {_unknown_key(table, key)}")
                     continue
@@ -220,9 +243,26 @@ def load_config(path: Path, parser: argparse.ArgumentParser) -> ConfigFile:
     return ConfigFile(path, values, places)
 
 
+def file_only_value(key: str, value: object) -> str:
+    """A value of :data:`FILE_ONLY`'s keys, checked: a string, and for ``sip-password`` one ``${VAR}``
+    reference (the password itself is never in the file, nor in a message)."""
+    if not isinstance(value, str):
+        raise ConfigError(f"takes a string ({key}), not {describe(value)}")
+    if not value.strip():
+        raise ConfigError("takes a string that is not empty (leave the key out for none)")
+    if key == "sip-password" and VARIABLE.fullmatch(value.strip()) is None:
+        raise ConfigError(
+            "a password written in the file: put it in an environment variable and write sip-password ="
+            ' "${VAR}" (or leave the key out: CALLSIM_SIP_PASSWORD is read from the environment)'
+        )
+    return value.strip()
+
+
 def _unknown_table(name: str, body: object, place: str) -> str:
     if not isinstance(body, dict):  # a key outside any table
         flags = {o: f"{t}.{k}" for t, keys in TABLES.items() for k, o in keys.items()}
+        if home := [f"{t}.{name}" for t, keys in FILE_ONLY.items() if name in keys]:
+            return f"{place}: {name}: every key goes in its table: {name} is {home[0]}"
         key = name if f"--{name}" in flags else nearest(name, [o[2:] for o in flags])
         if key is not None:
             return f"{place}: {name}: every key goes in its table: --{key} is {flags['--' + key]}"
@@ -235,11 +275,11 @@ def _unknown_table(name: str, body: object, place: str) -> str:
 def _unknown_key(table: str, key: str) -> str:
     if (flag := f"--{key}") in {o for keys in TABLES.values() for o in keys.values()}:
         return f"unknown key: {flag} is {where_is(flag)}"  # a flag's name, in the wrong table or spelled so
-    if home := [f"[{t}]" for t, keys in TABLES.items() if key in keys]:
+    if home := [f"[{t}]" for t in TABLES if key in table_keys(t)]:
         return f"unknown key: {key} belongs in {' or '.join(home)}"
-    guess = nearest(key, TABLES[table])
+    guess = nearest(key, table_keys(table))
     hint = f"did you mean {guess}? " if guess else ""
-    return f"unknown key ({hint}[{table}] takes {', '.join(TABLES[table])})"
+    return f"unknown key ({hint}[{table}] takes {', '.join(table_keys(table))})"
 
 
 def convert(value: object, action: argparse.Action) -> Any:
@@ -303,8 +343,9 @@ def apply_config(parser: argparse.ArgumentParser, args: argparse.Namespace) -> a
 
 
 def place_of(message: str, places: Mapping[str, str]) -> str | None:
-    """Where the file set the first option a refusal names, if the file set one."""
-    return next((places[o] for o in _OPTION.findall(message) if o in places), None)
+    """Where the file set the first option (or :data:`FILE_ONLY` key) a refusal names, if the file set one."""
+    keys = [k for ks in FILE_ONLY.values() for k in ks if re.search(rf"(?<![\w-]){k}(?![\w-])", message)]
+    return next((places[o] for o in [*_OPTION.findall(message), *keys] if o in places), None)
 
 
 @contextlib.contextmanager

