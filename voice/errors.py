@@ -13,6 +13,7 @@ these at the edge where they occur (``raise X from exc``), so nothing above the 
     │   └── CallerSpeechFailed the caller's line could not be voiced (TTS error or silence): CallSim's own
     │                          failure, not the assistant's (the call is redone)
     ├── LineError              the line to an assistant failed (connect, protocol, closed mid-call)
+    │   └── CallRefused        the far end refused a SIP call (busy, declined, ...): its outcome, the bot's
     ├── RecordingError         a recording or result file is unreadable or inconsistent
     ├── StorageError           the output folder cannot be written (disk full, read-only): the batch stops
     └── ConfigError            bad settings or command-line values
