@@ -62,8 +62,8 @@ class _Signalling(asyncio.DatagramProtocol):
     def datagram_received(self, data: bytes, addr: tuple[Any, ...]) -> None:
         self.line._message(data, (str(addr[0]), int(addr[1])))
 
-    def error_received(self, exc: Exception) -> None:  # rare on an unconnected socket: recorded only
-        self.line._unreachable = f"{exc}"
+    def error_received(self, exc: Exception) -> None:  # ICMP on an unconnected socket: nothing to act on
+        return None
 
 
 class SipLine:
@@ -105,7 +105,6 @@ class SipLine:
         self._refused: Refused | None = None
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
-        self._unreachable: str | None = None
         self._session = secrets.randbits(31)
         self._version = 1
         self._ended = asyncio.Event()
