@@ -24,7 +24,7 @@ import asyncio
 import contextlib
 import secrets
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -33,9 +33,10 @@ from voice.core.call import AssistantAudio, LineClosed, LineInput
 from voice.core.clock import Clock
 from voice.lines.effects import AlawChannel, LineEffects, MulawChannel
 from voice.lines.rtp_jitter import JitterBuffer
-from voice.lines.rtp_packet import RtpSender, is_rtcp, parse_rtp
+from voice.lines.rtp_packet import RtpPacket, RtpSender, is_rtcp, parse_rtp
 from voice.lines.sip_sdp import PCMA, RemoteMedia
 
+T = TypeVar("T")
 RTP_RATE = 8000
 RTP_FRAME = 160  # 20 ms at 8 kHz
 JITTER_DELAY_MS = 60  # the jitter buffer's playout delay: the line's constant
@@ -140,22 +141,26 @@ class RtpMedia:
             return
         packet = sender.packet(self._encoder.encode(pcm), RTP_FRAME, marker=self._first_marker)
         self._first_marker = False
-        if self.effects.loss_rate and self._rng.random() < self.effects.loss_rate:
-            self.counts["rtp_lost_on_purpose"] += 1
-            return
-        self.counts["rtp_sent"] += 1
-        delay = self._jitter_s()
-        if delay:
-            asyncio.get_running_loop().call_later(delay, self._sendto, packet)
-        else:
-            self._sendto(packet)
+        if self._through_network(self._sendto, packet):
+            self.counts["rtp_sent"] += 1
 
     def _sendto(self, packet: bytes) -> None:
         if self.transport is not None and self.remote is not None and not self.transport.is_closing():
             self.transport.sendto(packet, (self.remote.address, self.remote.port))
 
-    def _jitter_s(self) -> float:
-        return float(self._rng.uniform(0.0, self.effects.jitter_ms)) / 1000 if self.effects.jitter_ms else 0.0
+    def _through_network(self, deliver: Callable[[T], None], packet: T) -> bool:
+        """The line's loss and jitter on one packet, either way: False if it is lost, else it is delivered
+        now or up to ``jitter_ms`` later."""
+        if self.effects.loss_rate and self._rng.random() < self.effects.loss_rate:
+            self.counts["rtp_lost_on_purpose"] += 1
+            return False
+        jitter_ms = self.effects.jitter_ms
+        delay = float(self._rng.uniform(0.0, jitter_ms)) / 1000 if jitter_ms else 0.0
+        if delay:
+            asyncio.get_running_loop().call_later(delay, deliver, packet)
+        else:
+            deliver(packet)
+        return True
 
     # --- what the far end sends ---------------------------------------------------------------------------
 
@@ -177,16 +182,9 @@ class RtpMedia:
             dtmf = packet.payload_type == remote.dtmf_payload_type
             self.counts["rtp_dtmf_received" if dtmf else "rtp_other_payload"] += 1
             return
-        if self.effects.loss_rate and self._rng.random() < self.effects.loss_rate:
-            self.counts["rtp_lost_on_purpose"] += 1
-            return
-        delay = self._jitter_s()
-        if delay:
-            asyncio.get_running_loop().call_later(delay, self._buffer, packet)
-        else:
-            self._buffer(packet)
+        self._through_network(self._buffer, packet)
 
-    def _buffer(self, packet: Any) -> None:
+    def _buffer(self, packet: RtpPacket) -> None:
         if self.ended is not None:
             return
         self.counts["rtp_received"] += 1
