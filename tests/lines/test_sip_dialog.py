@@ -142,6 +142,12 @@ def test_no_answer_cancels_and_ends_as_no_answer() -> None:
     assert isinstance(events[0], Refused) and events[0].outcome == "no_answer"
 
 
+def test_hanging_up_before_any_response_sends_nothing() -> None:
+    dialog = caller()
+    dialog.invite(0)
+    assert dialog.hangup(1) == [] and dialog.state is State.DONE and dialog.next_deadline() is None
+
+
 def test_silence_from_the_far_end_is_no_answer_not_a_hang() -> None:
     dialog = caller()
     dialog.invite(0)

@@ -203,7 +203,7 @@ class SipLine:
             self._send(dialog.hangup(self.clock.now_ns()))
             self._wake.set()
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(CLOSE_TIMEOUT_S):
+                async with asyncio.timeout(CLOSE_TIMEOUT_S if dialog.state is not State.DONE else 0):
                     await self._ended.wait()
         self._end("closed by caller")
         for task in self._tasks:

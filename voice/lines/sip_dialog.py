@@ -110,7 +110,11 @@ class SipCaller:
         return self._send_invite(now, None)
 
     def hangup(self, now: int) -> list[tuple[bytes, Hop]]:
-        """End the call: CANCEL while it rings, BYE once answered; nothing if it is already over."""
+        """End the call: CANCEL while it rings, BYE once answered; nothing if it is already over, or if
+        nothing has answered the INVITE yet (RFC 3261 §9.1: no CANCEL before a provisional response)."""
+        if self.state is State.CALLING and not self.statuses:
+            self.state, self._pending = State.DONE, None
+            return []
         if self.state in (State.CALLING, State.EARLY) and self._invite is not None:
             self._cancelled = True
             self.state = State.CLOSING
