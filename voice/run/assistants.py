@@ -35,7 +35,7 @@ def target_settings(config: BenchConfig, target: Target, folder: Path) -> RunSet
         extra["headers"] = header_names(config.headers)
     if target.protocol == WEBRTC and (webrtc := config.webrtc.describe()):
         extra["webrtc"] = webrtc
-    if target.protocol == SIP or (target.protocol == BUILTIN and target.line == SIP):
+    if target.line == SIP:  # a sip: target, or builtin+sip
         extra["sip"] = (config.sip or SipSettings.from_env()).describe()  # never the password
     if target.protocol == BUILTIN:
         extra["assistant_tts"] = config.assistant_tts or config.tts

@@ -81,7 +81,7 @@ def check_call_options(args: argparse.Namespace) -> CheckedOptions:
 
 def calls_sip(targets: Sequence[Target]) -> bool:
     """Whether a target is dialled over SIP (``sip:``, ``builtin+sip``)."""
-    return any(t.protocol == SIP or (t.protocol == BUILTIN and t.line == SIP) for t in targets)
+    return any(t.line == SIP for t in targets)  # sip: targets and builtin+sip alike
 
 
 def sip_settings(args: argparse.Namespace, targets: Sequence[Target]) -> SipSettings:
