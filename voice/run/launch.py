@@ -33,7 +33,9 @@ from typing import IO, Any
 
 from voice.core.clock import MonotonicClock
 from voice.errors import EngineUnavailable
-from voice.lines.sip_message import SipResponse, new_branch, new_call_id, new_tag, parse_message
+from voice.lines.sip_message import SipResponse, parse_message
+from voice.lines.sip_probe import options_request
+from voice.lines.sip_target import SipTarget
 
 READY_TIMEOUT_S = 180.0  # the built-in assistant loads and warms its speech models first
 TEST_ASSISTANT_READY_TIMEOUT_S = 60.0
@@ -226,7 +228,9 @@ def wait_sip_listening(proc: subprocess.Popen[bytes], port: int, what: str, time
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         probe.bind(("127.0.0.1", 0))
         probe.settimeout(_POLL_S)
-        options = _options(port, probe.getsockname()[1])
+        options = options_request(
+            SipTarget("assistant", "127.0.0.1", port), ("127.0.0.1", probe.getsockname()[1])
+        )
         while clock.now_ns() < deadline:
             with contextlib.suppress(OSError):  # refused (nothing bound yet), or no answer this time
                 probe.sendto(options, ("127.0.0.1", port))
@@ -235,17 +239,6 @@ def wait_sip_listening(proc: subprocess.Popen[bytes], port: int, what: str, time
             if (code := proc.poll()) is not None:
                 raise EngineUnavailable(f"{what} exited at start-up (code {code})")
     raise EngineUnavailable(f"{what} did not answer SIP on UDP port {port} within {timeout_s:.0f} s")
-
-
-def _options(port: int, own_port: int) -> bytes:
-    """An out-of-dialog OPTIONS request: "are you there?" in SIP."""
-    return (
-        f"OPTIONS sip:assistant@127.0.0.1:{port} SIP/2.0\r\n"
-        f"Via: SIP/2.0/UDP 127.0.0.1:{own_port};branch={new_branch()};rport\r\n"
-        f"From: <sip:launcher@127.0.0.1>;tag={new_tag()}\r\nTo: <sip:assistant@127.0.0.1:{port}>\r\n"
-        f"Call-ID: {new_call_id('127.0.0.1')}\r\nCSeq: 1 OPTIONS\r\nMax-Forwards: 70\r\n"
-        "Content-Length: 0\r\n\r\n"
-    ).encode()
 
 
 def _parsed(data: bytes) -> object:
