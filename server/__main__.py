@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from server.options import add_serve_options, settings_from_args
+from server.serve_options import add_serve_options, settings_from_args
 from voice.errors import CallSimError, ConfigError
 
 

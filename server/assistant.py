@@ -48,20 +48,20 @@ from pipecat.workers.runner import WorkerRunner
 from server.config import AssistantSettings, default_policy_factory, stopwatch
 from server.hold import PacedWebsocketTransport, ReplyHold, reply_hold
 from server.pcm_serializer import PcmSerializer, PlayoutTracker
-from server.pieces import PieceSTTService
+from server.piecewise_stt import PieceSTTService
 from server.policy.llm_policy import LLMPolicyFactory
 from server.policy.processor import DEFAULT_VIEW, PolicyProcessor
 from server.processors import CallSimSTTService, CallSimTTSService
 from server.stage_observer import StageObserver
 from server.turns import BargeInTurnStartStrategy, turn_stop_strategy
 from server.twilio_route import TwilioCallSerializer
-from server.voicing import VoicingSileroVAD
+from server.vad_verdicts import VoicingSileroVAD
+from voice.contract.policy import PolicyFactory
 from voice.core.audio import SAMPLE_RATE
-from voice.core.policy import PolicyFactory
 
 if TYPE_CHECKING:
     from voice.speech.asr import ASREngine
-    from voice.speech.tts.base import TTSEngine
+    from voice.speech.tts.engine import TTSEngine
 
 __all__ = ["AssistantCall", "CallLine", "assemble_call", "build_pipeline"]
 
@@ -210,7 +210,7 @@ def assemble_call(
     builder's to wire.
     """
     stt: CallSimSTTService
-    if settings.turns.turn_model == "running":  # the caller heard in pieces (server/pieces.py)
+    if settings.turns.turn_model == "running":  # the caller heard in pieces (server/piecewise_stt.py)
         stt = PieceSTTService(asr, executor=asr_executor, piece_pause_secs=settings.turns.piece_pause_secs)
     else:
         stt = CallSimSTTService(asr, executor=asr_executor)

@@ -3,9 +3,9 @@ one clock read outside the calls' pipelines (:func:`stopwatch`).
 
 The settings are four frozen groups, each checked when built and each handed only to what reads it:
 :class:`ServingSettings` (the app and the gate), :class:`SpeechSettings` (the engines),
-:class:`~voice.core.tuning.TurnSettings` (the pipeline's turn-taking and hold, defined below both sides
+:class:`~voice.contract.tuning.TurnSettings` (the pipeline's turn-taking and hold, defined below both sides
 because ``--set`` enters on either) and :class:`PolicySettings` (what it says).  ``--set KEY=VALUE`` is
-parsed once where it enters (:func:`voice.core.tuning.parse_tuning`) and applied by
+parsed once where it enters (:func:`voice.contract.tuning.parse_tuning`) and applied by
 :meth:`AssistantSettings.tuned`.
 """
 
@@ -24,16 +24,22 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
-from voice.core.access import open_without_token
+from voice.contract.access import open_without_token
+from voice.contract.tuning import (
+    ASR_CONTEXT_S,
+    ASSISTANT_ASR_PROMPT,
+    Tuning,
+    TurnSettings,
+    asr_context_problem,
+)
 from voice.core.audio import SAMPLE_RATE
-from voice.core.tuning import ASR_CONTEXT_S, ASSISTANT_ASR_PROMPT, Tuning, TurnSettings, asr_context_problem
 from voice.errors import ConfigError
-from voice.speech.tts.base import DEFAULT_TTS
+from voice.speech.tts.engine import DEFAULT_TTS
 
 if TYPE_CHECKING:  # pipecat (and its banner) only when the assistant runs: `callsim bench` checks first
-    from voice.core.policy import Policy
+    from voice.contract.policy import Policy
     from voice.speech.asr import ASREngine
-    from voice.speech.tts.base import TTSEngine
+    from voice.speech.tts.engine import TTSEngine
 
 T = TypeVar("T")
 WARMUP_TEXT = "您好，这里是机主的智能助理，请问有什么事吗？"
@@ -154,7 +160,8 @@ class AssistantSettings:
 
     serving: ServingSettings = field(default_factory=ServingSettings)
     speech: SpeechSettings = field(default_factory=SpeechSettings)
-    turns: TurnSettings = field(default_factory=TurnSettings)  # voice/core/tuning.py: ``--set`` changes these
+    # voice/contract/tuning.py: ``--set`` changes these
+    turns: TurnSettings = field(default_factory=TurnSettings)
     policy: PolicySettings = field(default_factory=PolicySettings)
     prewarm: bool = True
     verbose: bool = False

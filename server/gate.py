@@ -4,8 +4,8 @@ An ASGI middleware (:class:`CallGate`) in front of the FastAPI app, so every web
 rules, and each rule acts before anything costly is built for the connection:
 
 * on the upgrade, before any pipeline: a wrong or missing token is refused with HTTP 401, a browser page
-  of a foreign site (``Origin``, :func:`voice.core.access.origin_allowed`) with HTTP 403 (one check for
-  CallSim's servers: :func:`voice.core.access.check_access`);
+  of a foreign site (``Origin``, :func:`voice.contract.access.origin_allowed`) with HTTP 403 (one check for
+  CallSim's servers: :func:`voice.contract.access.check_access`);
 * past ``max_calls`` calls at once, the socket is accepted and closed at once with 1013 ("try again
   later") and a reason that says so (WebRTC calls draw on the same :class:`CallSlots`; their offers are
   plain HTTP, which the WebRTC route checks with :func:`check_upgrade` and the slots itself);
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from server.config import AssistantSettings
-from voice.core.access import Denial, check_access, presented_tokens
+from voice.contract.access import Denial, check_access, presented_tokens
 
 __all__ = ["GUARD_SCOPE_KEY", "CallGate", "CallSlots", "Denial", "GuardedSocket", "check_upgrade"]
 
@@ -64,7 +64,7 @@ def _header(scope: Scope, name: bytes) -> str | None:
 def check_upgrade(scope: Scope, settings: AssistantSettings) -> Denial | None:
     """Refuse an upgrade without the server's token (401) or from a foreign web page (403); None: go on.
 
-    The one access check of CallSim's servers (:func:`voice.core.access.check_access`), on the upgrade's
+    The one access check of CallSim's servers (:func:`voice.contract.access.check_access`), on the upgrade's
     ``Authorization`` header, ``?token=`` and ``Origin``.
     """
     query = bytes(scope.get("query_string", b"")).decode("latin-1")

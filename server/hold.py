@@ -41,7 +41,7 @@ from pipecat.transports.websocket.fastapi import (
 from server.pcm_serializer import PlayoutTracker
 
 if TYPE_CHECKING:
-    from voice.core.tuning import TurnSettings
+    from voice.contract.tuning import TurnSettings
 
 logger = logging.getLogger(__name__)
 

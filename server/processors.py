@@ -39,7 +39,7 @@ from pipecat.utils.time import time_now_iso8601
 from voice.core.audio import ACTIVE_THRESHOLD, SAMPLE_RATE, active_bounds, from_bytes, resample, to_bytes
 from voice.errors import EngineUnavailable
 from voice.speech.asr import ASREngine
-from voice.speech.tts.base import TTSEngine
+from voice.speech.tts.engine import TTSEngine
 
 logger = logging.getLogger(__name__)
 
@@ -237,7 +237,7 @@ class SegmentWithoutWordsFrame(SystemFrame):
     """
 
     segment_end: int = 0  # when the segment ended, on the pipeline's clock (ns)
-    piece: int | None = None  # the piece's number, from a piece-cutting STT (:mod:`server.pieces`)
+    piece: int | None = None  # the piece's number, from a piece-cutting STT (:mod:`server.piecewise_stt`)
 
 
 class CallSimSTTService(SegmentedSTTService):
@@ -318,7 +318,8 @@ class CallSimSTTService(SegmentedSTTService):
             yield TranscriptionFrame(text, self._user_id, time_now_iso8601(), result=result)
 
     def _labels(self) -> dict[str, Any]:
-        """What the next segment's frames say besides its words (a piece's number: server/pieces.py)."""
+        """What the next segment's frames say besides its words (a piece's number:
+        server/piecewise_stt.py)."""
         return {}
 
     def _transcribe(self, pcm: npt.NDArray[np.int16]) -> tuple[str, dict[str, Any]]:

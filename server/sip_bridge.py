@@ -34,7 +34,7 @@ from voice.core.audio import FRAME_SAMPLES, Pcm, ns_to_samples, samples_to_ns
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput, PlayoutMark
 from voice.core.clock import Clock
 from voice.errors import LineError
-from voice.lines.base import CallStart
+from voice.lines.line import CallStart
 from voice.lines.pcm import PcmWebsocketLine
 from voice.lines.sip import CALL_ID_HEADER, DIALOGUE_HEADER, dialogue_from_header
 from voice.lines.sip_events import Ended, MediaChanged, RemoteBye

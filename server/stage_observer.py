@@ -3,7 +3,8 @@
 Measurement is not code inside the processors.  They do their work and push frames; pipecat tells this
 observer about every frame a processor starts on (``on_process_frame``) and every frame's first push
 (``on_push_frame``), each stamped by the pipeline's clock, and the observer turns those stamps into the stage
-figures ``scripts/bench_stages`` reads (:mod:`voice.benchmarks.stages`), sent to CallSim as ``log`` events.
+figures ``scripts/bench_stages`` reads (:mod:`voice.app.benchmarks.stages`), sent to CallSim as ``log``
+events.
 What the stamps cannot tell, the processors say in the frames, as content: which transcripts made up the
 turn the policy answered (:data:`~server.policy.processor.TURN_TRANSCRIPTS`, frame metadata), which text a
 reply's first audio is (:data:`~server.processors.TTS_PIECE`, frame metadata), and when a segment's

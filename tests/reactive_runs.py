@@ -1,7 +1,7 @@
 """Runs and recordings with a reactive caller, for the tests of goal-level results, reports and compare.
 
 ``reactive_bench``: the two assistants of :mod:`tests.runs` called by the reactive caller on virtual time,
-its model played by rules (:mod:`voice.react.standin`) behind a real HTTP server in the test process.
+its model played by rules (:mod:`voice.react.scripted_caller`) behind a real HTTP server in the test process.
 ``goal_recording``: a hand-built recording whose event log holds a reactive caller's decisions, waits and
 verdict exactly where a test puts them (no call is made).
 """
@@ -15,14 +15,14 @@ import numpy as np
 
 from tests.llm_fake import FakeLLM
 from tests.runs import A, B, memory_lines
+from voice.app.run.dataset import BenchConfig, TargetResult, run_bench
 from voice.core import events as ev
 from voice.core.audio import ms_to_samples
 from voice.core.clock import VirtualClock
 from voice.dialogues import Dialogue
-from voice.react import standin
+from voice.react import scripted_caller
 from voice.react.caller import parse_caller
 from voice.recording import Recording
-from voice.run.dataset import BenchConfig, TargetResult, run_bench
 from voice.speech.asr import MemoryASR
 from voice.speech.tts.memory import MemoryTTS
 
@@ -31,7 +31,7 @@ async def reactive_bench(
     out: Path, dialogues: Sequence[Dialogue], persona: str = "patient", **kw: object
 ) -> list[TargetResult]:
     """Both assistants (A answers after 300 ms, B after 900 ms), every dialogue, by a reactive caller."""
-    with FakeLLM().respond(standin.answer) as fake:
+    with FakeLLM().respond(scripted_caller.answer) as fake:
         caller = parse_caller(
             "openai:rules",
             base_url=fake.url,

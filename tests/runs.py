@@ -1,10 +1,10 @@
 """A small bench run on virtual time, in memory: two reference assistants, one quick and one slow."""
 
 from tests.fakes import reference
+from voice.app.run.dataset import BenchConfig, TargetResult, run_bench
 from voice.core.clock import VirtualClock
 from voice.dialogues import Dialogue, parse_dialogue
 from voice.lines.memory import MemoryLine
-from voice.run.dataset import BenchConfig, TargetResult, run_bench
 from voice.speech.asr import MemoryASR
 from voice.speech.tts.memory import MemoryTTS
 

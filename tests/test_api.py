@@ -27,17 +27,18 @@ DEAF = GOOD | {"stop_ms": None, "reply_len_ms": 4000}  # ...and one that talks o
 
 def test_import_voice_is_light_and_the_public_names_load_on_first_use():
     code = (
-        "import sys, voice; heavy = ('numpy', 'websockets', 'voice.run.dataset', 'voice.metrics.measure');"
+        "import sys, voice; heavy = ('numpy', 'websockets', 'voice.app.run.dataset',"
+        " 'voice.metrics.measure');"
         "print([m for m in heavy if m in sys.modules]); voice.run_bench;"
-        "print('voice.run.dataset' in sys.modules)"
+        "print('voice.app.run.dataset' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.split("\n")[:2] == ["[]", "True"]
 
 
 def test_every_public_name_is_its_modules_object():
+    from voice.app.run.dataset import run_bench
     from voice.metrics.measure import measure
-    from voice.run.dataset import run_bench
 
     assert voice.run_bench is run_bench and voice.measure is measure
     assert sorted(voice.__all__) == sorted(["__version__", *voice._EXPORTS])

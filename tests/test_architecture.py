@@ -62,7 +62,7 @@ def test_only_the_clock_module_reads_the_system_clock(path):
 
 # --- the built-in assistant is launched from one module --------------------------------------------------
 
-LAUNCHER = "voice/run/launch.py"
+LAUNCHER = "voice/app/run/launch.py"
 KNOWN_LAUNCHES: dict[str, str] = {}
 PROCESS_CALLS = {
     *(f"subprocess.{f}" for f in ("Popen", "run", "call", "check_call", "check_output", "getoutput")),
@@ -198,7 +198,7 @@ def test_the_launch_check_follows_names_aliases_and_command_strings():
     assert not server_launches(
         "import subprocess, sys\n"
         "subprocess.run(['espeak-ng', '-v', 'cmn'])\n"
-        "subprocess.Popen([sys.executable, '-m', 'voice.cli', 'bench', '--target', 'server'])\n"
+        "subprocess.Popen([sys.executable, '-m', 'voice.app.cli', 'bench', '--target', 'server'])\n"
         "print('-m', 'server')\n"
     )
 
@@ -337,39 +337,55 @@ def test_the_cycle_check_sees_module_level_imports_only():
 
 # --- facts flow one way: which room may import which ----------------------------------------------------
 
-# The rooms, bottom up.  A room may import the rooms listed for it, and its own modules; nothing else.  A
-# room is a folder of voice/ (the dialogue schema and its checks: ``voice/dialogues/``), a top-level module
-# (``errors``, ``files``, ``recording``, ``cli``), or the server's; ``api`` is ``voice/__init__.py`` (the
-# lazy Python API).
+# The rooms, bottom up, in three layers (docs/layout.md).  A room may import the rooms listed for it, and its
+# own modules; nothing else.
+# - the simulator library: a folder of voice/ (``core``, ``lines``, ``speech``…) or a top-level module
+#   (``errors``, ``files``, ``recording``);
+# - the contract between simulator and assistant (``voice/contract/``: the policy protocol, turn tuning,
+#   access rules), on ``errors`` alone, which both the library and the server import;
+# - the assistant (``server``, and the test assistants in ``server.assistants``), on the library and the
+#   contract;
+# - the application (``voice/app/``: ``app.run``, ``app.report``, ``app.live``, ``app.cli``,
+#   ``app.benchmarks``) above both, the only layer that may import the server; ``api`` is
+#   ``voice/__init__.py`` (the lazy Python API over the application).
 # ``text`` is Chinese text as the judges hear it (script, numerals, phrase matching): below the dialogue
 # schema (a reference must satisfy its annotations) and the metrics (the checklist judge) alike.
-_BELOW_RUN = {
-    "errors", "core", "files", "recording", "text", "dialogues", "llm", "speech", "lines", "react", "metrics",
+LIBRARY = {
+    "errors", "contract", "core", "files", "recording", "text", "dialogues", "llm", "speech", "lines",
+    "react", "metrics",
 }  # fmt: skip
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
-    "core": {"errors"},
+    "contract": {"errors"},
+    "core": {"errors", "contract"},
     "files": {"errors", "core"},
     "recording": {"errors", "core", "files"},
     "text": {"errors"},
     "dialogues": {"errors", "text"},
     "llm": {"errors", "files"},
-    "speech": {"errors", "core", "files", "text", "dialogues"},
-    "lines": {"errors", "core"},
-    "react": {"errors", "core", "files", "text", "dialogues", "llm", "speech"},
-    "metrics": {"errors", "core", "files", "recording", "text", "dialogues", "llm", "speech"},
-    "run": _BELOW_RUN,
-    "report": _BELOW_RUN | {"run"},
-    "live": _BELOW_RUN | {"run", "report"},
-    "api": _BELOW_RUN | {"run", "report"},
-    # the server imports what it serves with, never the run room, a measure or a benchmark
-    "server": {"errors", "core", "files", "text", "dialogues", "llm", "speech", "lines"},
+    "speech": {"errors", "contract", "core", "files", "text", "dialogues"},
+    "lines": {"errors", "contract", "core"},
+    "react": {"errors", "contract", "core", "files", "text", "dialogues", "llm", "speech"},
+    "metrics": {"errors", "contract", "core", "files", "recording", "text", "dialogues", "llm", "speech"},
+    # the server imports what it serves with, never the application
+    "server": {"errors", "contract", "core", "files", "text", "dialogues", "llm", "speech", "lines"},
     # the test assistants sit on the built-in's room for its SIP gateway (server/sip_gateway.py, ``--sip``)
-    "server.assistants": {"errors", "core", "files", "text", "dialogues", "speech", "lines", "server"},
-    "cli": _BELOW_RUN | {"run", "report", "live", "api", "server", "server.assistants"},
+    "server.assistants": {
+        "errors", "contract", "core", "files", "text", "dialogues", "speech", "lines", "server",
+    },
+    "app.run": LIBRARY,
+    "app.report": LIBRARY | {"app.run"},
+    "app.live": LIBRARY | {"app.run", "app.report"},
+    "api": LIBRARY | {"app.run", "app.report"},
+    "app.cli": LIBRARY | {"app.run", "app.report", "app.live", "api", "server", "server.assistants"},
     # a benchmark measures both sides: the one room that may import everything
-    "benchmarks": _BELOW_RUN | {"run", "report", "live", "api", "cli", "server", "server.assistants"},
+    "app.benchmarks": LIBRARY | {
+        "app.run", "app.report", "app.live", "api", "app.cli", "server", "server.assistants",
+    },
 }  # fmt: skip
+# the layers, for the check that nothing below the application names it or the server
+APPLICATION = {r for r in ALLOWED if r.startswith("app.")} | {"api"}
+ASSISTANT = {"server", "server.assistants"}
 
 # Arrows that still run back up: (module, what it imports) → why, and what removes it.  An entry whose
 # import is gone fails ``test_the_known_back_arrows_are_current``: delete it then.
@@ -377,13 +393,17 @@ KNOWN_BACK_ARROWS: dict[tuple[str, str], str] = {}
 
 
 def room(module: str) -> str | None:
-    """The room of a CallSim module: its folder (``voice.run.driver`` → ``run``), or a top-level module's own
-    name (``voice.cli`` → ``cli``); None for anything else."""
+    """The room of a CallSim module: its folder (``voice.app.run.driver`` → ``run``), or a top-level module's
+    own
+    name (``voice.app.cli`` → ``cli``); None for anything else."""
     parts = module.split(".")
     if parts[0] == "server":
         return "server.assistants" if parts[1:2] == ["assistants"] else "server"
     if parts[0] != "voice":
         return None
+    if parts[1:2] == ["app"]:  # a folder of voice/app/, or ``app.cli``: the modules at its top (the entry)
+        folder = parts[2] if len(parts) > 2 else ""
+        return f"app.{folder}" if folder and (VOICE / "app" / folder).is_dir() else "app.cli"
     return "api" if len(parts) == 1 else parts[1]
 
 
@@ -435,7 +455,7 @@ def test_the_known_back_arrows_are_current():
 
 
 def test_the_direction_check_resolves_from_imports_and_places_every_room():
-    assert room("voice.run.driver") == "run" and room("voice.dialogues.annotations") == "dialogues"
+    assert room("voice.app.run.driver") == "app.run" and room("voice.dialogues.annotations") == "dialogues"
     assert room("server.policy.rules") == "server" and room("voice") == "api" and room("numpy") is None
     assert room("voice.text.matching") == "text" and "text" in ALLOWED["dialogues"] & ALLOWED["metrics"]
     every = set(ALLOWED) | {r for allowed in ALLOWED.values() for r in allowed}
@@ -463,29 +483,29 @@ def test_no_module_is_over_400_lines(path):
 # sees the server), ``errors`` (the one exception root, below everything), ``files`` (atomic writes, WAV,
 # the cache root) and ``recording`` (a call on disk, written by ``run`` and read by ``metrics``, ``report``
 # and the benchmarks; on ``files``, below all of them: ``core`` stays free of I/O).
-TOP_LEVEL = {"__init__", "cli", "errors", "files", "recording"}
+TOP_LEVEL = {"__init__", "errors", "files", "recording"}
 
 # Modules without a tests/<room>/test_<module>.py of their own, and where they are exercised instead.
 UNMIRRORED = {
     # the public API's lazy exports (a package __init__ with functions)
     "voice/__init__.py": "tests/test_api.py (every export, docs/api.md, the example test run for real)",
-    # benchmark helpers: tested in tests/benchmarks/test_capacity.py (split once capacity's rework lands)
-    "voice/benchmarks/plans.py": "tests/benchmarks/test_capacity.py",
-    "voice/benchmarks/sysstats.py": "tests/benchmarks/test_capacity.py",
+    # benchmark helpers: tested in tests/app/benchmarks/test_capacity.py (split once capacity's rework lands)
+    "voice/app/benchmarks/plans.py": "tests/app/benchmarks/test_capacity.py",
+    "voice/app/benchmarks/sysstats.py": "tests/app/benchmarks/test_capacity.py",
     # the line interface and its in-memory double: used by every line's and the driver's tests
-    "voice/lines/base.py": "tests/lines/*, tests/run/test_driver.py",
-    "voice/lines/memory.py": "tests/run/test_driver.py, tests/run/test_runner.py, tests/lines/*",
+    "voice/lines/line.py": "tests/lines/*, tests/app/run/test_driver.py",
+    "voice/lines/memory.py": "tests/app/run/test_driver.py, tests/app/run/test_runner.py, tests/lines/*",
     # part of the HTML report, checked through the rendered page
-    "voice/report/audio.py": "tests/report/test_html.py (recordings embedded as Ogg Opus)",
+    "voice/app/report/audio.py": "tests/app/report/test_html.py (recordings embedded as Ogg Opus)",
     # the shared websocket serving of the test assistants: exercised by both assistants' own tests
     "server/assistants/serving.py": "tests/server/assistants/test_echo.py, test_reference.py",
-    # a re-export of voice/recording.py for voice/report/ and voice/metrics/scoring/ until they import it
-    # a re-export of voice/run/speed_index.py for voice/report/machine.py until it imports it
+    # a re-export of voice/recording.py for voice/app/report/ and voice/metrics/scoring/ until they import it
+    # a re-export of voice/app/run/speed_index.py for voice/app/report/machine.py until it imports it
     # the TTS registry (make_tts) in the package's __init__
-    "voice/speech/tts/__init__.py": "tests/speech/tts/test_base.py",
+    "voice/speech/tts/__init__.py": "tests/speech/tts/test_engine.py",
     # the server's entry point and settings, its turn and policy processors (tests/server is being
     # reorganised elsewhere: mirror them there)
-    "server/__main__.py": "tests/test_cli.py (callsim serve), voice/run/launch.py's tests",
+    "server/__main__.py": "tests/app/test_cli.py (callsim serve), voice/app/run/launch.py's tests",
 }
 
 

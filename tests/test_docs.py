@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from voice.cli import build_parser
+from voice.app.cli import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -1,13 +1,14 @@
 """The first benchmark of a newcomer's own bot, as the README walks them through it: issue 23's "done when".
 
-Not a mirror of one module (tests/run/test_init_cli.py and tests/run/test_config_file.py are): the whole
+Not a mirror of one module (tests/app/run/test_init_cli.py and tests/app/run/test_config_file.py are): the
+whole
 path, as a person takes it.  A tiny bot written from docs/protocol.md alone (a websocket server on
 localhost that greets and answers each caller turn with a tone), then the two commands the README gives,
 as processes of their own: ``callsim init --target ws://127.0.0.1:PORT/pcm`` and ``callsim bench --config
 callsim.toml --limit 1 --junit out.xml``, with the defaults a newcomer gets (the offline caller voice,
 Whisper hearing the replies, the report).  Then what they would look at: the JUnit file a CI reads and
 the run folder.  It has to fit in five minutes, set-up of the models aside (they are in the cache).
-``python -m voice.cli`` is the ``callsim`` console script of this checkout.
+``python -m voice.app.cli`` is the ``callsim`` console script of this checkout.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def bot_on_localhost() -> Iterator[int]:
 def callsim(folder: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
-        [sys.executable, "-m", "voice.cli", *argv], cwd=folder, env=env, capture_output=True, text=True
+        [sys.executable, "-m", "voice.app.cli", *argv], cwd=folder, env=env, capture_output=True, text=True
     )
 
 

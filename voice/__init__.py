@@ -25,11 +25,11 @@ _EXPORTS = {
     "load_dialogues": "voice.dialogues",
     "parse_dialogue": "voice.dialogues",
     "validate_file": "voice.dialogues",
-    "select_dialogues": "voice.run.dataset",
+    "select_dialogues": "voice.app.run.dataset",
     # running a benchmark
-    "BenchConfig": "voice.run.dataset",
-    "TargetResult": "voice.run.dataset",
-    "run_bench": "voice.run.dataset",
+    "BenchConfig": "voice.app.run.dataset",
+    "TargetResult": "voice.app.run.dataset",
+    "run_bench": "voice.app.run.dataset",
     "CallerTiming": "voice.core.caller",
     "LineEffects": "voice.lines.effects",
     "make_tts": "voice.speech.tts",
@@ -41,14 +41,14 @@ _EXPORTS = {
     "BargeIn": "voice.metrics.call_metrics",
     "Recording": "voice.recording",
     "load_recording": "voice.recording",
-    "metrics_from_json": "voice.run.resume",
+    "metrics_from_json": "voice.app.run.resume",
     "FIGURES": "voice.metrics.results",
     "figures": "voice.metrics.results",
     "summarize": "voice.metrics.results",
     "read_results": "voice.metrics.results",
     "RESULTS_SCHEMA": "voice.metrics.results",
     "METRICS_SCHEMA": "voice.metrics.results",
-    "build_report": "voice.report.build",
+    "build_report": "voice.app.report.build",
     # errors
     "CallSimError": "voice.errors",
     "ConfigError": "voice.errors",
@@ -107,6 +107,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and editors; at run time __getattr__ imports on first use
+    from voice.app.report.build import build_report
+    from voice.app.run.dataset import BenchConfig, TargetResult, run_bench, select_dialogues
+    from voice.app.run.resume import metrics_from_json
     from voice.core.caller import CallerTiming
     from voice.dialogues import (
         Dialogue,
@@ -128,8 +131,5 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time __getattr__ impo
         summarize,
     )
     from voice.recording import Recording, load_recording
-    from voice.report.build import build_report
-    from voice.run.dataset import BenchConfig, TargetResult, run_bench, select_dialogues
-    from voice.run.resume import metrics_from_json
     from voice.speech.asr import WhisperASR
     from voice.speech.tts import make_tts

@@ -2,7 +2,8 @@
 
 A reference assistant (:mod:`server.assistants.reference`) behaves exactly as a :class:`ReferenceBehaviour`
 says, and the fidelity bench rebuilds what it should have heard from the same spec
-(:mod:`voice.benchmarks.fidelity.truth`, :mod:`voice.benchmarks.fidelity.score`).  This module is that shared
+(:mod:`voice.app.benchmarks.fidelity.truth`, :mod:`voice.app.benchmarks.fidelity.score`).  This module is that
+shared
 contract, kept apart from the websocket server so that the truth and the scoring depend on the rules alone,
 never on the assistant's runtime.  It sits beside the assistant it specifies (the server imports what it
 serves with, never a benchmark); the bench, which needs both sides, imports it from here.

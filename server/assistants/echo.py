@@ -10,7 +10,7 @@ sends audio only while it speaks (``scripts/bench_capacity``'s default); ``--chu
 message.
 
 It must run in a process of its own (``python -m server.assistants.echo``, started by
-``voice.run.launch.echo_assistant``): it is the assistant, not CallSim, and sharing a loop with the caller
+``voice.app.run.launch.echo_assistant``): it is the assistant, not CallSim, and sharing a loop with the caller
 would distort the pacing being measured.  The websocket is the one every test assistant uses
 (:mod:`server.assistants.serving`); ``stop`` ends the call with a closing handshake.  ``--webrtc`` serves
 the same echo over WebRTC (:mod:`server.assistants.webrtc_serving`: the caller's frames come in through

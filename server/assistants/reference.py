@@ -5,7 +5,7 @@ A reference assistant behaves exactly as told
 their own module): its reply is heard exactly ``reply_ms`` after the caller's speech ends, it falls silent
 exactly ``stop_ms`` after the caller cuts in (or never), it talks into the caller's mid-turn pauses or not, it
 stops at backchannels or not.  What CallSim measures of it can then be checked against what it did
-(:mod:`voice.benchmarks.fidelity.run`).
+(:mod:`voice.app.benchmarks.fidelity.run`).
 
 "Exactly" means on the caller's timeline, to the sample.  CallSim sends caller frame ``k`` (samples ``[320k,
 320(k+1))``) at ``t0 + (k+1) * 20 ms`` and plays each received chunk from its arrival.  So the reference (a)

@@ -9,7 +9,7 @@ carrier_of`) takes that carrier's media stream instead, translated by pipecat's 
 same raw protocol (:mod:`server.assistants.carrier_serving`), so the assistant is unchanged behind it.
 
 :func:`run_until_signalled` is the processes' entry point: it prints a banner naming the URL (the
-launcher in ``voice.run.launch`` waits for the port, humans read the banner) and serves until SIGINT or
+launcher in ``voice.app.run.launch`` waits for the port, humans read the banner) and serves until SIGINT or
 SIGTERM.  :func:`with_sip` puts a SIP gateway (:mod:`server.sip_gateway`) in front of the websocket
 (``--sip``): the banner then names ``sip:assistant@HOST:PORT``.
 """

@@ -1,6 +1,6 @@
 """``--policy openai:MODEL`` as a policy like any other: the prompt, the hang-up marker, and whole replies.
 
-The chat model is a :class:`voice.core.policy.Policy`, built per call from the assistant view by
+The chat model is a :class:`voice.contract.policy.Policy`, built per call from the assistant view by
 :class:`LLMPolicyFactory` (what ``load_policy_factory("openai:MODEL")`` returns): ``greeting()`` is the
 rules' fixed line (nothing is said about the owner before the caller is known), ``respond(caller_text)``
 asks the model for the whole reply through :class:`voice.llm.client.LLMClient` and keeps the conversation.
@@ -107,7 +107,7 @@ class LLMPolicy:
 
 
 class LLMPolicyFactory:
-    """``openai:MODEL`` as a :data:`~voice.core.policy.PolicyFactory`: one client, one policy per call."""
+    """``openai:MODEL`` as a :data:`~voice.contract.policy.PolicyFactory`: one client, one policy per call."""
 
     def __init__(self, spec: str, *, base_url: str = "", timeout_s: float = 10.0) -> None:
         """Check the spec now (a ConfigError names it); the client is made at the first call."""

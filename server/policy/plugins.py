@@ -1,7 +1,7 @@
 """``--policy``: which dialogue policy the built-in assistant runs — the rules, or your own.
 
 A policy is anything with ``greeting() -> str`` and ``respond(caller_text) -> reply`` (a reply has ``text``
-and ``end_call``): the :class:`~voice.core.policy.Policy` protocol.  The built-in assistant
+and ``end_call``): the :class:`~voice.contract.policy.Policy` protocol.  The built-in assistant
 builds one per call from the call's assistant view (``id``, ``scenario``, ``preset``, ``owner_goal``: never
 the caller's goal) through a *factory*.  ``--policy rules`` (the default) is the rules policy;
 ``--policy openai:MODEL`` a chat model (:mod:`server.policy.llm_policy`, streamed on live calls);
@@ -19,7 +19,7 @@ from typing import Any
 
 from server.config import default_policy_factory
 from server.policy.llm_policy import LLMPolicyFactory
-from voice.core.policy import PolicyFactory
+from voice.contract.policy import PolicyFactory
 from voice.errors import ConfigError
 
 POLICIES = ("rules", "openai:MODEL", "module:callable")

@@ -9,7 +9,8 @@ rules policy's answer to a lone backchannel).  When the policy ends the call it 
 behind the goodbye, so the pipeline ends (and ``hangup`` goes out) only once the goodbye audio has been sent.
 
 A policy whose ``respond`` takes a ``heard`` keyword also gets the ASR's confidence in the turn: the worst of
-Whisper's figures over the turn's transcripts (:func:`server.policy.hearing.worst`; None when the transcriber
+Whisper's figures over the turn's transcripts (:func:`server.policy.transcript_trust.worst`; None when the
+transcriber
 gives none), so that it need not read back words that were likely misheard.
 
 Frame ordering note: ``UserStartedSpeakingFrame`` / ``UserStoppedSpeakingFrame`` are system frames and may
@@ -46,10 +47,10 @@ from pipecat.frames.frames import (
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
-from server.pieces import CallerTurnFrame
-from server.policy.hearing import pooled, worst
+from server.piecewise_stt import CallerTurnFrame
+from server.policy.transcript_trust import pooled, worst
 from server.processors import ASR_CONFIDENCE, WarmRepliesFrame
-from voice.core.policy import Policy, PolicyFactory, answer
+from voice.contract.policy import Policy, PolicyFactory, answer
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ TURN_TRANSCRIPTS = "callsim.turn_transcripts"
 
 def heard_in(transcripts: list[TranscriptionFrame]) -> dict[str, float] | None:
     """Whisper's figures for a turn: pooled over its pieces by length when it was heard in pieces
-    (:func:`server.policy.hearing.pooled`), else the worst of its segments'."""
+    (:func:`server.policy.transcript_trust.pooled`), else the worst of its segments'."""
     results = [t.result for t in transcripts if isinstance(t.result, dict)]
     if any("piece" in r for r in results):
         return pooled((r.get(ASR_CONFIDENCE), float(r.get("audio_secs", 0.0))) for r in results)
@@ -101,7 +102,7 @@ class PolicyProcessor(FrameProcessor):
         self._turn_stopped = False
         self._turn_started_ns = 0  # when the current user turn started, on the pipeline's clock
         self._transcripts: list[TranscriptionFrame] = []
-        self._by_piece: dict[int, TranscriptionFrame] = {}  # transcripts of pieces (server/pieces.py)
+        self._by_piece: dict[int, TranscriptionFrame] = {}  # transcripts of pieces (server/piecewise_stt.py)
         self._turn_pieces: tuple[int, ...] | None = None  # the pieces the turn that ended is made of
         self._ended = False
         self.replies: list[str] = []

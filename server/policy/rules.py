@@ -13,7 +13,8 @@ policy keeps per-call state (scenario, which preset clauses were relayed, repeat
 repeats itself nor forgets what it already said.  The words it listens for (scenario and harassment
 keywords, what a caller's turn asks, what a preset clause is about) are in ``server.policy.keywords``.
 
-It answers only what it heard (``server.policy.hearing``): a turn that is only a backchannel ("嗯，") gets no
+It answers only what it heard (``server.policy.transcript_trust``): a turn that is only a backchannel ("嗯，")
+gets no
 reply (an empty ``text``) unless it answers a yes/no question, and a turn Whisper was unsure of is never read
 back: if its words match nothing the policy listens for, the caller is asked to say it again.
 """
@@ -25,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from server.policy import answers, expected, hearing
+from server.policy import answers, expected, transcript_trust
 from server.policy import keywords as kw
 
 POLICY_NAME: Final = "rule-v2"
@@ -156,7 +157,7 @@ class RulePolicy:
         self._last = ""
         self._wrong: str | None = None  # whom the caller asked for, when it is not the owner
         self._said = ""  # the caller's last turn, normalised but with its punctuation
-        self._doubt: str | None = None  # why the ASR may have misheard the current turn (hearing.doubt)
+        self._doubt: str | None = None  # why the ASR may have misheard this turn (transcript_trust.doubt)
 
     # --- state, for the server log and tests ---------------------------------------------------------
     @property
@@ -193,7 +194,7 @@ class RulePolicy:
 
     def respond(self, caller_text: str, heard: Mapping[str, Any] | None = None) -> PolicyReply:
         """The reply to one finished caller turn; ``heard`` is the ASR's confidence in it, the worst of its
-        segments' figures (``hearing.worst``), when the transcriber gives one."""
+        segments' figures (``transcript_trust.worst``), when the transcriber gives one."""
         if self._ended:
             return PolicyReply("好的，再见。", end_call=True)
         p = kw.plain(caller_text)
@@ -204,11 +205,11 @@ class RulePolicy:
             if self._unclear >= MAX_UNCLEAR:
                 return self._end("信号不太好，我会转告机主您来过电话，再见。")
             return self._say(UNCLEAR)
-        if hearing.is_backchannel(p) and not hearing.awaits_answer(self._last):
+        if transcript_trust.is_backchannel(p) and not transcript_trust.awaits_answer(self._last):
             return PolicyReply("")  # "嗯，": the caller is listening, not asking; let them go on
         self._unclear = 0
         self._turns += 1
-        self._doubt = hearing.doubt(heard)
+        self._doubt = transcript_trust.doubt(heard)
         if decline := kw.harassment_reply(p):
             self._scenario = "harassment"
             return self._end(decline)
@@ -235,7 +236,7 @@ class RulePolicy:
             return self._say(_ANYTHING_ELSE if self._last != _ANYTHING_ELSE else "嗯，我在听，您请说。")
         if self._turns > MAX_TURNS:
             return self._end("我都记下了，会转告机主，先这样，再见。")
-        if self._doubt and not hearing.understood(p) and self._last != UNCLEAR:
+        if self._doubt and not transcript_trust.understood(p) and self._last != UNCLEAR:
             return self._say(UNCLEAR)  # once: a caller asked twice gets an answer that repeats nothing
         self._handled = True
         return self._say(self._answer(p))

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from tests.records import good
-from voice.cli import main
+from voice.app.cli import main
 from voice.dialogues import AssistantTurn, load_dialogues, validate_file
 from voice.dialogues.annotation_file import apply_annotations
 from voice.errors import DialogueError

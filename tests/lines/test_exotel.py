@@ -12,8 +12,8 @@ import pytest
 from tests.lines.carrier_peers import closed, pipecat_detects
 from voice.core.audio import from_bytes, to_bytes
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, PlayoutMark
-from voice.lines.base import CallStart
 from voice.lines.exotel import ExotelCodec, ExotelIds, ExotelLine, rate_of
+from voice.lines.line import CallStart
 
 IDS = ExotelIds.for_call("c1")
 SID = IDS.stream_sid

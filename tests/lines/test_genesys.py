@@ -10,10 +10,10 @@ import pytest
 
 from tests.lines.carrier_peers import closed
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed
-from voice.lines.base import CallStart
 from voice.lines.carrier import derived_id
 from voice.lines.codec import mulaw_encode
 from voice.lines.genesys import GenesysCodec, GenesysLine
+from voice.lines.line import CallStart
 
 SESSION = derived_id("session", "c1")
 

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, PlayoutMark
-from voice.lines.base import CallStart
 from voice.lines.exotel import ExotelCodec
 from voice.lines.genesys import GenesysCodec
+from voice.lines.line import CallStart
 from voice.lines.pcm import parse_pcm_message
 from voice.lines.pipecat_ws import PipecatCodec
 from voice.lines.plivo import PlivoCodec

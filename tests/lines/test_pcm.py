@@ -9,7 +9,7 @@ from websockets.asyncio.server import serve
 
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed
 from voice.errors import LineError
-from voice.lines.base import CallStart
+from voice.lines.line import CallStart
 from voice.lines.pcm import PcmWebsocketLine, parse_pcm_message
 
 

@@ -8,7 +8,7 @@ import pytest
 from tests.lines.carrier_peers import closed
 from voice.core.audio import resample, to_bytes
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed
-from voice.lines.base import CallStart
+from voice.lines.line import CallStart
 from voice.lines.pipecat_ws import PipecatCodec, PipecatLine, StreamResampler, frames_pb2
 
 

@@ -12,8 +12,8 @@ import pytest
 from tests.lines.carrier_peers import closed, pipecat_detects
 from voice.core.audio import to_bytes
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, PlayoutMark
-from voice.lines.base import CallStart
 from voice.lines.codec import mulaw_encode
+from voice.lines.line import CallStart
 from voice.lines.plivo import PlivoCodec, PlivoIds, PlivoLine
 
 IDS = PlivoIds.for_call("c1")

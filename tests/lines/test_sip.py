@@ -17,8 +17,8 @@ import pytest
 from voice.core.audio import FRAME_SAMPLES
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput
 from voice.errors import CallRefused, LineError
-from voice.lines.base import CallStart
 from voice.lines.codec import mulaw_encode
+from voice.lines.line import CallStart
 from voice.lines.rtp_packet import RtpSender, parse_rtp
 from voice.lines.sip import DIALOGUE_HEADER, SipLine, dialogue_from_header
 from voice.lines.sip_message import SipRequest, parse_message, response_to

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from voice.benchmarks.sip_phone import ScriptedPhone
+from voice.app.benchmarks.sip_phone import ScriptedPhone
 from voice.lines.sip_probe import options_answered
 from voice.lines.sip_target import parse_sip_uri
 

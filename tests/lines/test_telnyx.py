@@ -10,8 +10,8 @@ import pytest
 
 from tests.lines.carrier_peers import closed, pipecat_detects
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, PlayoutMark
-from voice.lines.base import CallStart
 from voice.lines.codec import alaw_encode, mulaw_encode
+from voice.lines.line import CallStart
 from voice.lines.telnyx import MAX_MESSAGE_BYTES, TelnyxCodec, TelnyxIds, TelnyxLine
 
 IDS = TelnyxIds.for_call("c1")

@@ -16,8 +16,8 @@ from tests.fakes import plan, turn
 from voice.core import events as ev
 from voice.core.call import AssistantAudio, AssistantControl, CallCore, LineClosed, LineInput, PlayoutMark
 from voice.errors import LineError
-from voice.lines.base import CallStart
 from voice.lines.codec import mulaw_encode
+from voice.lines.line import CallStart
 from voice.lines.twilio import StreamIds, TwilioLine, Violation, parse_twilio_message
 
 VIEW = {"id": "d1", "scenario": "takeout", "preset": {"type": "none", "text": ""}, "owner_goal": "外卖"}

@@ -15,6 +15,7 @@ import pytest
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
+from voice.app.run.runner import RunSettings, run_dialogues
 from voice.core import events as ev
 from voice.core.audio import resample, rms_dbfs
 from voice.core.caller import CallerTiming
@@ -24,7 +25,6 @@ from voice.lines.effects import LineEffects
 from voice.lines.factory import make_line_factory
 from voice.lines.targets import parse_target
 from voice.recording import load_recording
-from voice.run.runner import RunSettings, run_dialogues
 from voice.speech.tts.memory import MemoryTTS
 
 REPLY = resample(MemoryTTS(f0_hz=220).synthesize("好的，放门口吧。"), 16000, 8000)

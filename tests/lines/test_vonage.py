@@ -10,7 +10,7 @@ import pytest
 from tests.lines.carrier_peers import closed
 from voice.core.audio import to_bytes
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, PlayoutMark
-from voice.lines.base import CallStart
+from voice.lines.line import CallStart
 from voice.lines.vonage import MAX_NOTIFY_BYTES, VonageCodec, VonageLine
 
 

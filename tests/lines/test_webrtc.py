@@ -27,17 +27,17 @@ from aiohttp import web
 
 from tests.peers.runner_bot import pipecat_runner_bot
 from tests.records import short_delivery
+from voice.app.run.driver import run_call
 from voice.core import events as ev
 from voice.core.call import CallCore
 from voice.core.caller import CallerPlan, CallerTiming
 from voice.core.clock import MonotonicClock
 from voice.dialogues import parse_dialogue
 from voice.errors import LineError
-from voice.lines.base import CallStart
+from voice.lines.line import CallStart
 from voice.lines.webrtc import BOT_HUNG_UP, WebrtcLine
 from voice.metrics.measure import CallMetrics, measure
 from voice.recording import Recording
-from voice.run.driver import run_call
 from voice.speech.caller_plan import plan_call
 from voice.speech.tts import make_tts
 

@@ -20,7 +20,7 @@ from voice.core.audio import Pcm, from_bytes, to_bytes
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput
 from voice.errors import CallSimError, LineError
 from voice.lines import ws_shell
-from voice.lines.base import CallStart
+from voice.lines.line import CallStart
 from voice.lines.ws_shell import HIGH_WATER_FRACTION, ITEM_OVERHEAD_BYTES, Message, WebsocketLine
 
 

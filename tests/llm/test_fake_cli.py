@@ -13,12 +13,12 @@ from contextlib import contextmanager
 import pytest
 
 from server.policy.llm_policy import HANG_UP, system_prompt
-from voice.cli import build_parser, main
+from voice.app.cli import build_parser, main
 from voice.llm.fake_cli import DEFAULT_PORTS, cmd_fake_llm
-from voice.metrics.scoring.standin import SCORE
+from voice.metrics.scoring.scripted_judge import SCORE
 from voice.react.persona import PERSONAS
 from voice.react.prompt import Situation, render_user
-from voice.react.standin import ASK_AGAIN
+from voice.react.scripted_caller import ASK_AGAIN
 
 
 @contextmanager
@@ -53,7 +53,7 @@ def chat(url: str, body: dict) -> str:
 def test_the_caller_role_follows_the_script(capsys):
     from tests.records import short_delivery
     from voice.dialogues import parse_dialogue
-    from voice.react.hearing import HeardLine
+    from voice.react.heard_so_far import HeardLine
 
     dialogue = parse_dialogue(short_delivery("d-1"), "mem", 1)
     greeted = [HeardLine("assistant", "您好，机主不在，您有什么事？", (), 0)]

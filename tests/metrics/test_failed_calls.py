@@ -2,10 +2,10 @@
 
 import dataclasses
 
+from voice.app.run.failures import CONNECT_FAILED, failed_call
 from voice.metrics.failed_calls import FIXES, failed_groups, failed_lines
 from voice.metrics.results import call_to_json
 from voice.metrics.simulator import CALLER_SPEECH_FAILED
-from voice.run.failures import CONNECT_FAILED, failed_call
 
 
 def call(call_id, outcome, detail="", failed=True):

@@ -7,17 +7,17 @@ import numpy as np
 import pytest
 
 from tests.fakes import caller_turn_event, plan, reference, run_core, tone, turn
+from voice.app.run.driver import run_call
 from voice.core import events as ev
 from voice.core.audio import ms_to_samples
 from voice.core.call import AssistantAudio, AssistantControl, CallCore, LineInput
 from voice.core.caller import CallerTiming
 from voice.core.clock import VirtualClock
 from voice.dialogues import parse_dialogue
-from voice.lines.base import CallStart
+from voice.lines.line import CallStart
 from voice.lines.memory import MemoryLine
 from voice.metrics.measure import measure
 from voice.recording import Recording
-from voice.run.driver import run_call
 from voice.speech.caller_plan import plan_call
 from voice.speech.tts.memory import MemoryTTS
 

@@ -7,6 +7,7 @@ import pytest
 
 from tests.reactive_runs import reactive_bench
 from tests.runs import bench, mini
+from voice.app.run.ray_runner import NodeStats
 from voice.errors import RecordingError
 from voice.metrics.call_metrics import BargeIn, CallMetrics, TurnMetrics
 from voice.metrics.goal import CallerGoal, CallerWait
@@ -24,7 +25,6 @@ from voice.metrics.results import (
     summarize_run,
     turns_reached,
 )
-from voice.run.ray_runner import NodeStats
 
 
 def turn(i, latency, barge=None, pause=None):
@@ -258,7 +258,7 @@ SECTIONS = {  # heading start → what it documents
     "A figures row": "figures",
     "A call": "call",
 }
-# what `callsim score` adds to a target's results.json (checked by tests/run/test_score.py)
+# what `callsim score` adds to a target's results.json (checked by tests/app/run/test_score.py)
 SCORED_ONLY = {
     "judge_coverage",
     *(f"judge_coverage.{k}" for k in ("judge", "calls", "dimensions", "dimensions.*")),
@@ -274,7 +274,7 @@ OPTIONAL = {  # built-in / Twilio targets only; --header; --ray; a bot that floo
         *(f"simulator_failures.reasons.*.{k}" for k in ("count", "calls", "meaning", "detail")),
     },
     # the speed index is off in the tests (tests/conftest.py): its keys are checked on a real one in
-    # tests/run/test_speed_index.py
+    # tests/app/run/test_speed_index.py
     "provenance": {"speed_index.seconds", "speed_index.components", "speed_index.components.*"}
     | {"speed_index.runs", "speed_index.runs.*", "speed_index.definition"},
 }

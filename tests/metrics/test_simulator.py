@@ -9,6 +9,8 @@ import json
 from tests.fakes import MutedTTS
 from tests.metrics.test_results import documented, written
 from tests.runs import A, B, bench, mini
+from voice.app.report.build import build_report
+from voice.app.run.failures import failed_call
 from voice.metrics.simulator import (
     ASSISTANT_CRASHED,
     CALLER_SPEECH_FAILED,
@@ -19,8 +21,6 @@ from voice.metrics.simulator import (
     results_banner,
     simulator_block,
 )
-from voice.report.build import build_report
-from voice.run.failures import failed_call
 
 SILENCE = "the caller's speech: CallerSpeechFailed: TTS engine 'memory' produced silence for '嗯'"
 

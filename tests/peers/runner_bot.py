@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from voice.run.launch import free_port, wait_listening
+from voice.app.run.launch import free_port, wait_listening
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT = Path(__file__).with_name("pipecat_runner_bot.py")

@@ -24,6 +24,8 @@ import pytest
 from tests.peers.baresip import Baresip
 from tests.peers.kamailio import kamailio
 from tests.peers.test_sip_peers import sip_binaries  # noqa: F401  (skips, or fails on CI, without them)
+from voice.app.run.driver import run_call
+from voice.app.run.launch import builtin_assistant, free_port
 from voice.core import events as ev
 from voice.core.audio import SAMPLE_RATE, resample
 from voice.core.call import CallCore
@@ -31,11 +33,9 @@ from voice.core.caller import CallerPlan, CallerTiming
 from voice.core.clock import MonotonicClock
 from voice.dialogues import parse_dialogue
 from voice.errors import CallRefused
-from voice.lines.base import CallStart
+from voice.lines.line import CallStart
 from voice.lines.sip import SipLine
 from voice.metrics.measure import measure
-from voice.run.driver import run_call
-from voice.run.launch import builtin_assistant, free_port
 from voice.speech.asr import WhisperASR
 from voice.speech.caller_plan import plan_call
 from voice.speech.tts import make_tts

@@ -7,9 +7,9 @@ from tests.records import short_delivery
 from voice.dialogues import parse_dialogue
 from voice.llm.client import LLMClient
 from voice.llm.settings import LLMSettings
-from voice.react import standin
+from voice.react import scripted_caller
 from voice.react.brain import CallerBrain
-from voice.react.hearing import HeardLine
+from voice.react.heard_so_far import HeardLine
 from voice.react.persona import PERSONAS
 from voice.react.prompt import PROMPT_VERSION, Situation
 
@@ -25,7 +25,7 @@ HEARD = [HeardLine("assistant", "您好，请讲", (), 0)]
 
 
 async def test_an_answer_is_the_models_and_a_second_asking_replays_it(tmp_path, llm, no_openai_env):
-    llm.respond(standin.answer)
+    llm.respond(scripted_caller.answer)
     b = brain(llm.url, tmp_path)
     first = await b.decide(HEARD, Situation("reply_ended", 0))
     again = await b.decide(HEARD, Situation("reply_ended", 0))
@@ -38,13 +38,13 @@ async def test_an_answer_is_the_models_and_a_second_asking_replays_it(tmp_path, 
 
 
 async def test_a_refused_then_good_answer_is_used_and_the_refusal_kept(tmp_path, llm, no_openai_env):
-    llm.answer({**standin.say("hello", "x")}).respond(standin.answer)
+    llm.answer({**scripted_caller.say("hello", "x")}).respond(scripted_caller.answer)
     d = await brain(llm.url, tmp_path).decide(HEARD, Situation("reply_ended", 0))
     assert d.source == "llm" and "Chinese characters" in d.rejected
 
 
 async def test_a_slow_model_times_out_into_the_script(tmp_path, llm, no_openai_env):
-    llm.respond(standin.answer, delay_s=2.0)
+    llm.respond(scripted_caller.answer, delay_s=2.0)
     d = await brain(llm.url, tmp_path, timeout_s=0.3).decide(HEARD, Situation("reply_ended", 0))
     assert d.source == "fallback_script" and "timed out after 0.3 s" in d.decision.reason
     assert d.decision.turn.text == "快递到了。"

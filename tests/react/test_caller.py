@@ -3,11 +3,11 @@
 import pytest
 
 from tests.records import short_delivery
+from voice.app.run.jobs import CallJob
+from voice.app.run.runner import RunSettings
 from voice.dialogues import parse_dialogue
 from voice.errors import ConfigError
 from voice.react.caller import MIN_TURNS, parse_caller
-from voice.run.jobs import CallJob
-from voice.run.runner import RunSettings
 
 
 def test_scripted_is_no_reactive_caller_and_a_bad_spec_says_what_is_expected():

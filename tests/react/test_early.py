@@ -16,7 +16,7 @@ from voice.core.audio import ms_to_samples
 from voice.core.call import AssistantAudio
 from voice.core.caller import CallerTiming
 from voice.dialogues import bundled_dialogues_path, load_dialogues
-from voice.react import standin
+from voice.react import scripted_caller
 from voice.react.caller import parse_caller
 from voice.react.early import EarlyCount
 from voice.speech.asr import MemoryASR
@@ -49,7 +49,7 @@ async def greeted(url, early_ms, asr, *, in_place=True):
 
 
 async def test_an_early_guess_at_a_pause_is_thrown_away_when_more_comes_and_kept_at_the_end(no_openai_env):
-    with FakeLLM().respond(standin.answer) as fake:
+    with FakeLLM().respond(scripted_caller.answer) as fake:
         events, session = await greeted(fake.url, 240, MemoryASR(["您好", "请讲"]))
         asked = len(fake.requests)
     early = [(e.reply_end, e.kept) for e in events if isinstance(e, ev.CallerEarly)]
@@ -62,7 +62,7 @@ async def test_an_early_guess_at_a_pause_is_thrown_away_when_more_comes_and_kept
 
 
 async def test_a_thrown_away_guess_changes_no_think_time(no_openai_env):
-    with FakeLLM().respond(standin.answer) as fake:
+    with FakeLLM().respond(scripted_caller.answer) as fake:
         early, _ = await greeted(fake.url, 240, MemoryASR([], default="您好"))
         late, _ = await greeted(fake.url, None, MemoryASR([], default="您好"))
     plans = [[(e.text, e.think) for e in log if isinstance(e, ev.TurnPlanned)] for log in (early, late)]
@@ -71,7 +71,7 @@ async def test_a_thrown_away_guess_changes_no_think_time(no_openai_env):
 
 
 async def test_a_kept_guess_made_before_the_request_is_supplied_in_the_same_frame(no_openai_env):
-    with FakeLLM().respond(standin.answer) as fake:
+    with FakeLLM().respond(scripted_caller.answer) as fake:
         events, session = await greeted(fake.url, 240, MemoryASR([], default="您好"), in_place=False)
     assert session.early.kept == 1
     [request] = [e for e in events if isinstance(e, ev.TurnRequested)]
@@ -90,7 +90,7 @@ async def test_pieces_heard_during_the_callers_own_turn_are_not_transcribed(no_o
             return super().transcribe(pcm)
 
     S = ms_to_samples
-    with FakeLLM().respond(standin.answer) as fake:
+    with FakeLLM().respond(scripted_caller.answer) as fake:
         caller = parse_caller(
             "openai:rules", base_url=fake.url, wait_in_place=True, cache="off", early_ms=240
         )

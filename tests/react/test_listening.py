@@ -1,4 +1,4 @@
-"""Hearing a reply while it plays: which pieces (voice/core/pieces.py) make up a reply's span."""
+"""Hearing a reply while it plays: which pieces (voice/core/speech_pieces.py) make up a reply's span."""
 
 from voice.react.listening import join_texts, spans_for
 

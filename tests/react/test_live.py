@@ -11,13 +11,13 @@ import json
 import pytest
 
 from tests.llm_fake import FakeLLM
+from voice.app.run.launch import reference_assistant
+from voice.app.run.runner import RunSettings, run_dialogues
 from voice.dialogues import bundled_dialogues_path, load_dialogues
 from voice.lines.pcm import PcmWebsocketLine
 from voice.lines.targets import parse_target
-from voice.react import standin
+from voice.react import scripted_caller
 from voice.react.caller import parse_caller
-from voice.run.launch import reference_assistant
-from voice.run.runner import RunSettings, run_dialogues
 from voice.speech.transcribers import make_transcriber
 from voice.speech.tts import make_tts
 
@@ -41,8 +41,8 @@ def by_script(body):
     callers = [s.strip().removeprefix("来电者：") for s in lines if s.startswith("  来电者：")]
     said = sum(1 for s in lines if s.startswith("  你："))
     if "通话已经结束" in user or said >= len(callers):
-        return standin.end("yes", "说完了")
-    return standin.say(callers[said], "照剧本")
+        return scripted_caller.end("yes", "说完了")
+    return scripted_caller.say(callers[said], "照剧本")
 
 
 async def call(url, out, model, *, delay_s=0.0, ears, tts):
@@ -61,7 +61,7 @@ def after(lines, model):
     def decide(body):
         user = next(m["content"] for m in body["messages"] if m["role"] == "user")
         if sum(1 for s in user.split("\n") if s.startswith("  你：")) >= lines:
-            return standin.end("partly", f"说了 {lines} 句，够了")
+            return scripted_caller.end("partly", f"说了 {lines} 句，够了")
         return model(body)
 
     return decide
@@ -83,9 +83,9 @@ def test_the_next_line_follows_what_was_heard_from_each_assistant(
 
     async def go():
         url = parse_target(running_builtin.target).url
-        builtin = await call(url, tmp_path / "builtin", after(2, standin.answer), ears=ears, tts=tts)
+        builtin = await call(url, tmp_path / "builtin", after(2, scripted_caller.answer), ears=ears, tts=tts)
         async with reference_assistant(REFERENCE) as url:
-            ref = await call(url, tmp_path / "ref", after(2, standin.answer), ears=ears, tts=tts)
+            ref = await call(url, tmp_path / "ref", after(2, scripted_caller.answer), ears=ears, tts=tts)
         return builtin, ref
 
     (bm, bev), (rm, rev) = asyncio.run(go())
@@ -119,7 +119,7 @@ def test_a_slow_model_is_charged_to_the_caller_not_the_assistant(tmp_path, engin
 
 
 def test_callsim_bench_with_a_reactive_caller(tmp_path, no_openai_env):
-    from voice.cli import main
+    from voice.app.cli import main
 
     # a model name of its own in this run, whose LLM cache is its own (tests/conftest.py): the model is asked
     spec = f"openai:rules-{tmp_path.name}"
@@ -132,7 +132,7 @@ def test_callsim_bench_with_a_reactive_caller(tmp_path, no_openai_env):
             ]  # fmt: skip
             return await asyncio.to_thread(main, argv)
 
-    with FakeLLM().respond(after(1, standin.answer)) as fake:
+    with FakeLLM().respond(after(1, scripted_caller.answer)) as fake:
         assert asyncio.run(serve_and_run()) == 0
         assert fake.requests  # the caller model was asked
     run = json.loads((tmp_path / "run" / "results.json").read_text())

@@ -2,7 +2,7 @@
 
 from tests.records import short_delivery
 from voice.dialogues import parse_dialogue
-from voice.react.hearing import HeardLine
+from voice.react.heard_so_far import HeardLine
 from voice.react.persona import PERSONAS
 from voice.react.prompt import SYSTEM_PROMPT, Situation, render_user
 

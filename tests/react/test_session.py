@@ -2,20 +2,20 @@
 
 The assistant is the reference bot in memory and the caller's ears a scripted transcriber (a unit double:
 the real-audio versions of these calls, with Whisper and websockets, are in tests/react/test_live.py).
-The caller model is a real HTTP server in the test process (voice/react/standin.py plays it by rules).
+The caller model is a real HTTP server in the test process (voice/react/scripted_caller.py plays it by rules).
 """
 
 import json
 
 from tests.fakes import reference
 from tests.llm_fake import FakeLLM
+from voice.app.run.runner import RunSettings, run_dialogues
 from voice.core.clock import VirtualClock
 from voice.dialogues import bundled_dialogues_path, load_dialogues
 from voice.errors import EngineError
 from voice.lines.memory import MemoryLine
-from voice.react import standin
+from voice.react import scripted_caller
 from voice.react.caller import parse_caller
-from voice.run.runner import RunSettings, run_dialogues
 from voice.speech.asr import MemoryASR
 from voice.speech.tts.memory import MemoryTTS
 
@@ -50,7 +50,7 @@ def of(events, kind):
 
 
 async def test_the_next_line_depends_on_what_was_heard(tmp_path, no_openai_env):
-    with FakeLLM().respond(standin.answer) as fake:
+    with FakeLLM().respond(scripted_caller.answer) as fake:
         _, follows, _ = await call(
             tmp_path, fake.url, ["您好，请讲", "好的，放门口就行", "好的，再见"], name="a"
         )
@@ -59,7 +59,7 @@ async def test_the_next_line_depends_on_what_was_heard(tmp_path, no_openai_env):
     other = [e["text"] for e in of(asks, "caller_decision") if e["action"] == "say"]
     assert said[0] == other[0] == TAKEOUT.caller_turns[0].text  # the same greeting heard: the same opening
     assert said[1] == TAKEOUT.caller_turns[1].text  # the answer made sense: the script goes on
-    assert other[1] == standin.ASK_AGAIN  # it did not: the caller asks what it meant
+    assert other[1] == scripted_caller.ASK_AGAIN  # it did not: the caller asks what it meant
     assert of(asks, "caller_decision")[1]["heard"] == "助理：今天天气不错"
     [goal] = of(follows, "goal")
     assert (goal["met"], goal["turns"]) == ("partly", 2)
@@ -70,8 +70,10 @@ async def test_malformed_and_out_of_bounds_answers_fall_back_to_the_script_with_
     tmp_path, no_openai_env
 ):
     with FakeLLM() as fake:
-        fake.answer("我觉得应该说：你好").answer({**standin.say("好", "x"), "pause_before_ms": 99_999})
-        fake.respond(standin.answer)
+        fake.answer("我觉得应该说：你好").answer(
+            {**scripted_caller.say("好", "x"), "pause_before_ms": 99_999}
+        )
+        fake.respond(scripted_caller.answer)
         metrics, events, _ = await call(tmp_path, fake.url, ["您好，请讲", "好的，放门口", "再见"])
     first = of(events, "caller_decision")[0]
     assert first["source"] == "fallback_script" and first["text"] == TAKEOUT.caller_turns[0].text
@@ -97,7 +99,7 @@ async def test_a_dead_server_leaves_the_script_then_a_hang_up(tmp_path, no_opena
 
 async def test_a_cached_replay_is_byte_identical_offline(tmp_path, no_openai_env):
     heard = ["您好，请讲", "好的，放门口就行", "好的，谢谢，再见"]
-    with FakeLLM().respond(standin.answer) as fake:
+    with FakeLLM().respond(scripted_caller.answer) as fake:
         _, _, first = await call(tmp_path, fake.url, heard, name="first")
         url = fake.url
     _, _, again = await call(tmp_path, url, heard, cache="only", name="again")  # the server is gone
@@ -116,7 +118,7 @@ class BrokenVoice(MemoryTTS):
 
 
 async def test_a_caller_engine_that_fails_mid_call_hangs_up_with_the_reason(tmp_path, no_openai_env):
-    with FakeLLM().respond(standin.answer) as fake:
+    with FakeLLM().respond(scripted_caller.answer) as fake:
         m, _, _ = await call(tmp_path, fake.url, ["您好", "好的，放门口就行"], cache="off", tts=BrokenVoice())
     assert m.outcome == "completed" and "cannot speak" in m.detail
     assert "the caller's own engines failed: TTS engine 'memory' failed" in m.detail
@@ -128,7 +130,7 @@ async def test_a_turn_of_several_clauses_starts_on_its_first_clause_and_is_said_
 ):
     tts = MemoryTTS()
     heard = ["您好，请讲", "好的，放门口就行", "好的，再见"]
-    with FakeLLM().respond(standin.answer) as fake:
+    with FakeLLM().respond(scripted_caller.answer) as fake:
         _, events, _ = await call(tmp_path, fake.url, heard, tts=tts)
     second = TAKEOUT.caller_turns[1].text  # 行，那我放门口了啊，你记得拿。
     assert {"行，那我放门口了啊，", "你记得拿。"} <= set(tts.requests) and second not in tts.requests
@@ -152,7 +154,7 @@ async def test_the_ears_the_voice_and_the_models_client_are_ready_before_diallin
         def load(self) -> None:
             loaded.append("voice")
 
-    with FakeLLM().respond(standin.answer) as fake:
+    with FakeLLM().respond(scripted_caller.answer) as fake:
         caller = parse_caller("openai:rules", base_url=fake.url, wait_in_place=True, cache="off")
         session = caller.session(TAKEOUT, CallerTiming(), Voice(), Ears([], default=""))
         core = await session.start(max_turns=3)

@@ -57,16 +57,16 @@ from pipecat.turns.user_turn_strategies import UserTurnStrategies
 from pipecat.workers.runner import WorkerRunner
 
 from tests.records import short_delivery
+from voice.app.run.driver import CallTrace, run_call
 from voice.core.audio import to_bytes
 from voice.core.call import CallCore
 from voice.core.caller import CallerTiming
 from voice.core.clock import MonotonicClock
 from voice.dialogues import parse_dialogue
-from voice.lines.base import CallStart
 from voice.lines.factory import LINES
+from voice.lines.line import CallStart
 from voice.lines.ws_shell import WebsocketLine
 from voice.recording import Recording
-from voice.run.driver import CallTrace, run_call
 from voice.speech.caller_plan import plan_call
 from voice.speech.tts import make_tts
 from voice.speech.tts.memory import MemoryTTS

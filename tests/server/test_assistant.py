@@ -22,8 +22,8 @@ from server.app import AssistantServer
 from server.config import AssistantSettings, ServingSettings, SpeechEngines
 from server.policy.rules import PolicyReply
 from tests.server.assistant_client import SILENT_RMS, FakeCallSim, call, rms, running, say, start_message
+from voice.contract.tuning import TurnSettings
 from voice.core.audio import SAMPLE_RATE, Pcm
-from voice.core.tuning import TurnSettings
 from voice.errors import ConfigError, EngineUnavailable
 from voice.speech.asr import MemoryASR
 

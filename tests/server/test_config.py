@@ -19,7 +19,7 @@ from server.config import (
     configure_logging,
     default_max_calls,
 )
-from voice.core.tuning import TUNABLE, TurnSettings, parse_tuning
+from voice.contract.tuning import TUNABLE, TurnSettings, parse_tuning
 from voice.errors import ConfigError
 
 

@@ -14,7 +14,7 @@ from pipecat.transports.websocket.fastapi import FastAPIWebsocketOutputTransport
 
 from server.hold import PacedWebsocketOutputTransport, PacedWebsocketTransport, ReplyHold, reply_hold
 from server.pcm_serializer import PlayoutTracker
-from voice.core.tuning import TurnSettings
+from voice.contract.tuning import TurnSettings
 
 WINDOW = 512  # samples in one Silero window at 16 kHz (32 ms)
 

@@ -14,7 +14,7 @@ import pytest
 from server.sip_gateway import SipGateway
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput, PlayoutMark
 from voice.core.clock import MonotonicClock
-from voice.lines.base import CallStart
+from voice.lines.line import CallStart
 from voice.lines.pcm import PcmWebsocketLine
 from voice.lines.sip import SipLine
 

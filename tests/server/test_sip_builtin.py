@@ -12,17 +12,17 @@ from typing import Any
 import pytest
 
 from tests.records import takeout_call
+from voice.app.run.driver import run_call
+from voice.app.run.launch import builtin_assistant, free_port
 from voice.core.call import CallCore
 from voice.core.caller import CallerTiming
 from voice.core.clock import MonotonicClock
 from voice.dialogues import parse_dialogue
-from voice.lines.base import CallStart
 from voice.lines.factory import make_line_factory
+from voice.lines.line import CallStart
 from voice.lines.targets import parse_target
 from voice.metrics.measure import measure
 from voice.recording import Recording
-from voice.run.driver import run_call
-from voice.run.launch import builtin_assistant, free_port
 from voice.speech.caller_plan import plan_call
 from voice.speech.tts import make_tts
 

@@ -19,7 +19,7 @@ from server.sip_gateway import SipGateway
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput
 from voice.core.clock import MonotonicClock
 from voice.errors import CallRefused
-from voice.lines.base import CallStart
+from voice.lines.line import CallStart
 from voice.lines.sip import SipLine
 from voice.lines.sip_message import new_branch, parse_message
 

@@ -17,12 +17,12 @@ from pipecat.tests.utils import SleepFrame, run_test
 from pipecat.turns.user_turn_processor import UserTurnProcessor
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
-from server.pieces import CallerTurnFrame, PieceQueuedFrame
+from server.piecewise_stt import CallerTurnFrame, PieceQueuedFrame
 from server.processors import SegmentWithoutWordsFrame
 from server.turn_end import RunningTurnStopStrategy
 from server.turns import BargeInTurnStartStrategy, turn_stop_strategy
 from tests.server.test_processors import of_type
-from voice.core.tuning import TurnSettings
+from voice.contract.tuning import TurnSettings
 
 
 class Voicing:

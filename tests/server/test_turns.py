@@ -31,7 +31,7 @@ from server.turns import (
     turn_stop_strategy,
 )
 from tests.server.test_processors import of_type, turn_processor
-from voice.core.tuning import TurnSettings
+from voice.contract.tuning import TurnSettings
 
 
 class Silence:

@@ -27,7 +27,7 @@ from server.policy.rules import PolicyReply
 from server.twilio_route import TwilioCallSerializer, start_message
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed
 from voice.errors import ConfigError
-from voice.lines.base import CallStart
+from voice.lines.line import CallStart
 from voice.lines.twilio import TwilioLine
 from voice.speech.asr import MemoryASR
 from voice.speech.tts.memory import MemoryTTS

@@ -3,7 +3,7 @@
 import json
 
 from tests.records import good
-from voice.cli import main
+from voice.app.cli import main
 from voice.speech.data_cli import EXIT_OK, EXIT_PROBLEMS, EXIT_UNREAD
 
 
@@ -39,7 +39,7 @@ def test_stats_pool_the_dialogues_of_every_file(tmp_path, capsys):
 
 
 def test_annotations_go_with_one_dialogue_file(tmp_path, capsys):
-    from voice.cli import main
+    from voice.app.cli import main
 
     for name in ("a.jsonl", "b.jsonl", "ann.jsonl"):
         (tmp_path / name).write_text("", encoding="utf-8")

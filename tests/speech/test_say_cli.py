@@ -7,7 +7,7 @@ import wave
 
 import pytest
 
-from voice.cli import EXIT_ERROR, main
+from voice.app.cli import EXIT_ERROR, main
 from voice.errors import EngineUnavailable
 from voice.speech import say_cli
 

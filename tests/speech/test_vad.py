@@ -7,7 +7,7 @@ import pytest
 
 from voice.core.audio import FRAME_SAMPLES, SAMPLE_RATE, ms_to_samples
 from voice.errors import ConfigError
-from voice.speech.tts.base import EDGE_PAD_SAMPLES
+from voice.speech.tts.engine import EDGE_PAD_SAMPLES
 from voice.speech.tts.memory import MemoryTTS
 from voice.speech.vad import FrameVAD, ms_to_frames, speech_bounds, speech_segments
 

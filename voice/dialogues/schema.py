@@ -114,7 +114,7 @@ class Dialogue:
     source: str = ""
     line: int = 0
     annotations: DialogueAnnotations = field(default_factory=DialogueAnnotations)
-    caller_voice: str | None = None  # the caller's voice, pinned (voice.run.caller_voices); None: drawn
+    caller_voice: str | None = None  # the caller's voice, pinned (voice.app.run.caller_voices); None: drawn
     caller_sex: str | None = None  # or only its sex
 
     @property

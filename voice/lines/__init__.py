@@ -1,4 +1,4 @@
-"""How a call reaches an assistant: one small :class:`~voice.lines.base.Line` interface, several lines.
+"""How a call reaches an assistant: one small :class:`~voice.lines.line.Line` interface, several lines.
 
 Targets (:mod:`voice.lines.targets`): ``pcm+ws://host:port/path`` (or plain ``ws://``/``wss://``) for the raw
 PCM websocket protocol of ``docs/protocol.md``; ``twilio+ws://`` / ``twilio+wss://`` for a bot taking Twilio
@@ -9,7 +9,7 @@ the CLI starts.  :func:`~voice.lines.factory.make_line_factory` turns a target a
 (:class:`~voice.lines.effects.LineEffects`) into a fresh line per call.
 """
 
-from voice.lines.base import CallStart, Line
+from voice.lines.line import CallStart, Line
 from voice.lines.targets import Target, parse_target
 
 __all__ = ["CallStart", "Line", "Target", "parse_target"]

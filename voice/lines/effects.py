@@ -1,7 +1,7 @@
 """The phone network between caller and assistant: G.711 band limit, jitter, packet loss, noise, loudness.
 
 :class:`LineEffects` says what the network does (everything off by default); :class:`EffectLine` wraps
-any :class:`~voice.lines.base.Line` and does it, seeded per call (``seed`` and the call id), so a rerun
+any :class:`~voice.lines.line.Line` and does it, seeded per call (``seed`` and the call id), so a rerun
 hears exactly the same network.  Caller → assistant, in this order: loudness (``caller_gain_db``),
 background noise at ``noise_snr_db`` below the caller's speech level, the 8 kHz mu-law channel, loss,
 jitter.  Assistant → caller: the 8 kHz mu-law channel, loss, jitter.
@@ -35,8 +35,8 @@ from voice.core.audio import FRAME_SAMPLES, Pcm, from_bytes, to_bytes
 from voice.core.call import AssistantAudio, LineClosed, LineInput
 from voice.core.clock import Clock, MonotonicClock
 from voice.errors import ConfigError
-from voice.lines.base import CallStart, Line
 from voice.lines.codec import alaw_decode, alaw_encode, mulaw_decode, mulaw_encode
+from voice.lines.line import CallStart, Line
 
 NOMINAL_SPEECH_DBFS = -26.0  # active speech level assumed until the caller has spoken (ITU-T P.56 typical)
 ACTIVE_DBFS = -45.0  # caller frames above this RMS count towards the caller's speech level

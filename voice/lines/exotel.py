@@ -27,7 +27,6 @@ from websockets.exceptions import ConnectionClosed
 
 from voice.core.audio import FRAME_MS, SAMPLE_RATE, Pcm, from_bytes, to_bytes
 from voice.core.call import AssistantAudio, LineClosed, LineInput
-from voice.lines.base import CallStart
 from voice.lines.carrier import (
     PlayoutAcks,
     base64_field,
@@ -41,6 +40,7 @@ from voice.lines.carrier import (
     violation,
 )
 from voice.lines.effects import NarrowbandChannel
+from voice.lines.line import CallStart
 from voice.lines.ws_shell import Message, WebsocketLine
 
 RATES = (8000, 16000)

@@ -17,11 +17,11 @@ from typing import Any
 
 from voice.core.clock import Clock
 from voice.errors import ConfigError
-from voice.lines.base import Line
 from voice.lines.effects import EffectLine, LineEffects
 from voice.lines.exotel import ExotelLine
 from voice.lines.genesys import GenesysLine
 from voice.lines.headers import Headers
+from voice.lines.line import Line
 from voice.lines.pcm import PcmWebsocketLine
 from voice.lines.pipecat_ws import PipecatLine
 from voice.lines.plivo import PlivoLine

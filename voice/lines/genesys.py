@@ -28,7 +28,6 @@ from websockets.exceptions import ConnectionClosed
 
 from voice.core.audio import FRAME_MS, Pcm
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput
-from voice.lines.base import CallStart
 from voice.lines.carrier import (
     SHOWN,
     at_path,
@@ -40,6 +39,7 @@ from voice.lines.carrier import (
     violation,
 )
 from voice.lines.effects import MulawChannel
+from voice.lines.line import CallStart
 from voice.lines.ws_shell import Message, WebsocketLine
 
 VERSION = "2"

@@ -7,7 +7,7 @@ from typing import Protocol
 
 from voice.core.audio import Pcm
 from voice.core.call import LineClosed, LineInput
-from voice.lines.base import CallStart
+from voice.lines.line import CallStart
 
 
 class FakeAssistant(Protocol):

@@ -14,7 +14,7 @@ from websockets.exceptions import ConnectionClosed
 
 from voice.core.audio import SAMPLE_RATE, Pcm, from_bytes, to_bytes
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput
-from voice.lines.base import CallStart
+from voice.lines.line import CallStart
 from voice.lines.ws_shell import Message, WebsocketLine
 
 __all__ = ["MAX_AUDIO_MESSAGE_MS", "MAX_MESSAGE_BYTES", "PcmCodec", "PcmWebsocketLine", "parse_pcm_message"]

@@ -37,8 +37,8 @@ from websockets.exceptions import ConnectionClosed
 
 from voice.core.audio import SAMPLE_RATE, Pcm, resample, to_bytes
 from voice.core.call import AssistantAudio, AssistantControl, LineInput
-from voice.lines.base import CallStart
 from voice.lines.carrier import SHOWN, closed_by_bot, passed_on, violation
+from voice.lines.line import CallStart
 from voice.lines.ws_shell import Message, WebsocketLine
 
 RATES = (8000, 96000)  # the sample rates a bot's audio may have, inclusive

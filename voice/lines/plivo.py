@@ -30,7 +30,6 @@ from websockets.exceptions import ConnectionClosed
 
 from voice.core.audio import FRAME_MS, SAMPLE_RATE, Pcm, from_bytes
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput
-from voice.lines.base import CallStart
 from voice.lines.carrier import (
     PlayoutAcks,
     at_path,
@@ -45,6 +44,7 @@ from voice.lines.carrier import (
     violation,
 )
 from voice.lines.effects import MulawChannel, NarrowbandChannel
+from voice.lines.line import CallStart
 from voice.lines.ws_shell import Message, WebsocketLine
 
 PLIVO_RATE = 8000

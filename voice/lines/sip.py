@@ -3,7 +3,7 @@
 CallSim is a SIP user agent client: the dialog is :class:`~voice.lines.sip_dialog.SipCaller` (Sans-I/O,
 fed the messages and the injected clock's time), the media :class:`~voice.lines.sip_media.RtpMedia`
 (G.711 PCMU or PCMA at 8 kHz, 20 ms packets, a jitter buffer).  This module is the I/O around them: the
-SIP socket (UDP, or a TCP stream), the dialog's timers, and the :class:`~voice.lines.base.Line` protocol.
+SIP socket (UDP, or a TCP stream), the dialog's timers, and the :class:`~voice.lines.line.Line` protocol.
 
 - :meth:`SipLine.open` sends the INVITE and returns once media can flow: at a 183 with SDP (early media,
   heard and recorded from then on) or at the 200.  The phone network's refusals raise
@@ -37,9 +37,9 @@ from voice.core.audio import Pcm
 from voice.core.call import AssistantControl, LineClosed, LineInput
 from voice.core.clock import Clock, MonotonicClock
 from voice.errors import CallRefused, LineError
-from voice.lines.base import CallStart
 from voice.lines.effects import LineEffects, call_seed
 from voice.lines.headers import Headers
+from voice.lines.line import CallStart
 from voice.lines.sip_dialog import CallerIdentity, Hop, SipCaller, State
 from voice.lines.sip_events import Answered, DialogEvent, EarlyMedia, Ended, MediaChanged, Refused, RemoteBye
 from voice.lines.sip_media import JITTER_DELAY_MS, RtpMedia
@@ -67,7 +67,7 @@ class _Signalling(asyncio.DatagramProtocol):
 
 
 class SipLine:
-    """A :class:`~voice.lines.base.Line` to a SIP user agent (a bot, its PBX or trunk)."""
+    """A :class:`~voice.lines.line.Line` to a SIP user agent (a bot, its PBX or trunk)."""
 
     def __init__(
         self,

@@ -28,7 +28,6 @@ from websockets.exceptions import ConnectionClosed
 
 from voice.core.audio import FRAME_MS, Pcm
 from voice.core.call import AssistantAudio, LineClosed, LineInput
-from voice.lines.base import CallStart
 from voice.lines.carrier import (
     PlayoutAcks,
     base64_field,
@@ -41,6 +40,7 @@ from voice.lines.carrier import (
     passed_on,
 )
 from voice.lines.effects import AlawChannel, MulawChannel
+from voice.lines.line import CallStart
 from voice.lines.ws_shell import Message, WebsocketLine
 
 TELNYX_RATE = 8000

@@ -42,8 +42,8 @@ from websockets.exceptions import ConnectionClosed
 
 from voice.core.audio import FRAME_MS, Pcm
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput, PlayoutMark
-from voice.lines.base import CallStart
 from voice.lines.effects import MulawChannel
+from voice.lines.line import CallStart
 from voice.lines.ws_shell import Message, WebsocketLine
 
 TWILIO_RATE = 8000

@@ -27,8 +27,8 @@ from websockets.exceptions import ConnectionClosed
 
 from voice.core.audio import SAMPLE_RATE, Pcm, from_bytes, to_bytes
 from voice.core.call import AssistantAudio, AssistantControl, LineInput
-from voice.lines.base import CallStart
 from voice.lines.carrier import SHOWN, PlayoutAcks, closed_by_bot, compact, passed_on, violation
+from voice.lines.line import CallStart
 from voice.lines.ws_shell import Message, WebsocketLine
 
 # One message from the bot: 2 s of 16 kHz PCM16 (64,000 bytes) with room, as the raw PCM protocol's cap;

@@ -39,8 +39,8 @@ from aiortc.mediastreams import MediaStreamError, MediaStreamTrack
 from voice.core.audio import Pcm
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput
 from voice.errors import LineError
-from voice.lines.base import CallStart
 from voice.lines.headers import Headers
+from voice.lines.line import CallStart
 from voice.lines.redact import redact_text
 from voice.lines.webrtc_ice import is_loopback_host, loopback_candidates
 from voice.lines.webrtc_media import CallerTrack, HeardAudio
@@ -61,7 +61,7 @@ def request_data_for(start: CallStart, extra: Mapping[str, Any] | None = None) -
 
 
 class WebrtcLine:
-    """A :class:`~voice.lines.base.Line` to a bot's WebRTC offer route (pipecat's SmallWebRTC runner)."""
+    """A :class:`~voice.lines.line.Line` to a bot's WebRTC offer route (pipecat's SmallWebRTC runner)."""
 
     def __init__(
         self,

@@ -1,7 +1,8 @@
 """CallSim's one websocket server stack for what it serves itself, but for the built-in assistant.
 
 The test assistants (``server/assistants/``: the echo, the reference), the browser page of ``callsim talk
---web`` (``voice/live/web.py``) and the benchmarks' hostile bots (``voice/benchmarks/faults/``) all serve
+--web`` (``voice/app/live/web.py``) and the benchmarks' hostile bots (``voice/app/benchmarks/faults/``) all
+serve
 with :func:`serve_websocket` (and name its :class:`Server` and :class:`ServerConnection` from here):
 websockets' own asyncio server, with one profile, so they behave alike on
 the wire.  No compression (CallSim's client offers none, and a media stream would not gain from it), no
@@ -14,7 +15,7 @@ FastAPI on uvicorn.  Its transport is pipecat's ``FastAPIWebsocketTransport`` (o
 call), its Twilio route is FastAPI's and its door (``server/gate.py``) an ASGI middleware; moving it onto
 this server would mean rewriting pipecat's transport, while moving the others onto uvicorn would put
 FastAPI, Starlette and an ASGI hop per message into the echo assistant, which the capacity benchmark
-measures.  Both stacks share the one access check (:func:`voice.core.access.check_access`).
+measures.  Both stacks share the one access check (:func:`voice.contract.access.check_access`).
 """
 
 from __future__ import annotations

@@ -42,8 +42,8 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from voice.core.audio import Pcm
 from voice.core.call import AssistantAudio, LineClosed, LineInput
 from voice.errors import LineError
-from voice.lines.base import CallStart
 from voice.lines.headers import Headers
+from voice.lines.line import CallStart
 from voice.lines.redact import redact_text
 from voice.lines.ws_client import WebsocketClient, closed_reason, connect
 
@@ -112,7 +112,7 @@ def _weight(message: Message, items: Sequence[LineInput]) -> int:
 
 
 class WebsocketLine(Generic[C]):
-    """A :class:`~voice.lines.base.Line` over a websocket, speaking ``codec``'s protocol.
+    """A :class:`~voice.lines.line.Line` over a websocket, speaking ``codec``'s protocol.
 
     ``headers`` go on the websocket upgrade (``--header``) and are never recorded; ``flood_bytes`` is the
     inbox's cap (:data:`FLOOD_BYTES`; the tests make it small).  A line of one protocol is a subclass that

@@ -114,7 +114,7 @@ class LLMClient:
         cache: AnswerCache | None = None,
     ) -> None:
         """``cache``: where answers are kept (default: on disk at ``settings.cache_dir``); a Ray worker's
-        client keeps them in the driver's (:mod:`voice.run.ray_cache`)."""
+        client keeps them in the driver's (:mod:`voice.app.run.ray_cache`)."""
         self.settings = settings.resolved()
         self.cache = cache if cache is not None else AnswerCache(self.settings.cache_dir)
         self._sleep = sleep if sleep is not None else threading.Event().wait

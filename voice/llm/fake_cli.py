@@ -1,21 +1,24 @@
 """``callsim fake-llm --role caller|policy|judge``: a scripted stand-in chat model, served over HTTP.
 
-Not a model: an OpenAI-compatible server (:class:`voice.llm.standin.StandInLLM`) that answers from a script
+Not a model: an OpenAI-compatible server (:class:`voice.llm.scripted_server.StandInLLM`) that answers from a
+script
 or rules, for tests, CI and demos: it lets anyone run the paths that need a chat model — the reactive caller,
 the built-in assistant's ``openai:`` policy, the LLM judge — with no weights and no key.  Each role's answers
 are the ones CallSim's own tests use:
 
-- ``caller``: the rule-played caller model (:mod:`voice.react.standin`): follows the script, asks again when
+- ``caller``: the rule-played caller model (:mod:`voice.react.scripted_caller`): follows the script, asks
+  again when
   the reply was not heard, hangs up on a goodbye or a wrong number;
-- ``policy``: the rules policy answering as a chat model (:mod:`server.policy.standin`), hang-up marker and
+- ``policy``: the rules policy answering as a chat model (:mod:`server.policy.scripted_llm`), hang-up marker
+  and
   all, streamed when asked to stream;
 - ``judge``: the same middle score for every turn and one fixed verdict
-  (:mod:`voice.metrics.scoring.standin`), each reason saying it is a stand-in.
+  (:mod:`voice.metrics.scoring.scripted_judge`), each reason saying it is a stand-in.
 
-Kept apart from :mod:`voice.cli` so the command line stays thin; in the ``llm`` room, beside the stand-in
+Kept apart from :mod:`voice.app.cli` so the command line stays thin; in the ``llm`` room, beside the stand-in
 server it runs.  The roles' answers live above it (the caller's in ``react``, the policy's rules in the
-server, the judge's in ``metrics``): :mod:`voice.cli`, the one room that sees all three, hands them in
-(:func:`voice.cli.standin_answer`) when it registers the command.
+server, the judge's in ``metrics``): :mod:`voice.app.cli`, the one room that sees all three, hands them in
+(:func:`voice.app.cli.standin_answer`) when it registers the command.
 """
 
 from __future__ import annotations
@@ -30,9 +33,9 @@ from typing import TYPE_CHECKING, Any
 from voice.errors import ConfigError
 
 if TYPE_CHECKING:
-    from voice.llm.standin import Responder
+    from voice.llm.scripted_server import Responder
 
-EXIT_ERROR = 2  # as voice.cli's: usage or settings
+EXIT_ERROR = 2  # as voice.app.cli's: usage or settings
 DEFAULT_PORTS = {"caller": 8011, "policy": 8012, "judge": 8013}
 USE = {  # how to point CallSim at each role, printed once it serves
     "caller": "callsim bench --caller openai:rules --caller-base-url {url}",
@@ -64,7 +67,7 @@ def register(sub: Any, answers: Callable[[str], Responder]) -> None:
 
 def cmd_fake_llm(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
     """Serve the role's stand-in until interrupted (or ``stop`` is set: tests); exit 2 if it cannot listen."""
-    from voice.llm.standin import StandInLLM
+    from voice.llm.scripted_server import StandInLLM
 
     if args.delay < 0:
         raise ConfigError(f"--delay {args.delay}: a number of seconds, 0 or more")

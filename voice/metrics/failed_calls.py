@@ -18,7 +18,7 @@ from typing import Any
 from voice.metrics.simulator import SIMULATOR_OUTCOMES, ids_text
 
 # Outcome → (what it means, what to do).  The outcomes are the call core's (docs/results.md, ``outcome``)
-# and those of a call that failed outside it (:mod:`voice.run.failures`).
+# and those of a call that failed outside it (:mod:`voice.app.run.failures`).
 FIXES: dict[str, tuple[str, str]] = {
     "connect_failed": (
         "the assistant was not listening (the connection was refused or timed out)",

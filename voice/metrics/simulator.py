@@ -7,7 +7,7 @@ assistant, so it counts in none of its figures (served, answered, latency, rhyth
 breakdowns): :func:`assistant_calls` drops it before anything is pooled.  It is not hidden either: every
 summary carries a ``simulator_failures`` block (:func:`simulator_block`), and the console summary and the
 report open with one banner (:func:`banner_lines`) saying what failed, on which calls, and the command that
-makes them again (a resume always remakes these outcomes: :data:`voice.run.failures.REDONE_ON_RESUME`).
+makes them again (a resume always remakes these outcomes: :data:`voice.app.run.failures.REDONE_ON_RESUME`).
 
 A disk that refuses a write (:class:`~voice.errors.StorageError`) is CallSim's failure too, but it stops the
 run before the call is recorded: the banner tells it from the run's ``partial`` object instead.

@@ -26,7 +26,7 @@ from voice.errors import EngineError, EngineOutputError
 from voice.llm.cache import request_key
 from voice.llm.client import ChatRequest, LLMClient, Message
 from voice.react.decision import CallerDecision, output_schema, parse_decision
-from voice.react.hearing import HeardLine
+from voice.react.heard_so_far import HeardLine
 from voice.react.persona import Persona
 from voice.react.prompt import PROMPT_VERSION, SYSTEM_PROMPT, Situation, render_user
 

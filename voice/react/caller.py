@@ -19,13 +19,13 @@ from voice.llm.cache import AnswerCache
 from voice.llm.client import LLMClient
 from voice.llm.settings import LLMSettings, parse_model_spec
 from voice.react.brain import CallerBrain
-from voice.react.hearing import caller_ears
+from voice.react.heard_so_far import caller_ears
 from voice.react.persona import PERSONAS, Persona, choose_persona
 from voice.react.prompt import PROMPT_VERSION
 from voice.react.session import ReactiveSession
 from voice.speech.asr import ASREngine
 from voice.speech.engine_lock import EngineLock
-from voice.speech.tts.base import TTSEngine
+from voice.speech.tts.engine import TTSEngine
 
 # 3: a turn's rest streamed clause by clause; 2: fitted ears, a turn voiced first clause first (issue 26);
 # 1: whole turns
@@ -47,7 +47,7 @@ class ReactiveCaller:
     wait_in_place: bool = False  # virtual clocks only: decisions take no call time
     early_ms: float | None = 240.0  # hear the reply at its pauses this long and decide early (None: off)
     # where the model's answers are kept (None: the LLM settings' disk cache); a Ray run's workers keep
-    # them in the driver's (voice.run.ray_cache), so its replays work on any node
+    # them in the driver's (voice.app.run.ray_cache), so its replays work on any node
     answer_cache: AnswerCache | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -92,7 +92,7 @@ class ReactiveCaller:
         asr_lock: EngineLock | None = None,
     ) -> ReactiveSession:
         """The reactive caller of one call (``timing.seed``: the call's seed; ``ears``: the run's transcriber,
-        which it hears with through :func:`~voice.react.hearing.caller_ears`)."""
+        which it hears with through :func:`~voice.react.heard_so_far.caller_ears`)."""
         brain = CallerBrain(
             self.client,
             dialogue,

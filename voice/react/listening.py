@@ -1,7 +1,7 @@
 """The reactive caller hears a reply while it plays: pieces cut at its pauses, transcribed as they close.
 
 Transcribing a whole reply after it has ended put the whole of Whisper's time on the caller's critical path
-(issue 26).  :class:`voice.core.pieces.Pieces` (the cutter the built-in assistant hears the caller with
+(issue 26).  :class:`voice.core.speech_pieces.Pieces` (the cutter the built-in assistant hears the caller with
 too) watches the heard channel as it grows and cuts it at every pause, so each piece can be transcribed in
 the background while the reply goes on; :func:`spans_for` here tells which pieces make up a reply's span
 and what is left, so that at the reply's end only its last piece remains to hear.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from voice.core.pieces import Span
+from voice.core.speech_pieces import Span
 
 
 def spans_for(pieces: Sequence[Span], start: int, end: int) -> list[Span]:

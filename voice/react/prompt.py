@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from voice.core import events as ev
 from voice.core.reactive import ReactiveCallCore
 from voice.dialogues import CallerTurn, Dialogue
-from voice.react.hearing import HeardLine
+from voice.react.heard_so_far import HeardLine
 from voice.react.persona import Persona
 
 PROMPT_VERSION = "callsim-caller/1"

@@ -1,6 +1,6 @@
 """The reactive caller in a live call: watches the core's requests, hears, decides, speaks, reports its goal.
 
-A :class:`ReactiveSession` rides along :func:`voice.run.driver.run_call`.  After every frame the driver
+A :class:`ReactiveSession` rides along :func:`voice.app.run.driver.run_call`.  After every frame the driver
 calls :meth:`ReactiveSession.after_tick`; when the core raises a request the session starts one task —
 transcribe the heard replies, ask the :class:`~voice.react.brain.CallerBrain`, synthesize the turn — and
 when it is done hands the move to the core, which places it on the call's timeline (late turns are logged
@@ -35,18 +35,18 @@ import numpy as np
 from voice.core import events as ev
 from voice.core.audio import SAMPLE_RATE, Pcm, ms_to_samples
 from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn, caller_rng
-from voice.core.pieces import Pieces, Span
 from voice.core.reactive import HangUp, ReactiveCallCore, ReplyCues, Say, TurnRequest, Wait
+from voice.core.speech_pieces import Pieces, Span
 from voice.errors import CallSimError
 from voice.react.brain import CallerBrain, Decided
 from voice.react.early import EarlyCount, Guess, Made
-from voice.react.hearing import HeardLine, heard_so_far
+from voice.react.heard_so_far import HeardLine, heard_so_far
 from voice.react.listening import join_texts, spans_for
 from voice.react.prompt import Situation, ended_by
-from voice.react.voicing import Voicing
+from voice.react.turn_voicing import Voicing
 from voice.speech.asr import ASREngine
 from voice.speech.engine_lock import BACKGROUND, SOON, URGENT, EngineLock, Priority, Urgency
-from voice.speech.tts.base import TTSEngine
+from voice.speech.tts.engine import TTSEngine
 
 
 class ReactiveSession:

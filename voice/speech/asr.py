@@ -56,7 +56,8 @@ class Confidence:
 
     Whisper's decoder judges its output with these (faster-whisper retries at a higher temperature below
     ``log_prob_threshold`` -1.0 or above ``compression_ratio_threshold`` 2.4); a reader of the transcript
-    uses them to tell words it may repeat from words it may have misheard (``server.policy.hearing``).
+    uses them to tell words it may repeat from words it may have misheard
+    (``server.policy.transcript_trust``).
     """
 
     avg_logprob: float  # the lowest segment's mean token log-probability (0 is certain)
@@ -209,7 +210,7 @@ class WhisperASR:
         """Transcribe and report how long the engine itself took (the monotonic clock; diagnostics only).
 
         ``audio_context_s`` fits the encoder's window for this utterance only (the same model: the reactive
-        caller's ears, :class:`voice.react.hearing.FittedEars`); None: the engine's own setting."""
+        caller's ears, :class:`voice.react.heard_so_far.FittedEars`); None: the engine's own setting."""
         audio_s = len(pcm) / SAMPLE_RATE
         if len(pcm) == 0 or not np.any(pcm):
             return Transcription("", audio_s, 0.0)

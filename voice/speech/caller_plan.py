@@ -1,7 +1,7 @@
 """A dialogue script becomes a timed caller plan: every caller line voiced, the caller's timing decided.
 
 The plan's types are the core's (:mod:`voice.core.caller`); building one needs the dialogue schema and a
-voice (:class:`~voice.speech.tts.base.TTSEngine`), so it is done here, in the speech room, before the call.
+voice (:class:`~voice.speech.tts.engine.TTSEngine`), so it is done here, in the speech room, before the call.
 Every timing decision is drawn here from the core's seeded generator, so a run is reproducible.
 
 The reactive caller voices its turns during the call clause by clause (issue 26): :func:`plan_first_clause`
@@ -20,7 +20,7 @@ from voice.core.audio import Pcm, active_bounds, ms_to_samples, silence
 from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn, caller_rng
 from voice.dialogues import AssistantTurn, CallerTurn, Dialogue
 from voice.errors import CallerSpeechFailed, StorageError, explain
-from voice.speech.tts.base import EDGE_PAD_MS, TTSEngine
+from voice.speech.tts.engine import EDGE_PAD_MS, TTSEngine
 
 
 def speak(tts: TTSEngine, text: str) -> Pcm:

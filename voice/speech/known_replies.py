@@ -19,15 +19,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from voice.contract.policy import PolicyFactory
 from voice.core.audio import SAMPLE_RATE
 from voice.core.clock import MonotonicClock
-from voice.core.policy import PolicyFactory
 from voice.dialogues import Dialogue
 from voice.errors import RecordingError
 from voice.files import atomic_write_bytes, cache_root
 from voice.speech.asr import ASREngine
 from voice.speech.text import NORMALISATION, cer_counts
-from voice.speech.tts.base import TTSEngine
+from voice.speech.tts.engine import TTSEngine
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 A dataset author writes 8:45, 打120 or 发我Excel表 and needs to know what the caller will actually say
 (:mod:`voice.speech.readings`), without running a call: ``--reading`` prints it, ``--out``/``--play``
-synthesize it.  Kept apart from :mod:`voice.cli` (which registers it) so the command line stays thin.
+synthesize it.  Kept apart from :mod:`voice.app.cli` (which registers it) so the command line stays thin.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 played on it.
 
 ``callsim say --play`` plays a caller line here, and the live call's microphone and speaker
-(:mod:`voice.live.devices`) load PortAudio through :func:`portaudio`: device access sits in the speech room,
+(:mod:`voice.app.live.devices`) load PortAudio through :func:`portaudio`: device access sits in the speech
+room,
 below ``live``, so a command that only plays a line never reaches up into the live call.
 """
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from voice.errors import ConfigError, nearest
 from voice.speech.tts import make_tts
-from voice.speech.tts.base import TTSEngine
+from voice.speech.tts.engine import TTSEngine
 from voice.text.table import text_table
 
 CER_LIMIT = 0.25  # above this on the bundled lines a voice is out of the default mix

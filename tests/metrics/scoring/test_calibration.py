@@ -2,7 +2,7 @@
 
 import json
 
-from voice.benchmarks import judge_blind as blind
+from voice.app.benchmarks import judge_blind as blind
 from voice.metrics.scoring import calibration
 from voice.metrics.scoring.checklist import ChecklistJudge
 from voice.metrics.scoring.judges import make_judge

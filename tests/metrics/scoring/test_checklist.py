@@ -3,7 +3,7 @@ from dataclasses import replace
 import pytest
 
 from tests.records import good
-from voice.benchmarks.judge import (
+from voice.app.benchmarks.judge import (
     bad_replies_path,
     calibration_dialogues_path,
     load_bad_replies,
@@ -11,7 +11,6 @@ from voice.benchmarks.judge import (
     with_reply,
 )
 from voice.dialogues import Dialogue, bundled_dialogues_path, load_dialogues, parse_dialogue
-from voice.metrics.scoring.base import DIMENSIONS, JUDGED, DimensionScore, HeardTurn, TurnScore
 from voice.metrics.scoring.checklist import (
     GOAL_NOT_JUDGED,
     NAME,
@@ -20,6 +19,7 @@ from voice.metrics.scoring.checklist import (
     Reply,
     goal_verdict,
 )
+from voice.metrics.scoring.vocabulary import DIMENSIONS, JUDGED, DimensionScore, HeardTurn, TurnScore
 
 JUDGE = ChecklistJudge()
 

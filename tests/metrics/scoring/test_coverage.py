@@ -6,7 +6,6 @@ from pathlib import Path
 
 from tests.records import good
 from voice.dialogues import load_dialogues
-from voice.metrics.scoring.base import DimensionScore, not_scored
 from voice.metrics.scoring.checklist import ChecklistJudge
 from voice.metrics.scoring.coverage import (
     NOT_COVERED,
@@ -16,6 +15,7 @@ from voice.metrics.scoring.coverage import (
     reference_call,
     render_checks,
 )
+from voice.metrics.scoring.vocabulary import DimensionScore, not_scored
 
 NO_PRESET = {"type": "none", "text": None}
 

@@ -1,7 +1,7 @@
 from tests.metrics.scoring.test_call_grounds import call
-from voice.metrics.scoring.base import DimensionScore
 from voice.metrics.scoring.call_grounds import Grounds
 from voice.metrics.scoring.grounded import combine, derived, new_place
+from voice.metrics.scoring.vocabulary import DimensionScore
 
 COURIER = call("我是顺丰的，明天下午三点给您送过来行吗？", "可以，明天下午三点送到，放门口就行。")
 

@@ -11,9 +11,9 @@ from tests.metrics.scoring.test_llm_prompt import DIALOGUES, scam_call
 from voice.errors import EngineUnavailable
 from voice.llm.client import LLMClient
 from voice.llm.settings import LLMSettings
-from voice.metrics.scoring.base import JUDGED, DimensionScore, GoalVerdict, HeardTurn, ScoringInput
 from voice.metrics.scoring.llm import LLMJudge, check_answer
 from voice.metrics.scoring.llm_prompt import PROMPT_VERSION, output_schema
+from voice.metrics.scoring.vocabulary import JUDGED, DimensionScore, GoalVerdict, HeardTurn, ScoringInput
 
 
 def verdict(met="partly", preset="yes", goal_reason="a message was taken", preset_reason="held the preset"):

@@ -2,8 +2,8 @@
 
 from voice.dialogues import bundled_dialogues_path, load_dialogues
 from voice.llm.schema import check_schema, validate
-from voice.metrics.scoring.base import JUDGED, HeardTurn, ScoringInput
 from voice.metrics.scoring.llm_prompt import PROMPT_VERSION, SYSTEM_PROMPT, output_schema, render_call
+from voice.metrics.scoring.vocabulary import JUDGED, HeardTurn, ScoringInput
 
 DIALOGUES = {d.id: d for d in load_dialogues(bundled_dialogues_path())}
 

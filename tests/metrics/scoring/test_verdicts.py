@@ -2,7 +2,6 @@
 
 import pytest
 
-from voice.metrics.scoring.base import GoalVerdict
 from voice.metrics.scoring.verdicts import (
     goal_from_json,
     goal_lines,
@@ -11,6 +10,7 @@ from voice.metrics.scoring.verdicts import (
     verdict_text,
     verdict_units,
 )
+from voice.metrics.scoring.vocabulary import GoalVerdict
 
 MET = GoalVerdict("yes", "the rider left it at the gate", "yes", "held the emergent preset")
 PARTLY = GoalVerdict("partly", "a message was taken", "no", "promised a call back the owner declined")

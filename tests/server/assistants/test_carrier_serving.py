@@ -14,8 +14,8 @@ from server.assistants.carrier_serving import carrier_of
 from server.assistants.serving import serve_pcm
 from voice.core.audio import from_bytes, to_bytes
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput
-from voice.lines.base import CallStart
 from voice.lines.factory import LINES
+from voice.lines.line import CallStart
 
 TONE = (np.sin(np.arange(320) * 2 * np.pi * 500 / 16000) * 8000).astype(np.int16)
 

@@ -11,7 +11,7 @@ from websockets.asyncio.client import connect
 
 from server.assistants.echo import EchoBuffer, EchoSettings, start_echo
 from voice.core.call import AssistantAudio, LineClosed
-from voice.lines.base import CallStart
+from voice.lines.line import CallStart
 from voice.lines.pcm import MAX_MESSAGE_BYTES, PcmWebsocketLine
 
 

@@ -14,17 +14,17 @@ from server.assistants.reference import (
     serve_reference,
 )
 from tests.records import short_delivery
+from voice.app.run.driver import run_call
 from voice.core.audio import FRAME_SAMPLES, ms_to_samples, samples_to_ns
 from voice.core.call import CallCore
 from voice.core.caller import CallerTiming
 from voice.core.clock import MonotonicClock
 from voice.core.events import assistant_log
 from voice.dialogues import parse_dialogue
-from voice.lines.base import CallStart
+from voice.lines.line import CallStart
 from voice.lines.pcm import PcmWebsocketLine
 from voice.metrics.measure import measure
 from voice.recording import Recording
-from voice.run.driver import run_call
 from voice.speech.caller_plan import plan_call
 from voice.speech.tts.memory import MemoryTTS
 

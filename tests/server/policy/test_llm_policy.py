@@ -7,7 +7,7 @@ import pytest
 
 from server.policy.llm_policy import FALLBACK, HANG_UP, LLMPolicyFactory, LLMReply, spoken, system_prompt
 from server.policy.rules import GREETING
-from voice.core.policy import Policy, answer
+from voice.contract.policy import Policy, answer
 from voice.speech.known_replies import replay_policy
 
 pytestmark = pytest.mark.usefixtures("no_openai_env")

@@ -8,13 +8,13 @@ import asyncio
 import pytest
 
 from tests.llm_fake import FakeLLM
+from voice.app.run.launch import builtin_assistant, free_port
+from voice.app.run.runner import RunSettings, run_dialogues
 from voice.core import events as ev
 from voice.dialogues import parse_dialogue
 from voice.lines.pcm import PcmWebsocketLine
 from voice.lines.targets import parse_target
 from voice.recording import load_recording
-from voice.run.launch import builtin_assistant, free_port
-from voice.run.runner import RunSettings, run_dialogues
 from voice.speech.tts import make_tts
 
 pytestmark = pytest.mark.e2e

@@ -18,7 +18,7 @@ from pipecat.frames.frames import (
 from pipecat.tests.utils import SleepFrame, run_test
 
 from server.config import default_policy_factory
-from server.pieces import CallerTurnFrame
+from server.piecewise_stt import CallerTurnFrame
 from server.policy.processor import PolicyProcessor
 from server.policy.rules import GREETING, UNCLEAR, PolicyReply
 from server.processors import ASR_CONFIDENCE

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from server.policy import answers, expected, hearing
+from server.policy import answers, expected, transcript_trust
 from server.policy import keywords as kw
 from server.policy import rules as pol
 from server.policy.rules import GREETING, MAX_TURNS, POLICY_NAME, UNCLEAR, PolicyReply, RulePolicy
@@ -64,14 +64,14 @@ def test_name_and_module_purity():
     own = {
         "server.policy.keywords",
         "server.policy.answers",
-        "server.policy.hearing",
+        "server.policy.transcript_trust",
         "server.policy.expected",
     }
     assert imported(pol.__file__) <= stdlib | own
     assert imported(expected.__file__) <= stdlib | {"server.policy.keywords"}
     assert imported(kw.__file__) <= stdlib
     assert imported(answers.__file__) <= stdlib
-    assert imported(hearing.__file__) <= stdlib | {"server.policy.keywords"}
+    assert imported(transcript_trust.__file__) <= stdlib | {"server.policy.keywords"}
 
 
 def test_reply_is_a_frozen_value():

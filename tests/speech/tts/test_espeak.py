@@ -8,7 +8,7 @@ import pytest
 
 from voice.core.audio import SAMPLE_RATE, active_bounds
 from voice.errors import EngineError, EngineUnavailable
-from voice.speech.tts.base import EDGE_PAD_SAMPLES
+from voice.speech.tts.engine import EDGE_PAD_SAMPLES
 from voice.speech.tts.espeak import EspeakTTS, parse_wav
 
 needs_espeak = pytest.mark.skipif(

@@ -8,7 +8,7 @@ from tests.speech.tts.another_process import digest, digest_elsewhere
 from voice.core.audio import SAMPLE_RATE, active_bounds
 from voice.errors import ConfigError
 from voice.speech.tts import kokoro
-from voice.speech.tts.base import EDGE_PAD_SAMPLES
+from voice.speech.tts.engine import EDGE_PAD_SAMPLES
 from voice.speech.tts.kokoro import KokoroTTS
 from voice.speech.tts.zhtts_text import INTERJECTIONS
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from voice.core.audio import Pcm, ms_to_samples
-from voice.speech.tts.base import EDGE_PAD_SAMPLES
+from voice.speech.tts.engine import EDGE_PAD_SAMPLES
 from voice.speech.tts.memory import MemoryTTS
 
 

@@ -12,7 +12,7 @@ from voice.dialogues import bundled_dialogues_path, load_dialogues
 from voice.errors import ConfigError
 from voice.speech.known_replies import builtin_replies
 from voice.speech.tts import zhtts_text
-from voice.speech.tts.base import EDGE_PAD_SAMPLES
+from voice.speech.tts.engine import EDGE_PAD_SAMPLES
 from voice.speech.tts.zhtts import ZhTTS
 from voice.speech.vad import speech_bounds
 

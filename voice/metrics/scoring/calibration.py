@@ -1,7 +1,7 @@
 """What a judge's scores are worth, in one place: its figures on the blind calibration set.
 
 A score table that names its judge ("checklist/3") says nothing of how far to trust it.  The blind
-benchmark (``scripts/bench_judge --blind --write-calibration``, :mod:`voice.benchmarks.judge_blind`)
+benchmark (``scripts/bench_judge --blind --write-calibration``, :mod:`voice.app.benchmarks.judge_blind`)
 measures a judge on replies nobody tuned it for and records, per judge name, the share of bad replies it
 ranks below their reference and the share of good paraphrases it scores low, in ``calibration.json`` next
 to this module.  The score output and the reports read the label from here: the figures are never typed by
@@ -56,7 +56,7 @@ def judge_label(judge: str, path: Path | None = None) -> str:
 
 
 def figures(result: Mapping[str, Any]) -> dict[str, Any]:
-    """What is recorded of one blind run (:func:`voice.benchmarks.judge_blind.calibrate`'s result)."""
+    """What is recorded of one blind run (:func:`voice.app.benchmarks.judge_blind.calibrate`'s result)."""
     total = result["total"]
     return {
         "bad_below_share": None if total["bad_below_share"] is None else round(total["bad_below_share"], 4),

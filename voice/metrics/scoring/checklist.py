@@ -64,7 +64,10 @@ from dataclasses import dataclass
 from voice.dialogues import AssistantTurn, CallerTurn, Dialogue
 from voice.dialogues.annotations import TurnAnnotations
 from voice.metrics.scoring import points as pt
-from voice.metrics.scoring.base import (
+from voice.metrics.scoring.call_grounds import Grounds
+from voice.metrics.scoring.grounded import combine, derived, safety
+from voice.metrics.scoring.leaks import disclosure
+from voice.metrics.scoring.vocabulary import (
     DIMENSIONS,
     CallJudgement,
     DimensionScore,
@@ -74,9 +77,6 @@ from voice.metrics.scoring.base import (
     TurnScore,
     not_scored,
 )
-from voice.metrics.scoring.call_grounds import Grounds
-from voice.metrics.scoring.grounded import combine, derived, safety
-from voice.metrics.scoring.leaks import disclosure
 from voice.text import matching as m
 from voice.text.synonyms import expand
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from voice.dialogues import AssistantTurn, CallerTurn, Dialogue
-from voice.metrics.scoring.base import JUDGED, DimensionScore, HeardTurn, Judge, ScoringInput
+from voice.metrics.scoring.vocabulary import JUDGED, DimensionScore, HeardTurn, Judge, ScoringInput
 
 NOT_COVERED = "no grounds to judge"
 """How a dimension neither the annotations nor the dialogue give grounds for is marked, in a score's

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import re
 
-from voice.metrics.scoring.base import DimensionScore
 from voice.metrics.scoring.call_facts import (
     READ_OUT_MIN,
     asked_side,
@@ -83,6 +82,7 @@ from voice.metrics.scoring.units import (
     taken_for_owner,
     unit_clash,
 )
+from voice.metrics.scoring.vocabulary import DimensionScore
 from voice.text import matching as m
 from voice.text.numbers import arabic, read_out_numbers
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from voice.errors import ConfigError
-from voice.metrics.scoring.base import Judge
+from voice.metrics.scoring.vocabulary import Judge
 
 DEFAULT_JUDGE = "checklist"
 CHECKLIST = ("checklist", "checklist/3")

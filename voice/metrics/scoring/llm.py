@@ -14,11 +14,12 @@ The answer must fit :func:`~voice.metrics.scoring.llm_prompt.output_schema` and 
 exactly once, in order, each with a non-empty reason.  An answer that never does leaves every turn of the
 call "not scored" with a reason that says so; a score is never guessed.  A server that cannot be reached
 or keeps failing raises (:class:`~voice.errors.EngineUnavailable`, :class:`~voice.errors.EngineError`):
-those are not the judge's verdict on the call.  Every :class:`~voice.metrics.scoring.base.TurnScore`
+those are not the judge's verdict on the call.  Every :class:`~voice.metrics.scoring.vocabulary.TurnScore`
 carries the judge's name, ``openai:MODEL/PROMPT_VERSION``.  Only the judged dimensions are returned;
 dialogue rhythm is the measured timing score, added by whoever merges the judges' scores.
 
-The same answer carries the call's verdict (:class:`~voice.metrics.scoring.base.GoalVerdict`): the caller's
+The same answer carries the call's verdict (:class:`~voice.metrics.scoring.vocabulary.GoalVerdict`): the
+caller's
 goal met or not, the preset respected or not.  It is validated with the turns: a missing or malformed
 verdict, an empty reason, or ``not_applicable`` given for a preset that exists (or withheld for preset type
 none) makes the whole answer malformed, re-asked like any other; an answer that never comes right leaves
@@ -34,7 +35,8 @@ from typing import Any
 from voice.errors import EngineOutputError
 from voice.llm.client import ChatRequest, LLMClient, Message
 from voice.llm.settings import LLMSettings, parse_model_spec
-from voice.metrics.scoring.base import (
+from voice.metrics.scoring.llm_prompt import PROMPT_VERSION, SYSTEM_PROMPT, output_schema, render_call
+from voice.metrics.scoring.vocabulary import (
     JUDGED,
     CallJudgement,
     DimensionScore,
@@ -43,7 +45,6 @@ from voice.metrics.scoring.base import (
     TurnScore,
     not_scored,
 )
-from voice.metrics.scoring.llm_prompt import PROMPT_VERSION, SYSTEM_PROMPT, output_schema, render_call
 
 MAX_REASON_CHARS = 300
 

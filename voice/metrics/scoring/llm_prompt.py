@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from voice.metrics.scoring.base import GOAL_MET, JUDGED, PRESET_RESPECTED, HeardTurn, ScoringInput
+from voice.metrics.scoring.vocabulary import GOAL_MET, JUDGED, PRESET_RESPECTED, HeardTurn, ScoringInput
 
 PROMPT_VERSION = "2"
 

@@ -2,7 +2,7 @@
 
 Pure functions over a recording, its metrics and its dialogue (plus a transcriber, for the audio the
 metrics hold no transcript of).  A reply is the assistant's audio from its onset to the end of the last
-speech segment that starts before the next caller turn (as in ``voice.run.runner.transcribe_replies``);
+speech segment that starts before the next caller turn (as in ``voice.app.run.runner.transcribe_replies``);
 its transcript is the metrics' ``heard_text`` when present, else the transcriber's.  Where timing matters for
 judging, facts are written into the text, so a judge does not penalise a reply for being cut off by a
 barge-in and does penalise talk-over:
@@ -43,7 +43,7 @@ from voice.metrics.measure import (
     heard_span,
     reply_spans_ms,
 )
-from voice.metrics.scoring.base import HeardTurn, ScoringInput
+from voice.metrics.scoring.vocabulary import HeardTurn, ScoringInput
 from voice.recording import Recording
 from voice.speech.asr import ASREngine
 

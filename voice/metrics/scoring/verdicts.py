@@ -1,6 +1,7 @@
 """The judge's call verdicts on disk and in sum: each call's ``goal`` object, a target's ``goal`` block.
 
-A call's verdict (:class:`~voice.metrics.scoring.base.GoalVerdict`) is written next to its turn scores as
+A call's verdict (:class:`~voice.metrics.scoring.vocabulary.GoalVerdict`) is written next to its turn scores
+as
 
     "goal": {"caller_goal_met": "partly", "reason": "...", "preset_respected": "yes", "preset_reason": "..."}
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from voice.metrics.scoring.base import GOAL_MET, PRESET_RESPECTED, GoalVerdict
+from voice.metrics.scoring.vocabulary import GOAL_MET, PRESET_RESPECTED, GoalVerdict
 
 NOT_JUDGED = "not_judged"
 

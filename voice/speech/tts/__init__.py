@@ -1,4 +1,4 @@
-"""Text-to-speech: one module per engine behind :class:`~voice.speech.tts.base.TTSEngine`, a disk cache, a
+"""Text-to-speech: one module per engine behind :class:`~voice.speech.tts.engine.TTSEngine`, a disk cache, a
 registry.
 
 ``base`` (the interface and output policy), ``memory`` (the test double) and ``cache`` import no engine;
@@ -13,14 +13,14 @@ from pathlib import Path
 
 from voice.dialogues.validation import VoiceCheck
 from voice.errors import ConfigError
-from voice.speech.tts.base import (
+from voice.speech.tts.cache import CachedTTS
+from voice.speech.tts.engine import (
     DEFAULT_TTS,
     EDGE_PAD_SAMPLES,
     TTS_ENGINES,
     TTSEngine,
     finish_speech,
 )
-from voice.speech.tts.cache import CachedTTS
 from voice.speech.tts.memory import MemoryTTS
 
 __all__ = [

@@ -11,7 +11,7 @@ from pathlib import Path
 from voice.core.audio import SAMPLE_RATE, Pcm, active_bounds
 from voice.errors import RecordingError
 from voice.files import atomic_write_bytes, cache_root, read_wav, wav_bytes
-from voice.speech.tts.base import TTSEngine
+from voice.speech.tts.engine import TTSEngine
 
 log = logging.getLogger(__name__)
 

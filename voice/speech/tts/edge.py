@@ -17,7 +17,7 @@ import numpy as np
 
 from voice.core.audio import SAMPLE_RATE, Pcm, float_to_pcm16, resample
 from voice.errors import ConfigError, EngineError, EngineUnavailable
-from voice.speech.tts.base import finish_speech
+from voice.speech.tts.engine import finish_speech
 
 DEFAULT_VOICE = "zh-CN-XiaoxiaoNeural"
 SUGGESTED_VOICES = (

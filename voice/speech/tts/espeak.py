@@ -19,7 +19,7 @@ import numpy as np
 from voice.core.audio import SAMPLE_RATE, Pcm, resample
 from voice.errors import ConfigError, EngineError, EngineUnavailable
 from voice.speech.readings import spoken
-from voice.speech.tts.base import finish_speech
+from voice.speech.tts.engine import finish_speech
 
 DEFAULT_VOICE = "cmn"
 MANDARIN_VOICES = ("cmn", "zh", "yue")  # voice names (prefixes: cmn-latn-pinyin too) given spoken()

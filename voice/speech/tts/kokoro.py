@@ -4,7 +4,7 @@ The text goes through the project's own readings first (:func:`voice.speech.read
 read as a plate, 8:45 as a time), never raw digits to the G2P, whose cn2an reads every digit string as a
 quantity.  misaki's Mandarin G2P (pypinyin + jieba) turns it into Kokoro's phonemes; the model speaks them
 in one voice's style row (the row for the token count, as kokoro-onnx picks it) at 24 kHz, resampled to
-16 kHz under the output policy (:func:`voice.speech.tts.base.finish_speech`).
+16 kHz under the output policy (:func:`voice.speech.tts.engine.finish_speech`).
 
 **The same text gives the same samples, whatever was synthesized before and in whichever process.**  The
 ONNX session runs on one intra-op and one inter-op thread, sequentially, so no reduction order depends on
@@ -30,7 +30,7 @@ from voice.core.audio import SAMPLE_RATE, Pcm, float_to_pcm16, ms_to_samples, re
 from voice.errors import ConfigError, EngineError, EngineUnavailable
 from voice.files import cache_root
 from voice.speech.readings import spoken
-from voice.speech.tts.base import finish_speech
+from voice.speech.tts.engine import finish_speech
 from voice.speech.tts.kokoro_assets import VOICE_SHA256, ensure_model, load_voice, vocabulary
 
 log = logging.getLogger(__name__)

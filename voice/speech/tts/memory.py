@@ -10,7 +10,7 @@ import numpy as np
 
 from voice.core.audio import SAMPLE_RATE, Pcm, float_to_pcm16, ms_to_samples
 from voice.errors import ConfigError
-from voice.speech.tts.base import finish_speech
+from voice.speech.tts.engine import finish_speech
 
 
 def _is_pause(ch: str) -> bool:

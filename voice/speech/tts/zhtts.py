@@ -38,7 +38,7 @@ from voice.core.audio import SAMPLE_RATE, Pcm, active_bounds, float_to_pcm16, ms
 from voice.core.gcpause import freeze_long_lived
 from voice.errors import ConfigError, EngineError, EngineUnavailable
 from voice.speech.tts import zhtts_text
-from voice.speech.tts.base import finish_speech
+from voice.speech.tts.engine import finish_speech
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,210 @@
+"""The CallBench dimensions in the reports: each target's seven-dimension table, and each call's turn scores.
+
+Read from what ``callsim score`` wrote (``scores.json`` per target, ``<call>.scores.json`` per call); a run
+not scored yet shows a line saying how to score it.  Versions: *heard* (the transcript of what the caller
+heard, with timing tags), *text* (what the built-in assistant meant to say, from its own log) and
+*reference* (the dataset's reference replies: the ceiling).
+
+Under each target's table, the judge's verdicts on the calls (was the caller's goal met, was the preset
+respected: :mod:`voice.metrics.scoring.verdicts`): the counts and rates, then each call's verdict with its
+reason, because a rate alone does not say which calls to listen to.  Each call's own section repeats its
+verdict above its turn scores.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from voice.app.report.data import RunView, TargetView
+from voice.app.run.score import heard_minus_text, score_cell
+from voice.metrics.scoring.calibration import judge_label
+from voice.metrics.scoring.coverage import NOT_COVERED
+from voice.metrics.scoring.verdicts import NOT_JUDGED, goal_from_json, goal_lines, percent, verdict_text
+from voice.metrics.scoring.vocabulary import DIMENSIONS, GOAL_MET, PRESET_RESPECTED
+
+VERSIONS = ("heard", "text", "reference")
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    try:
+        doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return doc
+    except (OSError, ValueError):
+        return None
+
+
+def target_scores(t: TargetView) -> dict[str, Any] | None:
+    return _load(t.folder / "scores.json")
+
+
+def _cell(summary: dict[str, Any], version: str, dim: str) -> str:
+    return score_cell(summary.get("dimensions", {}).get(version, {}).get(dim), "(n={})")
+
+
+def dimension_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of one target's seven-dimension table."""
+    versions = [v for v in VERSIONS if v in summary.get("dimensions", {})]
+    header = ["dimension", *versions] + (["heard − text (95% CI)"] if "text_vs_heard" in summary else [])
+    rows = []
+    for dim in DIMENSIONS:
+        row = [dim.replace("_", " "), *(_cell(summary, v, dim) for v in versions)]
+        if "text_vs_heard" in summary:
+            row.append(heard_minus_text(summary, dim))
+        rows.append(row)
+    return header, rows
+
+
+def goal_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of one target's verdict counts: the caller's goal, then the preset."""
+    block = summary.get("goal", {})
+    answers = list(dict.fromkeys((*GOAL_MET, *PRESET_RESPECTED, NOT_JUDGED)))
+    header = ["verdict (judge)", *(a.replace("_", " ") for a in answers), "rate"]
+    met_rate = (
+        f"{percent(block.get('met_rate'))} met, {percent(block.get('met_or_partly_rate'))} met or partly"
+    )
+    kept_rate = f"{percent(block.get('preset_respected_rate'))} respected"
+    rows = []
+    for label, key, rate in (
+        ("caller's goal met", "caller_goal_met", met_rate),
+        ("preset respected", "preset_respected", kept_rate),
+    ):
+        counts = block.get(key, {})
+        rows.append([label, *(str(counts[a]) if a in counts else "-" for a in answers), rate])
+    return header, rows
+
+
+def call_verdicts(t: TargetView) -> list[list[str]]:
+    """Per call of the target: its id, the goal verdict and the preset verdict, each with its reason."""
+    rows = []
+    for c in t.calls:
+        call_id = str(c.get("call_id", ""))
+        doc = _load(t.folder / f"{call_id}.scores.json")
+        try:
+            verdict = goal_from_json(doc.get("goal")) if doc is not None else None
+        except ValueError:
+            verdict = None
+        if verdict is not None:
+            rows.append([call_id, *verdict_text(verdict)])
+    return rows
+
+
+def _html_table(header: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _goal_html(t: TargetView, summary: dict[str, Any]) -> str:
+    if "goal" not in summary:
+        return ""
+    per_call = call_verdicts(t)
+    calls = (
+        f"<details><summary>each call's verdict ({len(per_call)})</summary>"
+        + _html_table(["call", "caller's goal met", "preset respected"], per_call)
+        + "</details>"
+        if per_call
+        else ""
+    )
+    return _html_table(*goal_rows(summary)) + calls
+
+
+def scores_html(run: RunView) -> str:
+    parts = []
+    for t in run.targets:
+        summary = target_scores(t)
+        if summary is None:
+            parts.append(f'<p class="meta">{escape(t.target)}: not scored yet (callsim score FOLDER)</p>')
+            continue
+        header, rows = dimension_rows(summary)
+        head = "".join(f"<th>{escape(h)}</th>" for h in header)
+        body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+        parts.append(
+            f"<h3>{escape(t.target)} · judge {escape(judge_label(str(summary.get('judge'))))} · "
+            f"{summary.get('calls')} calls</h3><table><tr>{head}</tr>{body}</table>" + _goal_html(t, summary)
+        )
+    note = (
+        '<p class="meta">1-5 per assistant turn, mean over the turns a judge could score (n); "not scored" '
+        'where it could not decide, "not covered by annotations" where the dialogue\'s annotations give the '
+        "checklist judge nothing to check (the judge's blind figures: scripts/bench_judge --blind). Heard: "
+        "what the caller heard (transcribed, with timing tags); text: what "
+        "the assistant meant to say (its own log); reference: the dataset's replies. Dialogue rhythm is the "
+        "measured timing score. Verdicts: the judge's, per call as heard; rates over the calls it judged "
+        "(the checklist judge cannot judge a goal). Rubric: docs/scoring.md.</p>"
+    )
+    return "".join(parts) + note
+
+
+def scores_md(run: RunView) -> list[str]:
+    out: list[str] = []
+    for t in run.targets:
+        summary = target_scores(t)
+        if summary is None:
+            continue
+        header, rows = dimension_rows(summary)
+        label = judge_label(str(summary.get("judge")))
+        out += ["", f"### {t.target} (judge {label}; {summary.get('calls')} calls)", ""]
+        out.append("| " + " | ".join(header) + " |")
+        out.append("|" + "---|" * len(header))
+        out += ["| " + " | ".join(r) + " |" for r in rows]
+        if "goal" in summary:
+            out += ["", *(f"- {line}" for line in goal_lines(summary["goal"]))]
+            per_call = call_verdicts(t)
+            if per_call:
+                out += [
+                    "",
+                    "| call | caller's goal met (judge) | preset respected (judge) |",
+                    "|---|---|---|",
+                ]
+                out += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in per_call]
+    return out
+
+
+def _md_cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def call_scores_html(t: TargetView, call_id: str) -> str:
+    """One call's heard turns, scored: a row per turn, each dimension's score with its reason on hover."""
+    doc = _load(t.folder / f"{call_id}.scores.json")
+    if doc is None:
+        return ""
+    turns = doc.get("versions", {}).get("heard", [])
+    head = "<th>turn</th>" + "".join(f"<th>{escape(d.replace('_', ' '))}</th>" for d in DIMENSIONS)
+    rows = []
+    for turn in turns:
+        cells = []
+        for d in DIMENSIONS:
+            s = turn["scores"].get(d, {})
+            reason = str(s.get("reason") or "").strip()  # a tooltip only where there is one to show
+            value = str(s["score"]) if s.get("score") is not None else "n/g" if _uncovered(reason) else "–"
+            cells.append(f'<td title="{escape(reason)}">{value}</td>' if reason else f"<td>{value}</td>")
+        rows.append(f"<tr><td>T{turn['turn'] + 1}</td>{''.join(cells)}</tr>")
+    judge = escape(str(doc.get("judge")))
+    return (
+        _call_verdict_html(doc)
+        + f'<p class="meta">scores by {judge} (hover a score for its reason; – not scored; '
+        f"n/g {NOT_COVERED})</p>"
+        f"<table>{head}{''.join(rows)}</table>"
+    )
+
+
+def _uncovered(reason: str) -> bool:
+    return reason.startswith(NOT_COVERED)
+
+
+def _call_verdict_html(doc: dict[str, Any]) -> str:
+    """The judge's verdict on one call, each answer with its reason (nothing if none was recorded)."""
+    try:
+        verdict = goal_from_json(doc.get("goal"))
+    except ValueError:
+        return ""
+    if verdict is None:
+        return ""
+    goal, preset = verdict_text(verdict)
+    return (
+        f"<p class=\"meta\">judge's verdict: caller's goal met: {escape(goal)}<br>"
+        f"preset respected: {escape(preset)}</p>"
+    )

@@ -1,0 +1,124 @@
+"""What a run leaves behind: each target's ``results.json``, whole or partial, and why a run stopped.
+
+A run that stops early (the disk refused a write, the built-in assistant crashed) still writes what it can:
+each target's ``results.json`` with the calls made so far and a ``partial`` object saying why it stopped
+and which calls a rerun will make.  If even that cannot be written (a read-only folder), the error says so;
+the calls' own files are all a resume needs anyway.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from voice.app.run.failures import REDONE_ON_RESUME
+from voice.errors import AssistantCrashed, StorageError, explain
+from voice.files import storage_error
+from voice.metrics.call_metrics import CallMetrics
+from voice.metrics.results import RESULTS_SCHEMA, call_to_json, summarize_run, write_json
+
+if TYPE_CHECKING:
+    from voice.app.run.calls import TargetRun
+    from voice.app.run.jobs import CallJob
+
+StopReason = StorageError | AssistantCrashed
+
+
+@dataclass(frozen=True)
+class TargetCalls:
+    """One target's calls of a run (in job order) and the summary written to its ``results.json``."""
+
+    calls: list[CallMetrics]
+    summary: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """Every target's calls, and for a run that stopped early, why and what it kept and wrote."""
+
+    targets: list[TargetCalls]
+    stop: StopReason | None = None
+    not_made: int = 0  # calls a rerun makes (over all targets)
+    unwritten: str = ""  # why a partial results.json could not be written ("" if every one was)
+
+    def partial(self) -> dict[str, Any] | None:
+        """The ``partial`` object of a stopped run's ``results.json`` (None for a complete run)."""
+        if self.stop is None:
+            return None
+        return {"stopped": str(self.stop), "calls_not_made": self.not_made}
+
+    def stopped_error(self) -> StopReason | None:
+        """The stop reason, told in full: what the run kept, what a rerun makes, what was written."""
+        if self.stop is None:
+            return None
+        made = [m for t in self.targets for m in t.calls]
+        redo = Counter(m.outcome for m in made if m.outcome in REDONE_ON_RESUME)
+        told = f"{self.stop}; the batch stopped: {len(made)} call(s) recorded"
+        told += f" ({', '.join(f'{n} {outcome}' for outcome, n in redo.items())})" if redo else ""
+        told += f", {self.not_made} not made; a rerun resumes"
+        told += " and makes those CallSim failed on again" if redo else ""
+        told += (
+            f"; results.json not written: {self.unwritten}" if self.unwritten else "; partial results.json"
+        )
+        return type(self.stop)(told)
+
+    def raise_if_stopped(self) -> None:
+        if (error := self.stopped_error()) is not None:
+            raise error from self.stop
+
+
+def write_target_results(
+    run: TargetRun,
+    jobs: Sequence[CallJob],
+    calls: Sequence[CallMetrics | None],
+    partial: dict[str, Any] | None = None,
+) -> TargetCalls:
+    """``results.json`` of one target folder: settings, summary with breakdowns, every call made.
+
+    ``calls[i]`` is None for a job a stopped run did not make; ``partial`` then says why (see module doc).
+    """
+    made = [(m, run.settings.labels(j)) for m, j in zip(calls, jobs, strict=True) if m is not None]
+    metrics = [m for m, _ in made]
+    summary = summarize_run(metrics, [labels for _, labels in made], redo=run.settings.redo)
+    doc: dict[str, Any] = {
+        "schema_version": RESULTS_SCHEMA,
+        "kind": "target",
+        "target": run.settings.target,
+        "settings": run.settings.fingerprint(),
+        **({"provenance": run.settings.provenance} if run.settings.provenance is not None else {}),
+        **({"partial": partial} if partial is not None else {}),
+        "summary": summary,
+        "calls": [call_to_json(m, labels) for m, labels in made],
+    }
+    write_json(run.settings.out_dir / "results.json", doc)
+    return TargetCalls(metrics, summary)
+
+
+def finish_run(
+    runs: Sequence[TargetRun],
+    jobs: Sequence[CallJob],
+    results: Sequence[Sequence[CallMetrics | None]],
+    stop: StopReason | None,
+) -> RunOutcome:
+    """Write every target's ``results.json`` (partial if the run stopped) and say how the run ended.
+
+    A complete run's write errors propagate; a stopped run's are noted in the outcome, since its own stop
+    reason is the news (and likely the same disk refusing).
+    """
+    not_made = sum(1 for calls in results for m in calls if m is None)
+    if stop is None:
+        return RunOutcome(
+            [write_target_results(r, jobs, calls) for r, calls in zip(runs, results, strict=True)]
+        )
+    partial = {"stopped": str(stop), "calls_not_made": not_made}
+    targets: list[TargetCalls] = []
+    unwritten = ""
+    for run, calls in zip(runs, results, strict=True):
+        try:
+            targets.append(write_target_results(run, jobs, calls, partial))
+        except (StorageError, OSError) as exc:
+            unwritten = unwritten or explain(storage_error(exc) or exc)
+            targets.append(TargetCalls([m for m in calls if m is not None], {}))
+    return RunOutcome(targets, stop, not_made, unwritten)
