@@ -35,7 +35,7 @@ from server.assistant import AssistantCall, build_pipeline
 from server.config import AssistantSettings, SpeechEngines, configure_logging, stopwatch
 from server.gate import GUARD_SCOPE_KEY, CallGate, CallSlots, GuardedSocket
 from server.memory import CallMemory, freeze_startup_objects
-from server.pcm_serializer import PcmSerializer
+from server.pcm_serializer import PcmSerializer, StartMessage
 from server.policy.processor import PolicyFactory
 from server.sip_gateway import SipGateway, gateway_in_front
 from server.twilio_route import TWILIO_RATE, TwilioCallSerializer, answer_twilio
@@ -127,7 +127,7 @@ def create_app(
     async def take_call(
         websocket: WebSocket,
         serializer: PcmSerializer | TwilioCallSerializer | None = None,
-        start: dict[str, Any] | None = None,
+        start: StartMessage | None = None,
     ) -> None:
         loaded: SpeechEngines | None = app.state.engines
         try:

@@ -47,12 +47,12 @@ from pipecat.workers.runner import WorkerRunner
 
 from server.config import AssistantSettings, default_policy_factory, stopwatch
 from server.hold import PacedWebsocketTransport, ReplyHold, reply_hold
-from server.pcm_serializer import PcmSerializer, PlayoutTracker
+from server.pcm_serializer import PcmSerializer, PlayoutTracker, StartMessage
 from server.piecewise_stt import PieceSTTService
 from server.policy.llm_policy import LLMPolicyFactory
 from server.policy.processor import DEFAULT_VIEW, PolicyProcessor
 from server.processors import CallSimSTTService, CallSimTTSService
-from server.stage_observer import StageObserver
+from server.stage_observer import StageLog, StageObserver
 from server.turns import BargeInTurnStartStrategy, turn_stop_strategy
 from server.twilio_route import TwilioCallSerializer
 from server.vad_verdicts import VoicingSileroVAD
@@ -131,7 +131,7 @@ def build_pipeline(
     tts_executor: ThreadPoolExecutor | None = None,
     asr_executor: ThreadPoolExecutor | None = None,
     serializer: PcmSerializer | TwilioCallSerializer | None = None,
-    start_message: dict[str, Any] | None = None,
+    start_message: StartMessage | None = None,
     sample_rate: int = SAMPLE_RATE,
 ) -> AssistantCall:
     """Build the per-call pipeline on an accepted websocket; ``AssistantCall.run()`` runs it.
@@ -198,7 +198,7 @@ def assemble_call(
     policy_factory: PolicyFactory | None = None,
     tts_executor: ThreadPoolExecutor | None = None,
     asr_executor: ThreadPoolExecutor | None = None,
-    start_message: dict[str, Any] | None = None,
+    start_message: StartMessage | None = None,
     sample_rate: int = SAMPLE_RATE,
 ) -> AssistantCall:
     """The pipeline between a transport's input and output, whatever the transport; its call.
@@ -273,7 +273,7 @@ def assemble_call(
     )
     if settings.policy.send_logs:
 
-        async def send_log(message: dict[str, Any]) -> None:
+        async def send_log(message: StageLog) -> None:
             await worker.queue_frame(OutputTransportMessageUrgentFrame(message={"event": "log", **message}))
 
         worker.add_observer(StageObserver(policy=policy, tts=tts_service, send=send_log))

@@ -16,7 +16,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,7 +37,7 @@ from voice.errors import ConfigError
 from voice.speech.tts.engine import DEFAULT_TTS
 
 if TYPE_CHECKING:  # pipecat (and its banner) only when the assistant runs: `callsim bench` checks first
-    from voice.contract.policy import Policy
+    from voice.contract.policy import AssistantView, Policy
     from voice.speech.asr import ASREngine
     from voice.speech.tts.engine import TTSEngine
 
@@ -302,7 +302,7 @@ def _maybe_load(engine: object) -> None:
         load()
 
 
-def default_policy_factory(view: Mapping[str, Any]) -> Policy:
+def default_policy_factory(view: AssistantView) -> Policy:
     """The rule-based policy of ``server.policy.rules``, built from a dialogue's assistant view."""
     from server.policy.rules import RulePolicy
 

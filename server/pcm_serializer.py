@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any
+from typing import Any, TypedDict
 
 from pipecat.audio.utils import create_stream_resampler
 from pipecat.frames.frames import (
@@ -49,6 +49,15 @@ START_EVENT = "start"
 STOP_EVENT = "stop"
 ENCODING = "pcm_s16le"
 _MAX_LOGGED_CHARS = 200
+
+
+class StartMessage(TypedDict):
+    """A call's ``start`` as the policy gets it (an ``InputTransportMessageFrame``'s message): this
+    protocol's own, or one made from Twilio's custom parameters or a WebRTC offer's ``request_data``."""
+
+    event: str  # START_EVENT
+    call_id: str | None
+    dialogue: dict[str, Any] | None  # the assistant view as it came (an object), or none: the default view
 
 
 class PlayoutTracker:
@@ -239,9 +248,8 @@ class PcmSerializer(FrameSerializer):
             self._reject("'dialogue' in 'start' is not an object; using the default view")
             dialogue = None
         self.started = True
-        return InputTransportMessageFrame(
-            message={"event": START_EVENT, "call_id": self.call_id, "dialogue": dialogue}
-        )
+        start: StartMessage = {"event": START_EVENT, "call_id": self.call_id, "dialogue": dialogue}
+        return InputTransportMessageFrame(message=start)
 
     def _reject(self, what: str) -> None:
         self.malformed += 1

@@ -24,7 +24,7 @@ from typing import Any
 from pipecat.frames.frames import InputAudioRawFrame, SystemFrame, VADUserStoppedSpeakingFrame
 from pipecat.processors.frame_processor import FrameDirection
 
-from server.processors import CallSimSTTService
+from server.processors import CallSimSTTService, SegmentLabels
 from voice.core.speech_pieces import PauseCutter
 
 __all__ = ["CallerTurnFrame", "PieceQueuedFrame", "PieceSTTService"]
@@ -114,5 +114,5 @@ class PieceSTTService(CallSimSTTService):
         await self.push_frame(PieceQueuedFrame(piece=number))
         await self._segment_queue.put(pcm + self._trailing_silence())
 
-    def _labels(self) -> dict[str, Any]:
+    def _labels(self) -> SegmentLabels:
         return {"piece": self._ids.popleft()} if self._ids else {}

@@ -19,7 +19,7 @@ import re
 from collections.abc import AsyncGenerator, Iterator
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -38,7 +38,7 @@ from pipecat.utils.time import time_now_iso8601
 
 from voice.core.audio import ACTIVE_THRESHOLD, SAMPLE_RATE, active_bounds, from_bytes, resample, to_bytes
 from voice.errors import EngineUnavailable
-from voice.speech.asr import ASREngine
+from voice.speech.asr import ASREngine, Confidence
 from voice.speech.tts.engine import TTSEngine
 
 logger = logging.getLogger(__name__)
@@ -240,6 +240,12 @@ class SegmentWithoutWordsFrame(SystemFrame):
     piece: int | None = None  # the piece's number, from a piece-cutting STT (:mod:`server.piecewise_stt`)
 
 
+class SegmentLabels(TypedDict, total=False):
+    """What a segment's frames say besides its words: a piece-cutting STT's piece number."""
+
+    piece: int
+
+
 class CallSimSTTService(SegmentedSTTService):
     """A segmented pipecat STT service transcribing each VAD speech segment with a CallSim ``ASREngine``.
 
@@ -299,6 +305,7 @@ class CallSimSTTService(SegmentedSTTService):
         try:
             loop = asyncio.get_running_loop()
             text, confidence = await loop.run_in_executor(self._executor, self._transcribe, pcm)
+            figures = {ASR_CONFIDENCE: confidence.to_json()} if confidence is not None else {}
         except Exception as exc:  # the engine's failure must not take the call down
             await self.push_error(
                 f"ASR failed on a {audio_secs:.1f}s segment: {exc}",
@@ -314,19 +321,18 @@ class CallSimSTTService(SegmentedSTTService):
         if not text:
             yield SegmentWithoutWordsFrame(segment_end=segment_end, **labels)
         else:
-            result = {"audio_secs": round(audio_secs, 3), "segment_end": segment_end, **labels, **confidence}
+            result = {"audio_secs": round(audio_secs, 3), "segment_end": segment_end, **labels, **figures}
             yield TranscriptionFrame(text, self._user_id, time_now_iso8601(), result=result)
 
-    def _labels(self) -> dict[str, Any]:
+    def _labels(self) -> SegmentLabels:
         """What the next segment's frames say besides its words (a piece's number:
         server/piecewise_stt.py)."""
         return {}
 
-    def _transcribe(self, pcm: npt.NDArray[np.int16]) -> tuple[str, dict[str, Any]]:
+    def _transcribe(self, pcm: npt.NDArray[np.int16]) -> tuple[str, Confidence | None]:
         """The text, and the engine's confidence in it if it tells (Whisper's ``transcribe_timed`` does)."""
         timed = getattr(self._engine, "transcribe_timed", None)
         if not callable(timed):
-            return self._engine.transcribe(pcm), {}
+            return self._engine.transcribe(pcm), None
         result = timed(pcm)
-        confidence = getattr(result, "confidence", None)
-        return str(result.text), ({ASR_CONFIDENCE: confidence.to_json()} if confidence is not None else {})
+        return str(result.text), getattr(result, "confidence", None)

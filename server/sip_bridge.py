@@ -35,6 +35,7 @@ from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineIn
 from voice.core.clock import Clock
 from voice.errors import LineError
 from voice.lines.line import CallStart
+from voice.lines.line_meta import RtpMediaMeta
 from voice.lines.pcm import PcmWebsocketLine
 from voice.lines.sip import CALL_ID_HEADER, DIALOGUE_HEADER, dialogue_from_header
 from voice.lines.sip_events import Ended, MediaChanged, RemoteBye
@@ -53,6 +54,13 @@ HANGUP_TAIL_FRAMES = 10  # silence after a hanging-up assistant's last word, bef
 # jitter buffer still holds that word (a BYE at once would cut its last 60 ms or so)
 MAX_UPLINK_FRAMES = 500  # caller frames the assistant has not taken (10 s): it is stuck
 Send = Callable[[Out], None]
+
+
+class SipBridgeMeta(RtpMediaMeta):
+    """A bridged call's figures: its SIP Call-ID, why it ended, and its media's."""
+
+    call_id: str
+    reason: str | None
 
 
 class SipCall:
@@ -132,7 +140,7 @@ class SipCall:
         """End the call now (BYE to the caller, hang-up to the assistant)."""
         self._end(reason)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> SipBridgeMeta:
         return {"call_id": self.dialog.call_id, "reason": self.reason, **self.media.describe()}
 
     # --- the bridge ---------------------------------------------------------------------------------------

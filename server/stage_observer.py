@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal, NotRequired, TypedDict
 
 from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
@@ -63,8 +63,41 @@ from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from server.policy.processor import TURN_TRANSCRIPTS
 from server.processors import TTS_PIECE
 
-Send = Callable[[dict[str, Any]], Awaitable[None]]
-"""How the observer's ``log`` events reach CallSim (a message dict, without ``"event": "log"``)."""
+
+class AsrStage(TypedDict):
+    audio_secs: float
+    asr_secs: NotRequired[float]  # when the transcription's start is known
+
+
+class TurnStage(TypedDict):
+    kind: Literal["turn"]
+    vad_stop_at_ms: float | None
+    turn_end_at_ms: float | None
+    transcript_at_ms: float | None
+    answer_at_ms: float
+    asr_wait_ms: float
+    policy_ms: float
+    asr: list[AsrStage]
+
+
+class TtsStage(TypedDict):
+    kind: Literal["tts"]
+    text: str
+    at_ms: float
+    first_audio_ms: float
+    first_audio_at_ms: float
+
+
+class SpeakingStage(TypedDict):
+    kind: Literal["speaking"]
+    at_ms: float
+
+
+StageLog = TurnStage | TtsStage | SpeakingStage
+"""One of the observer's ``log`` events (the module docstring's table), without ``"event": "log"``."""
+
+Send = Callable[[StageLog], Awaitable[None]]
+"""How the observer's ``log`` events reach CallSim."""
 
 
 class StreamPosition:
@@ -160,7 +193,7 @@ class StageObserver(BaseObserver):
                 speak = self._contexts.pop(frame.context_id)
                 await self._send(self._first_audio(speak, frame, at_ns))
 
-    def _turn(self, transcripts: list[TranscriptionFrame], answered_ns: int) -> dict[str, Any]:
+    def _turn(self, transcripts: list[TranscriptionFrame], answered_ns: int) -> TurnStage:
         """The ``turn`` event of the turn the policy has just answered (at ``answered_ns``)."""
         taken = [self._taken[t.id] for t in transcripts if t.id in self._taken]
         turn_end_ns = self._turn_end[1] if self._turn_end is not None else None
@@ -170,7 +203,7 @@ class StageObserver(BaseObserver):
         )
         if complete_ns is None:
             complete_ns = answered_ns
-        event: dict[str, Any] = {
+        event: TurnStage = {
             "kind": "turn",
             "vad_stop_at_ms": self._vad_stop_at,
             "turn_end_at_ms": self._turn_end[0] if self._turn_end is not None else None,
@@ -186,16 +219,16 @@ class StageObserver(BaseObserver):
             self._transcribed_ns.pop(stale, None)
         return event
 
-    def _asr(self, transcript: TranscriptionFrame) -> dict[str, float]:
+    def _asr(self, transcript: TranscriptionFrame) -> AsrStage:
         """A transcript's audio length and ASR time (transcription began → transcript pushed)."""
         result = transcript.result if isinstance(transcript.result, dict) else {}
-        out = {"audio_secs": float(result.get("audio_secs", 0.0))}
+        out: AsrStage = {"audio_secs": float(result.get("audio_secs", 0.0))}
         began, done = result.get("segment_end"), self._transcribed_ns.get(transcript.id)
         if isinstance(began, int) and done is not None:
             out["asr_secs"] = round((done - began) / 1e9, 3)
         return out
 
-    def _first_audio(self, speak: _Speak, frame: TTSAudioRawFrame, at_ns: int) -> dict[str, Any]:
+    def _first_audio(self, speak: _Speak, frame: TTSAudioRawFrame, at_ns: int) -> TtsStage:
         """The ``tts`` event of a reply whose first audio has just left the TTS."""
         return {
             "kind": "tts",

@@ -30,7 +30,7 @@ from pipecat.frames.frames import (
 from pipecat.runner.utils import parse_telephony_websocket
 from pipecat.serializers.twilio import TwilioFrameSerializer
 
-from server.pcm_serializer import PlayoutTracker
+from server.pcm_serializer import PlayoutTracker, StartMessage
 from voice.core.audio import SAMPLE_RATE
 
 logger = logging.getLogger(__name__)
@@ -104,7 +104,7 @@ def _payload_bytes(message: str) -> int:
     return 0
 
 
-def start_message(call_id: str | None, parameters: dict[str, Any]) -> dict[str, Any]:
+def start_message(call_id: str | None, parameters: dict[str, Any]) -> StartMessage:
     """The ``/pcm``-style ``start`` message from a Twilio ``start``'s custom parameters."""
     raw = parameters.get("dialogue")
     dialogue: Any = None
@@ -121,7 +121,7 @@ def start_message(call_id: str | None, parameters: dict[str, Any]) -> dict[str, 
 
 async def answer_twilio(
     websocket: WebSocket, timeout: float = HANDSHAKE_TIMEOUT_SECS
-) -> tuple[TwilioCallSerializer, dict[str, Any]] | None:
+) -> tuple[TwilioCallSerializer, StartMessage] | None:
     """Read the Twilio handshake on an accepted websocket; the call's serializer and start message.
 
     None (after closing the socket) if the client does not speak Twilio or says nothing in time.

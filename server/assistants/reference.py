@@ -36,7 +36,7 @@ from typing import Any
 
 from websockets.exceptions import ConnectionClosed
 
-from server.assistants.behaviour import REPLY_GAP_MS, ReferenceBehaviour, reply_voice
+from server.assistants.behaviour import REPLY_GAP_MS, ReferenceBehaviour, RefNote, reply_voice
 from server.assistants.serving import CallConnection, run_until_signalled, serve_pcm, with_sip
 from voice.core.audio import (
     FRAME_SAMPLES,
@@ -107,7 +107,7 @@ class Stop:
 
 @dataclass(frozen=True)
 class Note:
-    data: dict[str, Any]  # sent to CallSim as a ``log`` event (recorded, never measured)
+    data: RefNote  # sent to CallSim as a ``log`` event (recorded, never measured)
 
 
 @dataclass(frozen=True)
@@ -275,7 +275,7 @@ class _Call:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _log(self, data: dict[str, Any]) -> None:
+    async def _log(self, data: RefNote) -> None:
         await self._send({"event": "log", **data})
 
     async def _send(self, message: dict[str, Any]) -> None:

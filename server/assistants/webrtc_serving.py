@@ -27,7 +27,7 @@ import fractions
 import json
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from aiohttp import web
@@ -40,6 +40,9 @@ from voice.core.audio import FRAME_SAMPLES, SAMPLE_RATE, from_bytes, ns_to_sampl
 from voice.core.clock import Clock, MonotonicClock
 from voice.core.playout import PlayoutBuffer
 from voice.lines.webrtc_ice import is_loopback_host, only_loopback_everywhere
+
+if TYPE_CHECKING:
+    from server.pcm_serializer import StartMessage  # its pipecat is not this assistant's to load
 
 FRAME_NS = samples_to_ns(FRAME_SAMPLES)
 CALL_TIMEOUT_S = 3600.0  # one test call, at most
@@ -84,7 +87,7 @@ class PlayoutTrack(MediaStreamTrack):
 class PeerConnectionLink:
     """One peer connection as the reference's :class:`~server.assistants.serving.CallConnection`."""
 
-    def __init__(self, pc: RTCPeerConnection, start: dict[str, Any], clock: Clock) -> None:
+    def __init__(self, pc: RTCPeerConnection, start: StartMessage, clock: Clock) -> None:
         self.pc = pc
         self.out = PlayoutTrack(clock)
         self._inbox: asyncio.Queue[str | bytes | None] = asyncio.Queue()
@@ -152,7 +155,8 @@ def create_app(handler: Handler, clock: Clock | None = None) -> web.Application:
                 {"error": f"not an offer {{sdp, type, request_data}}: {exc}"}, status=400
             )
         pc = RTCPeerConnection()
-        start = {"event": "start", "call_id": data.get("call_id"), "dialogue": data.get("dialogue") or {}}
+        call_id, dialogue = data.get("call_id"), data.get("dialogue") or {}
+        start: StartMessage = {"event": "start", "call_id": call_id, "dialogue": dialogue}
         link = PeerConnectionLink(pc, start, clock or MonotonicClock())
         pc.on("track", link.hear)
         await pc.setRemoteDescription(RTCSessionDescription(sdp, kind))

@@ -44,7 +44,7 @@ from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
 from server.policy.llm_policy import FALLBACK, HANG_UP, LLMPolicy, LLMPolicyFactory
-from server.policy.processor import DEFAULT_VIEW, TURN_TRANSCRIPTS, PolicyProcessor
+from server.policy.processor import DEFAULT_VIEW, PolicyLog, PolicyProcessor
 from server.policy.rules import GREETING
 
 logger = logging.getLogger(__name__)
@@ -84,7 +84,7 @@ class LLMPolicyProcessor(PolicyProcessor):
             await self._greet_silently()
         self.caller_turns.append(caller_text)
         self.context.add_message({"role": "user", "content": caller_text})
-        await self._log({"kind": "caller", "text": caller_text}, {TURN_TRANSCRIPTS: transcripts})
+        await self._log({"kind": "caller", "text": caller_text}, transcripts)
         await self.push_frame(LLMContextFrame(self.context))
 
     async def _greet_silently(self) -> None:
@@ -151,7 +151,7 @@ class ReplyGate(FrameProcessor):
         if task is not None and task is not asyncio.current_task():
             await self.cancel_task(task)
 
-    async def _log(self, payload: dict[str, Any]) -> None:
+    async def _log(self, payload: PolicyLog) -> None:
         if self._send_logs:
             await self.push_frame(OutputTransportMessageUrgentFrame(message={"event": "log", **payload}))
 

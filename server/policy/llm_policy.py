@@ -19,9 +19,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from server.policy.rules import GREETING
+from voice.contract.policy import AssistantView
 from voice.errors import CallSimError
 from voice.llm.client import ChatRequest, LLMClient, Message
 from voice.llm.settings import LLMSettings, parse_model_spec
@@ -48,7 +48,7 @@ _RULES = f"""你是机主的 AI 电话助理，正在替机主接听电话。来
 - 通话该结束时（对方道别、事情办完、要挂断骚扰电话），说完道别的话后，在回复最后加上 {HANG_UP}。"""
 
 
-def system_prompt(view: Mapping[str, Any]) -> str:
+def system_prompt(view: AssistantView) -> str:
     """The model's instructions for one call, from its assistant view (never the caller's goal)."""
     preset = view.get("preset")
     preset = preset if isinstance(preset, Mapping) else {}
@@ -79,7 +79,7 @@ def spoken(answer: str) -> LLMReply:
 class LLMPolicy:
     """One call's chat-model policy: the system prompt from the view, then one model answer per turn."""
 
-    def __init__(self, view: Mapping[str, Any], client: LLMClient) -> None:
+    def __init__(self, view: AssistantView, client: LLMClient) -> None:
         self.system = system_prompt(view)
         self._client = client
         self.messages: list[Message] = [Message("system", self.system), Message("assistant", GREETING)]
@@ -118,7 +118,7 @@ class LLMPolicyFactory:
         )
         self._client: LLMClient | None = None
 
-    def __call__(self, view: Mapping[str, Any]) -> LLMPolicy:
+    def __call__(self, view: AssistantView) -> LLMPolicy:
         if self._client is None:
             self._client = LLMClient(self.settings)
         return LLMPolicy(view, self._client)

@@ -14,12 +14,11 @@ TTS, barge-in handling, hang-up — stays the built-in's, so the same measuremen
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
 from typing import Any
 
 from server.config import default_policy_factory
 from server.policy.llm_policy import LLMPolicyFactory
-from voice.contract.policy import PolicyFactory
+from voice.contract.policy import AssistantView, PolicyFactory
 from voice.errors import ConfigError
 
 POLICIES = ("rules", "openai:MODEL", "module:callable")
@@ -52,7 +51,7 @@ def load_policy_factory(spec: str, *, base_url: str = "", timeout_s: float = 10.
 def _checked(factory: Any, spec: str) -> PolicyFactory:
     """The factory, refusing at the first call a product that is not a policy (a clear error, not a crash)."""
 
-    def make(view: Mapping[str, Any]) -> Any:
+    def make(view: AssistantView) -> Any:
         policy = factory(view)
         missing = [m for m in ("greeting", "respond") if not callable(getattr(policy, m, None))]
         if missing:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Required, TypedDict, cast
 
 from pipecat.frames.frames import (
     CancelFrame,
@@ -47,14 +47,15 @@ from pipecat.frames.frames import (
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
+from server.pcm_serializer import StartMessage
 from server.piecewise_stt import CallerTurnFrame
 from server.policy.transcript_trust import pooled, worst
 from server.processors import ASR_CONFIDENCE, WarmRepliesFrame
-from voice.contract.policy import Policy, PolicyFactory, answer
+from voice.contract.policy import AssistantView, Heard, Policy, PolicyFactory, answer
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_VIEW: dict[str, Any] = {
+DEFAULT_VIEW: AssistantView = {
     "id": "default",
     "scenario": "",
     "preset": {"type": "none", "text": ""},
@@ -66,7 +67,18 @@ TURN_TRANSCRIPTS = "callsim.turn_transcripts"
 """Metadata key of an answered turn's ``caller`` log frame: the transcripts (frames) that made up the turn."""
 
 
-def heard_in(transcripts: list[TranscriptionFrame]) -> dict[str, float] | None:
+class PolicyLog(TypedDict, total=False):
+    """A ``log`` message of the policy (without ``"event": "log"``): ``kind`` greeting, reply, caller,
+    ignored (speech outside a turn) or error; the other keys as the kind has them."""
+
+    kind: Required[str]
+    text: str  # what was said or heard
+    confidence: Heard  # caller: the ASR's figures, when it gave them
+    end_call: bool  # greeting, reply: the policy hangs up after it
+    message: str  # error: what went wrong
+
+
+def heard_in(transcripts: list[TranscriptionFrame]) -> Heard | None:
     """Whisper's figures for a turn: pooled over its pieces by length when it was heard in pieces
     (:func:`server.policy.transcript_trust.pooled`), else the worst of its segments'."""
     results = [t.result for t in transcripts if isinstance(t.result, dict)]
@@ -82,7 +94,7 @@ class PolicyProcessor(FrameProcessor):
         self,
         policy_factory: PolicyFactory,
         *,
-        default_view: Mapping[str, Any] | None = None,
+        default_view: AssistantView | None = None,
         start_timeout_secs: float = 2.0,
         send_logs: bool = True,
         **kwargs: Any,
@@ -90,14 +102,14 @@ class PolicyProcessor(FrameProcessor):
         """Build the processor; the policy itself is built per call, from the dialogue's assistant view."""
         super().__init__(**kwargs)
         self._factory = policy_factory
-        self._default_view = dict(default_view or DEFAULT_VIEW)
+        self._default_view = (default_view or DEFAULT_VIEW).copy()
         self._start_timeout = start_timeout_secs
         self._send_logs = send_logs
         self._policy: Policy | None = None
         self._start_timer: asyncio.Task[None] | None = None
         self._configure_lock = asyncio.Lock()
         self.call_id: str | None = None
-        self.view: Mapping[str, Any] | None = None
+        self.view: AssistantView | None = None
         self._in_turn = False
         self._turn_stopped = False
         self._turn_started_ns = 0  # when the current user turn started, on the pipeline's clock
@@ -149,11 +161,13 @@ class PolicyProcessor(FrameProcessor):
 
     # --- configuration and greeting ----------------------------------------------------------------
 
-    async def _on_start(self, message: dict[str, Any]) -> None:
+    async def _on_start(self, message: StartMessage) -> None:
         call_id = message.get("call_id")
         self.call_id = str(call_id) if call_id is not None else None
         dialogue = message.get("dialogue")
-        view = dialogue if isinstance(dialogue, dict) else self._default_view
+        # the view as it came over the wire, unchecked: the policies tolerate a malformed one, and one the
+        # factory cannot build from falls back to the default (``_configure``)
+        view = cast(AssistantView, dialogue) if isinstance(dialogue, dict) else self._default_view
         if await self._configure(view, source="start"):
             await self._greet()
 
@@ -170,7 +184,7 @@ class PolicyProcessor(FrameProcessor):
         if task is not None and task is not asyncio.current_task():
             await self.cancel_task(task)
 
-    async def _configure(self, view: Mapping[str, Any], *, source: str) -> bool:
+    async def _configure(self, view: AssistantView, *, source: str) -> bool:
         """Build the policy from ``view`` once; False if it was already built or cannot be built."""
         async with self._configure_lock:
             if self._policy is not None or self._ended:
@@ -261,8 +275,10 @@ class PolicyProcessor(FrameProcessor):
             logger.exception(f"call {self.call_id}: policy failed on [{caller_text}]")
             await self._log({"kind": "error", "message": f"policy failed: {exc}"})
             return
-        caller_log = {"kind": "caller", "text": caller_text, **({"confidence": heard} if heard else {})}
-        await self._log(caller_log, {TURN_TRANSCRIPTS: transcripts})
+        caller_log: PolicyLog = {"kind": "caller", "text": caller_text}
+        if heard:
+            caller_log["confidence"] = heard
+        await self._log(caller_log, transcripts)
         said = f"[{reply.text}]" if reply.text.strip() else "nothing (keeps listening)"
         logger.info(f"call {self.call_id}: caller [{caller_text}] ({heard}) -> {said} end={reply.end_call}")
         await self._say(reply.text, end_call=reply.end_call, kind="reply")
@@ -279,8 +295,10 @@ class PolicyProcessor(FrameProcessor):
             # serializer sends ``hangup``) once the goodbye's audio has gone out.
             await self.push_frame(EndWorkerFrame(reason="assistant hung up"))
 
-    async def _log(self, payload: dict[str, Any], metadata: dict[str, Any] | None = None) -> None:
+    async def _log(self, payload: PolicyLog, transcripts: list[TranscriptionFrame] | None = None) -> None:
+        """Send ``payload``; a caller log carries the turn's ``transcripts`` as metadata (never sent)."""
         if self._send_logs:
             frame = OutputTransportMessageUrgentFrame(message={"event": "log", **payload})
-            frame.metadata.update(metadata or {})
+            if transcripts is not None:
+                frame.metadata[TURN_TRANSCRIPTS] = transcripts
             await self.push_frame(frame)

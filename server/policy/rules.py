@@ -192,7 +192,7 @@ class RulePolicy:
         """The opening line; it says nothing about the owner because the caller is still unknown."""
         return GREETING
 
-    def respond(self, caller_text: str, heard: Mapping[str, Any] | None = None) -> PolicyReply:
+    def respond(self, caller_text: str, heard: transcript_trust.Heard | None = None) -> PolicyReply:
         """The reply to one finished caller turn; ``heard`` is the ASR's confidence in it, the worst of its
         segments' figures (``transcript_trust.worst``), when the transcriber gives one."""
         if self._ended:

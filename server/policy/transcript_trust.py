@@ -24,8 +24,8 @@ Python, like the policy.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from collections.abc import Iterable
+from typing import Final, Literal, TypedDict
 
 from server.policy import keywords as kw
 
@@ -67,21 +67,39 @@ def understood(p: str) -> bool:
     return any(table.search(p) for table in _INTENTS)
 
 
-def worst(confidences: Iterable[Mapping[str, Any] | None]) -> dict[str, float] | None:
+class Heard(TypedDict, total=False):
+    """A turn's figures, each when known: the policy protocol's ``voice.contract.policy.Heard``, spelled
+    here again because the policy imports nothing of CallSim's (the two are one type to a type checker)."""
+
+    avg_logprob: float
+    no_speech_prob: float
+    compression_ratio: float
+
+
+Figure = Literal["avg_logprob", "no_speech_prob", "compression_ratio"]
+
+
+def _values(given: Iterable[Heard], key: Figure) -> list[float]:
+    """The segments' ``key`` figures, where they are numbers."""
+    return [float(v) for c in given if isinstance(v := c.get(key), (int, float))]
+
+
+def worst(confidences: Iterable[Heard | None]) -> Heard | None:
     """The worst of several segments' figures (a turn's transcripts), or None if none has any."""
     given = [c for c in confidences if c]
     if not given:
         return None
-    lowest = {"avg_logprob": min, "no_speech_prob": max, "compression_ratio": max}
-    out: dict[str, float] = {}
-    for key, pick in lowest.items():
-        values = [float(c[key]) for c in given if isinstance(c.get(key), (int, float))]
-        if values:
-            out[key] = pick(values)
+    out: Heard = {}
+    if logprobs := _values(given, "avg_logprob"):
+        out["avg_logprob"] = min(logprobs)
+    if silences := _values(given, "no_speech_prob"):
+        out["no_speech_prob"] = max(silences)
+    if ratios := _values(given, "compression_ratio"):
+        out["compression_ratio"] = max(ratios)
     return out or None
 
 
-def pooled(pieces: Iterable[tuple[Mapping[str, Any] | None, float]]) -> dict[str, float] | None:
+def pooled(pieces: Iterable[tuple[Heard | None, float]]) -> Heard | None:
     """The figures of a turn heard in pieces (``(figures, audio seconds)`` each): its words' mean
     log-probability and no-speech probability weighted by the pieces' audio, the worst compression ratio.
 
@@ -94,22 +112,25 @@ def pooled(pieces: Iterable[tuple[Mapping[str, Any] | None, float]]) -> dict[str
     total = sum(secs for _, secs in given)
     if not given or total <= 0:
         return worst(c for c, _ in given)
-    out: dict[str, float] = {}
-    for key in ("avg_logprob", "no_speech_prob"):
-        weighted = [(float(c[key]), secs) for c, secs in given if isinstance(c.get(key), (int, float))]
-        if weighted:
-            out[key] = sum(v * w for v, w in weighted) / max(1e-9, sum(w for _, w in weighted))
-    ratios = [
-        float(c["compression_ratio"])
-        for c, _ in given
-        if isinstance(c.get("compression_ratio"), (int, float))
-    ]
-    if ratios:
+    out: Heard = {}
+    if (logprob := _weighted(given, "avg_logprob")) is not None:
+        out["avg_logprob"] = logprob
+    if (silence := _weighted(given, "no_speech_prob")) is not None:
+        out["no_speech_prob"] = silence
+    if ratios := _values((c for c, _ in given), "compression_ratio"):
         out["compression_ratio"] = max(ratios)
     return out or None
 
 
-def doubt(heard: Mapping[str, Any] | None) -> str | None:
+def _weighted(given: list[tuple[Heard, float]], key: Figure) -> float | None:
+    """The pieces' ``key`` figures weighted by their seconds (where they are numbers), or None: none is."""
+    weighted = [(float(v), secs) for c, secs in given if isinstance(v := c.get(key), (int, float))]
+    if not weighted:
+        return None
+    return sum(v * w for v, w in weighted) / max(1e-9, sum(w for _, w in weighted))
+
+
+def doubt(heard: Heard | None) -> str | None:
     """Why the ASR's figures for a turn (``worst`` of its segments) say it may be misheard, or None."""
     if not heard:
         return None
@@ -124,6 +145,6 @@ def doubt(heard: Mapping[str, Any] | None) -> str | None:
     return None
 
 
-def _figure(heard: Mapping[str, Any], key: str, default: float) -> float:
+def _figure(heard: Heard, key: Figure, default: float) -> float:
     value = heard.get(key)
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default

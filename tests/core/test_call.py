@@ -6,13 +6,12 @@ import numpy as np
 
 from tests.fakes import plan, reference, run_core, tone, turn
 from voice.core import events as ev
-from voice.core.audio import ms_to_samples, rms_dbfs
+from voice.core.audio import ms_to_samples
 from voice.core.call import (
     MAX_QUEUED_S,
     AssistantAudio,
     AssistantControl,
     CallCore,
-    EnergyDetector,
     LineClosed,
     PlayoutMark,
 )
@@ -248,18 +247,6 @@ def test_audio_played_out_or_cleared_no_longer_counts_towards_a_flood():
     for _ in range(MAX_QUEUED_S):
         core.receive(AssistantAudio(second), at=core.now)
     assert not core.done
-
-
-def test_energy_detector_floor_is_the_rms_level_in_dbfs():
-    det = EnergyDetector(floor_dbfs=-50.0)
-    quiet, loud = (np.full(320, v, dtype=np.int16) for v in (90, 120))  # -51.2 and -48.7 dBFS
-    assert rms_dbfs(quiet) < -50 < rms_dbfs(loud)
-    assert det.active(quiet) is None and det.active(np.zeros(320, np.int16)) is None
-    assert det.active(loud) == (0, 320)  # below the sample threshold: the whole frame
-    spike = np.zeros(320, dtype=np.int16)
-    spike[100:140] = 3000
-    assert det.active(spike) == (100, 140)
-    assert det.active(np.zeros(0, np.int16)) is None
 
 
 def test_a_clear_over_the_record_cap_still_clears_what_the_caller_hears():

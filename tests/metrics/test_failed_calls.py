@@ -4,12 +4,11 @@ import dataclasses
 
 from voice.app.run.failures import CONNECT_FAILED, failed_call
 from voice.metrics.failed_calls import FIXES, failed_groups, failed_lines
-from voice.metrics.results import call_to_json
 from voice.metrics.simulator import CALLER_SPEECH_FAILED
 
 
 def call(call_id, outcome, detail="", failed=True):
-    return call_to_json(dataclasses.replace(failed_call(call_id, "d", 2, outcome, detail), failed=failed))
+    return dataclasses.replace(failed_call(call_id, "d", 2, outcome, detail), failed=failed)
 
 
 REFUSED = "cannot connect to ws://127.0.0.1:8765/pcm: [Errno 111] Connection refused"

@@ -53,7 +53,7 @@ def test_gates_parse_every_operator_and_refuse_anything_else():
 def test_figures_are_the_row_keys_and_dotted_paths_into_the_summary():
     s = summary(call("a", 400), call("b", 1200, scenario="work"))
     assert summary_value(s, "latency_p50_ms") == 800  # the figures row
-    assert summary_value(s, "latency_ms.p99") == s["latency_ms"]["p99"]  # a path
+    assert summary_value(s, "latency_ms.p99") == s.to_json()["latency_ms"]["p99"]  # a path
     assert summary_value(s, "calls_failed") == 0 and summary_value(s, "served_rate") == 1.0
     assert summary_value(s, "by_scenario.work.latency_p50_ms") == 1200
     assert summary_value(s, "barge_in_success_rate") is None  # no barge-in: no value
@@ -166,7 +166,8 @@ def test_a_goal_gate_on_a_scripted_run_breaks_for_want_of_a_value_and_a_typo_is_
 def test_calls_callsim_failed_on_are_in_no_gate_but_the_verdict_says_them():
     crashed = CallMetrics("c-9", "c-9", "caller_speech_failed", True, 0.0, None, detail="silence")
     s = summarize_run([call("a", 500)[0], crashed], [call("a", 500)[1], {}])
-    assert (s["calls"], s["calls_failed"], s["figures"]["served_rate"]) == (1, 0, 1.0)
+    doc = s.to_json()
+    assert (doc["calls"], doc["calls_failed"], doc["figures"]["served_rate"]) == (1, 0, 1.0)
     assert "simulator_failures.count" in known_figures() and summary_value(s, "simulator_failures.count") == 1
     assert check_simulator({"bot": s}) == [
         "bot: CallSim failed on 1 call(s), not the assistant: redo them (see above)"

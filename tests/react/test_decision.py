@@ -77,3 +77,12 @@ def test_hang_up_and_wait():
 def test_not_an_object_is_refused():
     with pytest.raises(ValueError, match="one JSON object"):
         parse(["say"])
+
+
+def test_the_typed_answer_is_the_schemas_shape() -> None:
+    from voice.react import scripted_caller
+    from voice.react.decision import CallerAnswer
+
+    assert list(CallerAnswer.__annotations__) == output_schema()["required"]
+    assert validate(scripted_caller.say("好的", "x"), output_schema()) == []
+    assert validate(scripted_caller.end("yes", "x"), output_schema()) == []

@@ -104,6 +104,14 @@ def test_known_reply_cer_is_measured_once_and_then_read_from_the_cache(tmp_path)
     assert json.loads(entry.read_text())["cer"] == pytest.approx(2 / 15)
 
 
+def test_the_json_of_a_cer_is_its_fields_in_their_order(tmp_path):
+    import dataclasses
+
+    tts = MemoryTTS()
+    result = known_reply_cer(MemoryASR([], default=""), tts, TEXTS, cache_dir=tmp_path)
+    assert list(result.to_json().items()) == list(dataclasses.asdict(result).items())
+
+
 def test_the_cache_is_keyed_by_transcriber_voice_and_texts(tmp_path):
     tts = MemoryTTS()
     known_reply_cer(Counting(tts), tts, TEXTS, cache_dir=tmp_path)

@@ -159,7 +159,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for r in results:
         print(f"\n{r.target}  ({out / r.slug})")
         print(format_table(r.calls, r.summary))
-        if "by_voice" in r.summary:
+        if r.summary.by_voice:
             print(f"\nby caller voice\n{voice_table(r.summary)}")
     if ray is not None:
         print_nodes(out / "results.json")
@@ -183,8 +183,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from voice.app.report.compare import compare_sides, format_comparison, mismatch_text, pick_sides
+    from voice.app.report.compare import compare_sides, mismatch_text, pick_sides
+    from voice.app.report.comparison import format_comparison
     from voice.metrics.gates import check_options, judge_compare
+    from voice.metrics.model.jsonio import as_json_object
     from voice.metrics.results import summarize_run, write_json
 
     check_options(None, args.fail_if or [], compare=True)
@@ -196,7 +198,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print("callsim: error: " + mismatch_text(doc["mismatch"], refused=True), file=sys.stderr)
         return EXIT_MISMATCH
     if args.json:
-        write_json(Path(args.json), doc)
+        write_json(Path(args.json), as_json_object(doc))
     print(format_comparison(doc))
     for w in [*doc["warnings"], *([doc["speed_index"]["warning"]] if doc["speed_index"]["warning"] else [])]:
         print(f"callsim: warning: {w}", file=sys.stderr)

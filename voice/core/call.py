@@ -13,17 +13,15 @@ place its own speech at any sample of the current or a later frame, so barge-ins
 from __future__ import annotations
 
 import dataclasses
-import enum
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
-
-import numpy as np
 
 from voice.core import events as ev
-from voice.core.audio import FRAME_SAMPLES, SAMPLE_RATE, Pcm, active_bounds, ms_to_samples, shared_silence
+from voice.core.audio import FRAME_SAMPLES, SAMPLE_RATE, Pcm, ms_to_samples, shared_silence
+from voice.core.behaviour import CallerBehaviour, CallState, ScriptedBehaviour
 from voice.core.caller import CallerPlan, PlannedTurn
+from voice.core.detector import EnergyDetector, SpeechDetector
 from voice.core.eventlog import EventLog, bounded_name, bounded_payload
 from voice.core.events import CallEvent
 from voice.core.playout import PlayoutBuffer
@@ -89,49 +87,28 @@ class CallOutcome:
     detail: str = ""
 
 
-class SpeechDetector(Protocol):
-    """Decides whether a heard frame holds speech, and where in it (sample bounds)."""
-
-    def active(self, frame: Pcm) -> tuple[int, int] | None: ...
-
-
-class EnergyDetector:
-    """Speech = a frame above ``floor_dbfs`` RMS; bounds refined to the first/last loud sample."""
-
-    def __init__(self, floor_dbfs: float = -50.0) -> None:
-        self.floor_dbfs = floor_dbfs
-        # the floor as a mean square, so a frame costs one dot product (no log, no temporary arrays)
-        self._floor_square = (10.0 ** (floor_dbfs / 20.0) * 32768.0) ** 2
-
-    def active(self, frame: Pcm) -> tuple[int, int] | None:
-        if not len(frame):
-            return None
-        x = frame.astype(np.float64)
-        if float(np.dot(x, x)) < self._floor_square * len(frame):
-            return None
-        return active_bounds(frame) or (0, len(frame))
-
-
-class _State(enum.Enum):
-    AWAIT_REPLY = "await_reply"
-    IN_REPLY = "in_reply"
-    SPEAKING = "speaking"
-    THINKING = "thinking"  # a reactive caller is making its next turn (voice.core.reactive)
-    CLOSING = "closing"
-    DRAINING = "draining"
-    DONE = "done"
+_HOLD = 1 << 62  # "still speaking": the caller's turn lasts until it is told where it ends
 
 
 class CallCore:
-    """Runs one caller plan.  Feed :meth:`receive`; call :meth:`tick` once per frame until ``done``."""
+    """Runs one caller plan.  Feed :meth:`receive`; call :meth:`tick` once per frame until ``done``.
 
-    def __init__(self, plan: CallerPlan, detector: SpeechDetector | None = None) -> None:
+    ``behaviour`` (by default the plan's script) decides what differs between callers: what it may see and
+    do is "the view of a behaviour" below (:class:`voice.core.behaviour.CallView`)."""
+
+    def __init__(
+        self,
+        plan: CallerPlan,
+        detector: SpeechDetector | None = None,
+        behaviour: CallerBehaviour | None = None,
+    ) -> None:
         self.plan = plan
         self.detector = detector or EnergyDetector()
+        self.behaviour: CallerBehaviour = behaviour or ScriptedBehaviour()
         t = plan.timing
-        self._end_of_reply = ms_to_samples(t.end_of_reply_ms)
+        self.end_of_reply = ms_to_samples(t.end_of_reply_ms)  # a reply has ended after this much silence
         self._response_timeout = ms_to_samples(t.response_timeout_ms)
-        self._hangup_after = ms_to_samples(t.hangup_after_ms)
+        self.hangup_after = ms_to_samples(t.hangup_after_ms)  # the caller hangs up this long after the reply
         self._max_call = ms_to_samples(t.max_call_ms)
         self._drain = ms_to_samples(t.drain_ms)
         self.log = EventLog()  # capped per kind; a runner may stream it to disk (EventLog.stream_to)
@@ -140,11 +117,11 @@ class CallCore:
         self._ear = PlayoutBuffer()  # assistant audio as the caller hears it
         self._mouth = PlayoutBuffer()  # the caller's own scheduled speech
         self._marks: deque[tuple[int, str]] = deque()  # (sample where it has played, name), in that order
-        self._turns: list[PlannedTurn] = list(plan.turns)  # a reactive caller appends as it goes
+        self._turns: list[PlannedTurn] = list(plan.turns)  # a caller that decides as it goes appends
         self._next_turn = 0
         self._close_reason = "completed"  # what the caller says when it hangs up after the last reply
         self._missed = 0
-        self._state = _State.AWAIT_REPLY if plan.expects_greeting else _State.SPEAKING
+        self._state = CallState.AWAIT_REPLY if plan.expects_greeting else CallState.SPEAKING
         self._wait_since = 0
         self._reply_onset = 0
         self._last_speech = -1  # one past the last heard assistant speech sample
@@ -155,17 +132,16 @@ class CallCore:
         self._closed_early = False
         self._close_at = 0
         self._drain_since = 0
-        self._backchannel_done = False
-        self._log(
+        self.note(
             ev.CallStarted(
                 0, plan.dialogue_id, len(plan.turns), plan.expects_greeting, plan.greeting_reference
             )
         )
         for turn in plan.turns:
-            self._log(turn.planned(plan.references[turn.index]))
+            self.note(turn.planned(plan.references[turn.index]))
         if not plan.expects_greeting:
             first = self._turns[0]
-            self._start_turn(first, first.think, mode="first")
+            self.start_turn(first, first.think, mode="first")
 
     # --- inputs -------------------------------------------------------------------------------------
 
@@ -176,7 +152,7 @@ class CallCore:
 
     @property
     def done(self) -> bool:
-        return self._state is _State.DONE
+        return self._state is CallState.DONE
 
     def receive(self, item: LineInput, at: int) -> None:
         """Take what the line delivered at sample ``at`` (never placed before what was already heard)."""
@@ -189,38 +165,38 @@ class CallCore:
                 why = (
                     f"{queued / SAMPLE_RATE:.1f} s of audio queued ahead of playout (cap {MAX_QUEUED_S:g} s)"
                 )
-                self._finish(arrival, "protocol_error", True, f"protocol_error: flood: {why}")
+                self.finish(arrival, "protocol_error", True, f"protocol_error: flood: {why}")
                 return
             start = self._ear.schedule(item.pcm, arrival)
-            self._log(ev.AudioReceived(arrival, len(item.pcm), at, start))
+            self.note(ev.AudioReceived(arrival, len(item.pcm), at, start))
         elif isinstance(item, PlayoutMark):
             due = max(arrival, self._ear.end)
             self._marks.append((due, item.name))
-            self._log(ev.MarkReceived(arrival, item.name, due))
+            self.note(ev.MarkReceived(arrival, item.name, due))
         elif isinstance(item, AssistantControl):
             # the record may be capped (voice.core.eventlog); what the message does never is
-            self._log(ev.ControlReceived(arrival, bounded_name(item.event), bounded_payload(item.payload)))
+            self.note(ev.ControlReceived(arrival, bounded_name(item.event), bounded_payload(item.payload)))
             if item.event == "clear":
-                self._log(ev.PlayoutCleared(arrival, self._ear.clear(arrival)))
+                self.note(ev.PlayoutCleared(arrival, self._ear.clear(arrival)))
                 # the marks of the dropped audio are answered at once, as Twilio does
                 if self._marks:
                     self._marks = deque((arrival, name) for _, name in self._marks)
-            elif item.event == "hangup" and self._state is not _State.DRAINING:
-                self._log(ev.HungUp(arrival, "assistant", str(item.payload.get("reason", ""))))
-                self._state, self._drain_since = _State.DRAINING, arrival
+            elif item.event == "hangup" and self._state is not CallState.DRAINING:
+                self.note(ev.HungUp(arrival, "assistant", str(item.payload.get("reason", ""))))
+                self._state, self._drain_since = CallState.DRAINING, arrival
             elif item.event == "error":
-                self._finish(arrival, "assistant_error", True, str(item.payload.get("message", "")))
+                self.finish(arrival, "assistant_error", True, str(item.payload.get("message", "")))
         else:
-            self._log(ev.LineDropped(arrival, item.reason))
+            self.note(ev.LineDropped(arrival, item.reason))
             fatal = next((r for r in FATAL_LINE_REASONS if item.reason.startswith(r)), None)
             if fatal is not None:
-                self._finish(arrival, fatal, True, item.reason)
-            elif self._state is not _State.DRAINING:
+                self.finish(arrival, fatal, True, item.reason)
+            elif self._state is not CallState.DRAINING:
                 # The assistant closed the line: the caller still hears what had arrived, then the call
                 # ends.  Closing instead of a hangup is a failure unless nothing was left to say.
-                self._closed_early = self._upcoming() is not None or self._state is _State.SPEAKING
+                self._closed_early = self.upcoming is not None or self._state is CallState.SPEAKING
                 self._closed_reason = item.reason
-                self._state, self._drain_since = _State.DRAINING, arrival
+                self._state, self._drain_since = CallState.DRAINING, arrival
 
     # --- the frame clock ----------------------------------------------------------------------------
 
@@ -235,8 +211,8 @@ class CallCore:
                 self._last_speech = s + bounds[1]
             self._advance(s, e, bounds)
             if e >= self._max_call and not self.done:
-                self._finish(e, "call_timeout", True, f"call exceeded {self.plan.timing.max_call_ms:.0f} ms")
-        speaking = self._state is not _State.DRAINING and not self.done
+                self.finish(e, "call_timeout", True, f"call exceeded {self.plan.timing.max_call_ms:.0f} ms")
+        speaking = self._state is not CallState.DRAINING and not self.done
         caller = self._mouth.render(s, FRAME_SAMPLES) if speaking else shared_silence(FRAME_SAMPLES)
         self._frame += 1
         hangup: str | None = None
@@ -245,121 +221,128 @@ class CallCore:
             if self.outcome.reason != "line_closed":
                 hangup = self.outcome.reason
         marks = self._played_marks(e) if self._marks else ()
-        return Tick(frame=k, caller=caller, heard=heard, hangup=hangup, done=self.done, marks=marks)
+        tick = Tick(frame=k, caller=caller, heard=heard, hangup=hangup, done=self.done, marks=marks)
+        self.behaviour.after_frame(self, s, caller)
+        return tick
 
     def _played_marks(self, e: int) -> tuple[str, ...]:
         played: list[str] = []
         while self._marks and self._marks[0][0] <= e:
             due, name = self._marks.popleft()
-            self._log(ev.MarkPlayed(e, name, due))
+            self.note(ev.MarkPlayed(e, name, due))
             played.append(name)
         return tuple(played)
 
     def _advance(self, s: int, e: int, bounds: tuple[int, int] | None) -> None:
         st = self._state
-        if st is _State.AWAIT_REPLY:
+        if st is CallState.AWAIT_REPLY:
             if bounds is not None:
                 self._reply_onset = s + bounds[0]
                 self._missed = 0
-                self._state = _State.IN_REPLY
-                self._backchannel_done = False
-                self._log(ev.ReplyStarted(e, self._next_turn - 1, self._reply_onset))
+                self._state = CallState.IN_REPLY
+                self.note(ev.ReplyStarted(e, self._next_turn - 1, self._reply_onset))
             elif e - self._wait_since >= self._response_timeout:
                 self._missed_reply(e)
-        elif st is _State.IN_REPLY:
+        elif st is CallState.IN_REPLY:
             self._in_reply(e, bounds)
-        elif st is _State.SPEAKING:
+        elif st is CallState.SPEAKING:
             if e >= self._speaking_until:
                 self._wait_since = self._speech_end
-                self._state = _State.AWAIT_REPLY
-        elif st is _State.CLOSING:
+                self._state = CallState.AWAIT_REPLY
+        elif st is CallState.CLOSING:
             if e >= self._close_at:
-                self._log(ev.HungUp(e, "caller", self._close_reason))
-                self._finish(
+                self.note(ev.HungUp(e, "caller", self._close_reason))
+                self.finish(
                     e, "completed", False, "" if self._close_reason == "completed" else self._close_reason
                 )
-        elif st is _State.DRAINING and (self._ear.pending(e) == 0 or e - self._drain_since >= self._drain):
+        elif st is CallState.DRAINING and (self._ear.pending(e) == 0 or e - self._drain_since >= self._drain):
             if self._closed_reason is None:
-                self._finish(e, "assistant_hangup", False)
+                self.finish(e, "assistant_hangup", False)
             else:
-                self._finish(e, "line_closed", self._closed_early, self._closed_reason)
+                self.finish(e, "line_closed", self._closed_early, self._closed_reason)
 
     def _in_reply(self, e: int, bounds: tuple[int, int] | None) -> None:
-        turn = self._upcoming()
-        if self._during_reply(e, turn):
+        turn = self.upcoming
+        if self.behaviour.during_reply(self, e, turn):
             return
-        if bounds is None and e - self._last_speech >= self._end_of_reply:
+        if bounds is None and e - self._last_speech >= self.end_of_reply:
             reply_end = self._last_speech
-            self._log(ev.ReplyEnded(e, self._next_turn - 1, reply_end))
-            if turn is None:
-                self._no_turn_after_reply(e, reply_end)
-                return
-            if turn.barge_in is not None:
-                self._log(ev.BargeInSkipped(e, turn.index, "reply ended before the barge-in point"))
-            self._start_turn(
-                turn, turn.think, mode="after_reply", at=max(reply_end + turn.think, e), after=reply_end
-            )
-
-    def _during_reply(self, e: int, turn: PlannedTurn | None) -> bool:
-        """The scripted cues during a reply: a barge-in (then True: the turn has begun), a backchannel."""
-        if turn is not None and turn.barge_in is not None:
-            # the cue places the caller's first audible sample, not the start of its (padded) audio
-            at = self._reply_onset + turn.barge_in - turn.speech_start
-            if at < e:
-                start = max(at, self.now)
-                onset = start + turn.speech_start
-                self._log(ev.BargedIn(e, turn.index, onset, self._reply_onset, onset - self._reply_onset))
-                self._start_turn(turn, 0, mode="barge_in", at=start)
-                return True
-        if turn is not None and turn.backchannel_at is not None and turn.backchannel_audio is not None:
-            self._backchannel(
-                e, turn.index, turn.backchannel_text or "", turn.backchannel_audio, turn.backchannel_at
-            )
-        return False
-
-    def _backchannel(self, e: int, index: int, text: str, audio: Pcm, offset: int) -> None:
-        """Say ``audio`` (its first audible sample) ``offset`` after the reply's onset, once per reply."""
-        if self._backchannel_done:
-            return
-        b = active_bounds(audio) or (0, len(audio))
-        at = self._reply_onset + offset - b[0]
-        if at < e:
-            self._backchannel_done = True
-            start = max(at, self.now)
-            if self._last_speech >= self.now - self._end_of_reply // 2:
-                begin = self._mouth.schedule(audio, start)
-                self._log(ev.BackchannelSaid(e, index, text, begin + b[0], begin + b[1], self._reply_onset))
-            else:
-                self._log(ev.BackchannelSkipped(e, index, "reply already ended"))
-
-    def _no_turn_after_reply(self, e: int, reply_end: int) -> None:
-        """The reply ended and the caller has nothing more to say: it hangs up a moment later."""
-        self._state, self._close_at = _State.CLOSING, max(reply_end + self._hangup_after, e)
-
-    def _no_turn_after_timeout(self, e: int) -> None:
-        """The last reply never came: the caller gives up."""
-        self._log(ev.HungUp(e, "caller", "no final reply"))
-        self._finish(e, "completed", False, "the last reply never came")
+            self.note(ev.ReplyEnded(e, self._next_turn - 1, reply_end))
+            self.behaviour.after_reply(self, e, reply_end, turn)
 
     def _missed_reply(self, e: int) -> None:
         self._missed += 1
-        self._log(ev.ReplyMissed(e, self._next_turn - 1, e - self._wait_since, self._missed))
+        self.note(ev.ReplyMissed(e, self._next_turn - 1, e - self._wait_since, self._missed))
         if self._missed >= self.plan.timing.max_missed_replies:
-            self._finish(e, "assistant_silent", True, f"{self._missed} replies in a row never came")
+            self.finish(e, "assistant_silent", True, f"{self._missed} replies in a row never came")
             return
-        turn = self._upcoming()
-        if turn is None:
-            self._no_turn_after_timeout(e)
-            return
-        self._start_turn(turn, 0, mode="after_timeout", at=e)
+        self.behaviour.after_timeout(self, e, self.upcoming)
 
-    def _upcoming(self) -> PlannedTurn | None:
+    # --- the record and the end ---------------------------------------------------------------------
+
+    def note(self, event: CallEvent) -> None:
+        """Log an event of the call, in time order: the core's own, its behaviour's, or what a companion of
+        the core did (a reactive caller's decisions)."""
+        self.log.append(event)
+
+    @property
+    def events(self) -> list[CallEvent]:
+        """The records kept in memory so far (every one, unless the log streams to disk: then not ``rx``)."""
+        return self.log.events
+
+    def finish(self, at: int, reason: str, failed: bool, detail: str = "") -> None:
+        """End the call at ``at`` with this outcome, once (the behaviour first logs what it held back)."""
+        if self.done:
+            return
+        self.behaviour.finishing(self, at)
+        self.outcome = CallOutcome(reason, failed, detail)
+        if capped := self.log.capped():
+            self.note(ev.RecordsCapped(at, capped))
+        self.note(ev.CallEnded(at, reason, failed, detail, self._next_turn, len(self._turns)))
+        self._state = CallState.DONE
+
+    # --- the view of a behaviour (voice.core.behaviour.CallView) -----------------------------------------
+
+    @property
+    def state(self) -> CallState:
+        return self._state
+
+    @property
+    def last_reply_onset(self) -> int:
+        """Where the last reply heard began (0 before any)."""
+        return self._reply_onset
+
+    @property
+    def last_assistant_sound(self) -> int:
+        """One past the last sample in which the assistant was heard (-1: never yet)."""
+        return self._last_speech
+
+    @property
+    def turns(self) -> Sequence[PlannedTurn]:
+        """The caller's turns: the plan's, and those added during the call (:meth:`add_turn`)."""
+        return self._turns
+
+    @property
+    def upcoming(self) -> PlannedTurn | None:
+        """The caller's next turn, if it is known."""
         return self._turns[self._next_turn] if self._next_turn < len(self._turns) else None
 
-    def _start_turn(
-        self, turn: PlannedTurn, think: int, *, mode: str, at: int | None = None, after: int | None = None
-    ) -> None:
-        """Schedule ``turn``'s audio at ``at`` (or ``think`` after pick-up); ``after`` is the reply's end."""
+    def add_turn(self, turn: PlannedTurn) -> None:
+        """A turn decided during the call (index ``len(turns)``), to be started with :meth:`start_turn`."""
+        self._turns.append(turn)
+
+    def start_turn(
+        self,
+        turn: PlannedTurn,
+        think: int,
+        *,
+        mode: str,
+        at: int | None = None,
+        after: int | None = None,
+        hold: bool = False,
+    ) -> ev.CallerSpoke:
+        """Schedule ``turn``'s audio at ``at`` (or ``think`` after pick-up); ``after`` is the reply's end.
+        Its ``caller_turn`` record is returned, and logged unless ``hold`` (logged once the rest is in)."""
         start = self._mouth.schedule(turn.audio, at if at is not None else think)
         self._speaking_until = start + len(turn.audio)
         self._speech_end = start + turn.speech_end
@@ -369,27 +352,35 @@ class CallCore:
         )
         if after is not None:  # the think time actually taken: more than planned if the reply ended late
             spoke = dataclasses.replace(spoke, reply_end=after, think=think, gap=start - after)
-        self._log(spoke)
+        if not hold:
+            self.note(spoke)
         self._next_turn = turn.index + 1
-        self._state = _State.SPEAKING
+        self._state = CallState.SPEAKING
+        return spoke
 
-    def _finish(self, at: int, reason: str, failed: bool, detail: str = "") -> None:
-        if self.done:
-            return
-        self.outcome = CallOutcome(reason, failed, detail)
-        if capped := self.log.capped():
-            self._log(ev.RecordsCapped(at, capped))
-        self._log(ev.CallEnded(at, reason, failed, detail, self._next_turn, len(self._turns)))
-        self._state = _State.DONE
+    def set_turn_end(self, until: int | None, speech_end: int | None = None) -> None:
+        """The current turn's audio ends at ``until`` (None: the caller keeps the turn until told, its rest
+        is still coming); ``speech_end`` moves its last audible sample (the reply is awaited from there)."""
+        self._speaking_until = _HOLD if until is None else until
+        if speech_end is not None:
+            self._speech_end = speech_end
 
-    def note(self, event: CallEvent) -> None:
-        """Log what a companion of the core did (the reactive caller's decisions), in time order."""
-        self._log(event)
+    def schedule(self, pcm: Pcm, at: int) -> int:
+        """Caller audio from sample ``at`` (not before :attr:`now`, nor over what is scheduled); its start."""
+        return self._mouth.schedule(pcm, max(at, self.now))
 
-    @property
-    def events(self) -> list[CallEvent]:
-        """The records kept in memory so far (every one, unless the log streams to disk: then not ``rx``)."""
-        return self.log.events
+    def turn_taken(self, index: int) -> None:
+        """Turn ``index`` was said outside :meth:`start_turn` (a person's): the next reply answers it."""
+        self._next_turn = index + 1
 
-    def _log(self, event: CallEvent) -> None:
-        self.log.append(event)
+    def await_reply(self, since: int) -> None:
+        """The caller waits for a reply, counted from ``since`` (for the response timeout)."""
+        self._state, self._wait_since = CallState.AWAIT_REPLY, since
+
+    def think(self) -> None:
+        """The caller is making its next turn: it hears and sends silence until :meth:`start_turn`."""
+        self._state = CallState.THINKING
+
+    def hang_up_at(self, at: int, reason: str) -> None:
+        """The caller hangs up at sample ``at``, saying ``reason`` ("completed": nothing was left to say)."""
+        self._state, self._close_at, self._close_reason = CallState.CLOSING, at, reason

@@ -1,7 +1,9 @@
 """The JSON form of the event log (``events.jsonl``): the one codec of :mod:`voice.core.events`.
 
 Split from the schema so each stays small; :func:`event_to_json` / :func:`event_from_json` are the only
-places that know the JSON form (``docs/events.md``).
+places that know the JSON form (``docs/events.md``).  The JSON value types live here too, in the core, so
+that every room that writes or reads JSON (a recording's ``meta``, a line's wire messages, the result
+files through :mod:`voice.metrics.model.jsonio`) types it the same way.
 """
 
 from __future__ import annotations
@@ -9,12 +11,34 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeAlias
 
 from voice.core.audio import samples_to_ms
 from voice.core.events import EVENT_TYPES, AudioReceived, CallEvent, Event
 from voice.errors import RecordingError
+
+JsonScalar: TypeAlias = str | int | float | bool | None
+JsonValue: TypeAlias = JsonScalar | Sequence["JsonValue"] | Mapping[str, "JsonValue"]
+JsonObject: TypeAlias = Mapping[str, JsonValue]  # an open record (a line's description, a call's labels)
+
+
+def as_json(value: object) -> JsonValue:
+    """A value another part typed its own way (a ``TypedDict``, a tuple) as the JSON it is written as:
+    objects and lists recursively, anything else JSON cannot hold as its ``str`` (as
+    :func:`voice.metrics.model.jsonio.json_bytes` writes it), so that the bytes written do not change."""
+    if value is None or isinstance(value, str | int | float):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): as_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [as_json(v) for v in value]
+    return str(value)
+
+
+def as_json_object(value: Mapping[str, object]) -> dict[str, JsonValue]:
+    """:func:`as_json` of an object (a ``TypedDict``, say), typed as one."""
+    return {str(k): as_json(v) for k, v in value.items()}
 
 
 def event_to_json(event: Event, rate: int) -> dict[str, Any]:

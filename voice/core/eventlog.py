@@ -89,7 +89,7 @@ class EventLog:
         self.events = [e for e in self.events if not isinstance(e, ev.AudioReceived)]
         self._sink, self._keep_audio = sink, False
 
-    def capped(self) -> dict[str, dict[str, int]]:
+    def capped(self) -> dict[str, ev.CapCount]:
         """The kinds that went over the cap: ``{kind: {"received": n, "kept": cap}}``."""
         return {
             kind: {"received": n, "kept": self.cap}

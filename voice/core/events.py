@@ -15,7 +15,7 @@ from __future__ import annotations
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, TypeAlias, TypedDict
 
 
 @dataclass(frozen=True)
@@ -130,6 +130,13 @@ class HungUp(Event):
     reason: str = ""
 
 
+class CapCount(TypedDict):
+    """One capped kind's records: how many the call made, how many the log kept."""
+
+    received: int
+    kept: int
+
+
 @dataclass(frozen=True)
 class RecordsCapped(Event):
     """The assistant sent more of some kinds of record than a call keeps (``voice.core.eventlog``).
@@ -140,7 +147,7 @@ class RecordsCapped(Event):
     """
 
     kind: ClassVar[str] = "capped"
-    counts: Mapping[str, Any] = field(default_factory=dict)
+    counts: Mapping[str, CapCount] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

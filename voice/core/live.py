@@ -8,9 +8,11 @@ samples, so every metric of :mod:`voice.metrics.measure` applies unchanged.  An 
 the assistant is talking and is short (``backchannel_max_ms``) is a backchannel; a longer one is a turn that
 cut in (the metrics find the barge-in from the audio, as for any turn that begins over the assistant).
 
-Everything on the assistant's side (playout, ``clear``, marks, hang-ups, floods) is :class:`CallCore`'s.  The
-person ends the call with :meth:`LiveCallCore.hang_up` (now) or :meth:`LiveCallCore.hang_up_after_reply`
-(the end of a played file: after the reply to what was said, as a scripted caller does).
+Everything on the assistant's side (playout, ``clear``, marks, hang-ups, floods) is the
+:class:`~voice.core.call.CallCore`'s; the person's side is a behaviour it is given (:class:`PersonBehaviour`),
+and :class:`LiveCallCore` is the core built with it.  The person ends the call with
+:meth:`LiveCallCore.hang_up` (now) or :meth:`LiveCallCore.hang_up_after_reply` (the end of a played file:
+after the reply to what was said, as a scripted caller does).
 """
 
 from __future__ import annotations
@@ -21,8 +23,11 @@ import numpy as np
 
 from voice.core import events as ev
 from voice.core.audio import FRAME_SAMPLES, Pcm, ms_to_samples
-from voice.core.call import CallCore, EnergyDetector, SpeechDetector, Tick, _State
+from voice.core.behaviour import CallState, CallView
+from voice.core.call import CallCore
 from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn
+from voice.core.detector import EnergyDetector, SpeechDetector
+from voice.core.front import CallFront
 
 LIVE_DIALOGUE = "live"
 
@@ -49,12 +54,141 @@ class Utterance:
     over_reply: bool  # it began while the assistant was talking
 
 
-class LiveCallCore(CallCore):
-    """A :class:`CallCore` whose caller audio is fed in (:meth:`feed`) and whose turns are detected in it.
+class PersonBehaviour:
+    """What a person does on a call (a :class:`~voice.core.behaviour.CallerBehaviour`): they speak when they
+    like, so their turns, backchannels and barge-ins are found in the audio they sent (:meth:`after_frame`).
 
-    The assistant is expected to speak first (a phone assistant answers).  ``caller_detector``
-    decides which frames of the person's audio hold speech (by default an energy gate at -45 dBFS, above a
-    quiet room's microphone noise); the call's own ``detector`` hears the assistant, as for a scripted call.
+    ``caller_detector`` decides which frames of the person's audio hold speech (by default an energy gate at
+    -45 dBFS, above a quiet room's microphone noise).
+    """
+
+    def __init__(self, timing: LiveTiming, caller_detector: SpeechDetector | None = None) -> None:
+        self._caller_detector = caller_detector or EnergyDetector(floor_dbfs=-45.0)
+        self._end_of_turn = ms_to_samples(timing.end_of_turn_ms)
+        self._min_speech = ms_to_samples(timing.min_speech_ms)
+        self._backchannel_max = ms_to_samples(timing.backchannel_max_ms)
+        self._audible_gap = ms_to_samples(timing.audible_gap_ms)
+        self._last_reply_wait = ms_to_samples(timing.last_reply_wait_ms)
+        self.utterances: list[Utterance] = []
+        self._utt: tuple[int, int, bool, int] | None = None  # start, last audible sample, over reply, onset
+        self._closing_since: int | None = None  # hang_up_after_reply was asked at this sample
+        self._fed_until = 0  # one past the person's audio fed so far
+        self._sent: list[Pcm] = []  # the caller channel so far, frame by frame (for transcripts)
+
+    # --- the person's controls ----------------------------------------------------------------------
+
+    def feed(self, call: CallView, pcm: Pcm, at: int) -> None:
+        """The person's audio, captured and arriving at sample ``at``: it is sent from there on."""
+        if not call.done and len(pcm):
+            self._fed_until = call.schedule(pcm, at) + len(pcm)
+
+    def hang_up(self, call: CallView, at: int, reason: str) -> None:
+        """The person hangs up now (what they were saying is cut)."""
+        if call.done:
+            return
+        self._close_utterance(call, max(at, call.now), force=True)
+        call.note(ev.HungUp(max(at, call.now), "caller", reason))
+        call.finish(max(at, call.now), "completed", False, reason)
+
+    def hang_up_after_reply(self, call: CallView, at: int) -> None:
+        """The person has said everything (fed so far): hang up once the reply to it has ended (or none
+        came in time)."""
+        if self._closing_since is None and not call.done:
+            self._closing_since = max(at, call.now, self._fed_until)
+
+    @property
+    def speaking(self) -> bool:
+        """The person's current utterance has begun and not yet ended."""
+        return self._utt is not None
+
+    def caller_audio(self, start: int, end: int) -> Pcm:
+        """What the caller channel carried over ``[start, end)`` (for an utterance's transcript)."""
+        first, last = start // FRAME_SAMPLES, -(-end // FRAME_SAMPLES)
+        frames = self._sent[first:last]
+        if not frames:
+            return np.zeros(0, np.int16)
+        joined = np.concatenate(frames)
+        return joined[start - first * FRAME_SAMPLES : end - first * FRAME_SAMPLES]
+
+    # --- CallerBehaviour ----------------------------------------------------------------------------
+
+    def during_reply(self, call: CallView, e: int, turn: PlannedTurn | None) -> bool:
+        """No scripted cues: the person barges in and backchannels by speaking."""
+        return False
+
+    def after_reply(self, call: CallView, e: int, reply_end: int, turn: PlannedTurn | None) -> None:
+        """The person speaks when they like (a live plan holds no turns)."""
+        call.await_reply(reply_end)
+
+    def after_timeout(self, call: CallView, e: int, turn: PlannedTurn | None) -> None:
+        """A person may stay silent: the wait simply starts again."""
+        call.await_reply(e)
+
+    def after_frame(self, call: CallView, start: int, caller: Pcm) -> None:
+        """Keep what was sent; find the person's utterances in it; hang up when it is time."""
+        self._sent.append(caller)
+        if not call.done:
+            self._follow_caller(call, start, caller)
+            self._maybe_close(call, start + FRAME_SAMPLES)
+
+    def finishing(self, call: CallView, at: int) -> None:
+        """Nothing is held back: each utterance is logged as it ends."""
+
+    # --- helpers ------------------------------------------------------------------------------------
+
+    def _follow_caller(self, call: CallView, s: int, caller: Pcm) -> None:
+        bounds = self._caller_detector.active(caller)
+        e = s + len(caller)
+        if bounds is not None:
+            if self._utt is None:
+                start = s + bounds[0]
+                talking = self._assistant_talking(call, start)
+                self._utt = (start, s + bounds[1], talking, call.last_reply_onset)
+            else:
+                self._utt = (self._utt[0], s + bounds[1], self._utt[2], self._utt[3])
+        elif self._utt is not None and e - self._utt[1] >= self._end_of_turn:
+            self._close_utterance(call, e)
+
+    def _assistant_talking(self, call: CallView, at: int) -> bool:
+        return call.state is CallState.IN_REPLY and at - call.last_assistant_sound <= self._audible_gap
+
+    def _close_utterance(self, call: CallView, e: int, *, force: bool = False) -> None:
+        if self._utt is None:
+            return
+        start, end, over_reply, onset = self._utt
+        self._utt = None
+        if end - start < self._min_speech and not force:
+            return
+        turn = len(self.utterances)
+        if over_reply and end - start <= self._backchannel_max:
+            call.note(ev.BackchannelSaid(e, turn, "", start, end, onset))
+            return
+        mode = "barge_in" if over_reply else "first" if turn == 0 else "after_reply"
+        call.note(ev.CallerSpoke(e, turn, mode, start, start, end))
+        self.utterances.append(Utterance(turn, start, end, over_reply))
+        call.turn_taken(turn)  # the assistant's next reply answers this turn
+        if call.state is CallState.AWAIT_REPLY:
+            call.await_reply(end)
+
+    def _maybe_close(self, call: CallView, e: int) -> None:
+        """After :meth:`hang_up_after_reply`: hang up when the reply has ended, or none came in time."""
+        since = self._closing_since
+        if since is None or self._utt is not None or call.state is not CallState.AWAIT_REPLY:
+            return
+        heard = call.last_assistant_sound
+        last_reply_end = heard if heard >= 0 else 0
+        if last_reply_end >= since or e - since >= self._last_reply_wait:
+            why = "" if last_reply_end >= since else "the last reply never came"
+            call.hang_up_at(e + call.hangup_after, why or "completed")
+
+
+class LiveCallCore(CallFront):
+    """A :class:`~voice.core.call.CallCore` played by a person (:class:`PersonBehaviour`), with their
+    controls: their audio is fed in (:meth:`feed`) and their turns are detected in it.
+
+    The assistant is expected to speak first (a phone assistant answers).  ``caller_detector`` hears the
+    person (:class:`PersonBehaviour`); the call's own ``detector`` hears the assistant, as for a scripted
+    call.
     """
 
     def __init__(
@@ -75,120 +209,37 @@ class LiveCallCore(CallCore):
             greeting_reference=None,
             timing=CallerTiming(response_timeout_ms=never, max_call_ms=timing.max_call_ms),
         )
-        self._caller_detector = caller_detector or EnergyDetector(floor_dbfs=-45.0)
-        self._end_of_turn = ms_to_samples(timing.end_of_turn_ms)
-        self._min_speech = ms_to_samples(timing.min_speech_ms)
-        self._backchannel_max = ms_to_samples(timing.backchannel_max_ms)
-        self._audible_gap = ms_to_samples(timing.audible_gap_ms)
-        self._last_reply_wait = ms_to_samples(timing.last_reply_wait_ms)
-        self.utterances: list[Utterance] = []
-        self._utt: tuple[int, int, bool, int] | None = None  # start, last audible sample, over reply, onset
-        self._closing_since: int | None = None  # hang_up_after_reply was asked at this sample
-        self._sent: list[Pcm] = []  # the caller channel so far, frame by frame (for transcripts)
-        super().__init__(plan, detector)  # awaiting the greeting; the person speaks when they like
-
-    # --- inputs -------------------------------------------------------------------------------------
+        self.behaviour = PersonBehaviour(timing, caller_detector)
+        # awaiting the greeting; the person speaks when they like
+        super().__init__(CallCore(plan, detector, self.behaviour))
 
     def feed(self, pcm: Pcm, at: int) -> None:
         """The person's audio, captured and arriving at sample ``at``: it is sent from there on."""
-        if not self.done and len(pcm):
-            self._mouth.schedule(pcm, max(at, self.now))
+        self.behaviour.feed(self.call, pcm, at)
 
     def hang_up(self, at: int, reason: str = "the caller hung up") -> None:
         """The person hangs up now (what they were saying is cut)."""
-        if self.done:
-            return
-        self._close_utterance(max(at, self.now), force=True)
-        self._log(ev.HungUp(max(at, self.now), "caller", reason))
-        self._finish(max(at, self.now), "completed", False, reason)
+        self.behaviour.hang_up(self.call, at, reason)
 
     def hang_up_after_reply(self, at: int) -> None:
         """The person has said everything (fed so far): hang up once the reply to it has ended (or none
         came in time)."""
-        if self._closing_since is None and not self.done:
-            self._closing_since = max(at, self.now, self._mouth.end)
+        self.behaviour.hang_up_after_reply(self.call, at)
+
+    @property
+    def utterances(self) -> list[Utterance]:
+        return self.behaviour.utterances
 
     @property
     def last_assistant_sound(self) -> int:
         """One past the last sample in which the assistant was heard (-1: never yet)."""
-        return self._last_speech
+        return self.call.last_assistant_sound
 
     @property
     def speaking(self) -> bool:
         """The person's current utterance has begun and not yet ended."""
-        return self._utt is not None
-
-    # --- the frame clock ----------------------------------------------------------------------------
+        return self.behaviour.speaking
 
     def caller_audio(self, start: int, end: int) -> Pcm:
         """What the caller channel carried over ``[start, end)`` (for an utterance's transcript)."""
-        first, last = start // FRAME_SAMPLES, -(-end // FRAME_SAMPLES)
-        frames = self._sent[first:last]
-        if not frames:
-            return np.zeros(0, np.int16)
-        joined = np.concatenate(frames)
-        return joined[start - first * FRAME_SAMPLES : end - first * FRAME_SAMPLES]
-
-    def tick(self) -> Tick:
-        s = self.now
-        tick = super().tick()
-        self._sent.append(tick.caller)
-        if not self.done:
-            self._follow_caller(s, tick.caller)
-            self._maybe_close(s + FRAME_SAMPLES)
-        return tick
-
-    def _follow_caller(self, s: int, caller: Pcm) -> None:
-        bounds = self._caller_detector.active(caller)
-        e = s + len(caller)
-        if bounds is not None:
-            if self._utt is None:
-                start = s + bounds[0]
-                self._utt = (start, s + bounds[1], self._assistant_talking(start), self._reply_onset)
-            else:
-                self._utt = (self._utt[0], s + bounds[1], self._utt[2], self._utt[3])
-        elif self._utt is not None and e - self._utt[1] >= self._end_of_turn:
-            self._close_utterance(e)
-
-    def _assistant_talking(self, at: int) -> bool:
-        return self._state is _State.IN_REPLY and at - self._last_speech <= self._audible_gap
-
-    def _close_utterance(self, e: int, *, force: bool = False) -> None:
-        if self._utt is None:
-            return
-        start, end, over_reply, onset = self._utt
-        self._utt = None
-        if end - start < self._min_speech and not force:
-            return
-        turn = len(self.utterances)
-        if over_reply and end - start <= self._backchannel_max:
-            self._log(ev.BackchannelSaid(e, turn, "", start, end, onset))
-            return
-        mode = "barge_in" if over_reply else "first" if turn == 0 else "after_reply"
-        self._log(ev.CallerSpoke(e, turn, mode, start, start, end))
-        self.utterances.append(Utterance(turn, start, end, over_reply))
-        self._next_turn = turn + 1  # the assistant's next reply answers this turn
-        if self._state is _State.AWAIT_REPLY:
-            self._wait_since = end
-
-    def _maybe_close(self, e: int) -> None:
-        """After :meth:`hang_up_after_reply`: hang up when the reply has ended, or none came in time."""
-        since = self._closing_since
-        if since is None or self._utt is not None or self._state is not _State.AWAIT_REPLY:
-            return
-        last_reply_end = self._last_speech if self._last_speech >= 0 else 0
-        if last_reply_end >= since or e - since >= self._last_reply_wait:
-            why = "" if last_reply_end >= since else "the last reply never came"
-            self._state, self._close_at = _State.CLOSING, e + self._hangup_after
-            self._close_reason = why or "completed"
-
-    # --- the hooks of CallCore ------------------------------------------------------------------------
-
-    def _during_reply(self, e: int, turn: PlannedTurn | None) -> bool:
-        return False  # no scripted cues: the person barges in and backchannels by speaking
-
-    def _no_turn_after_reply(self, e: int, reply_end: int) -> None:
-        self._state, self._wait_since = _State.AWAIT_REPLY, reply_end  # the person speaks when they like
-
-    def _no_turn_after_timeout(self, e: int) -> None:
-        self._wait_since = e
+        return self.behaviour.caller_audio(start, end)

@@ -4,7 +4,9 @@ A scripted caller knows every turn before the call; a reactive one makes each tu
 the reply it answers has ended, when it decides to cut into a reply that goes on too long, or when no reply
 came.  :class:`ReactiveCallCore` then raises a :class:`TurnRequest` (logged as ``turn_request``) and keeps
 the call going (hearing, sending silence) until a companion — :mod:`voice.react.session`, which transcribes,
-asks the model and synthesizes — answers with :meth:`ReactiveCallCore.supply`.
+asks the model and synthesizes — answers with :meth:`ReactiveCallCore.supply`.  The caller's side is a
+behaviour the one call core is given (:class:`ReactiveBehaviour`); :class:`ReactiveCallCore` is the core
+built with it.
 
 Timing stays honest: a turn is said at ``reply end + think`` as a scripted one would be; if it was not ready
 by then it is said the moment it is, and ``caller_late`` records by how much, so the gap is the
@@ -28,8 +30,11 @@ from dataclasses import dataclass
 
 from voice.core import events as ev
 from voice.core.audio import Pcm, active_bounds
-from voice.core.call import CallCore, SpeechDetector, _State
+from voice.core.behaviour import CallState, CallView, ScriptedBehaviour
+from voice.core.call import CallCore
 from voice.core.caller import CallerPlan, PlannedTurn
+from voice.core.detector import SpeechDetector
+from voice.core.front import CallFront
 
 
 @dataclass(frozen=True)
@@ -88,16 +93,194 @@ class TurnRequest:
     reply_end: int | None = None  # reply_ended: where it ended
 
 
-_HOLD = 1 << 62  # "still speaking" while a turn's rest is being voiced
-
-
 def _longest(old: tuple[int, int] | None, gap: tuple[int, int]) -> tuple[int, int]:
     """The turn's mid-turn pause: one gap only, so the longest of them."""
     return old if old is not None and old[1] - old[0] >= gap[1] - gap[0] else gap
 
 
-class ReactiveCallCore(CallCore):
-    """A :class:`CallCore` whose turns after the first come one at a time through :meth:`supply`.
+class ReactiveBehaviour:
+    """A caller that makes each turn when it is needed (a :class:`~voice.core.behaviour.CallerBehaviour`):
+    it raises a :class:`TurnRequest` and the turn comes through :meth:`supply` (and :meth:`extend`).
+
+    A turn planned before the call keeps its scripted cues.  ``first_cues`` apply to the first reply; at
+    ``max_turns`` caller turns the caller hangs up after the next reply ("turn limit").
+    """
+
+    def __init__(self, max_turns: int, first_cues: ReplyCues = ReplyCues()) -> None:
+        self.max_turns = max_turns
+        self._script = ScriptedBehaviour()  # for turns planned before the call, and to place backchannels
+        self._cues = first_cues
+        self.request: TurnRequest | None = None  # the turn the caller is waiting for
+        self._asked_interrupt = False  # one interrupt question per reply
+        self._streaming: _Streaming | None = None
+
+    # --- the caller's controls ----------------------------------------------------------------------
+
+    def guess(self, call: CallView, quiet: int) -> TurnRequest | None:
+        """The request the call will raise if the reply it hears has ended, once it has been quiet
+        ``quiet`` samples (less than the end-of-reply silence); None when no such request is coming."""
+        if call.done or call.state is not CallState.IN_REPLY or self.request is not None:
+            return None
+        index, heard = len(call.turns), call.last_assistant_sound
+        if index >= self.max_turns or call.upcoming is not None or call.now - heard < quiet:
+            return None
+        return TurnRequest(index, "reply_ended", call.now, call.last_reply_onset, heard)
+
+    def supply(self, call: CallView, move: CallerMove, at: int) -> None:
+        """Answer the pending request with ``move``, ready at sample ``at`` (at least the next frame)."""
+        req = self.request
+        if req is None or call.done:
+            return
+        self.request = None
+        ready = max(at, call.now)
+        if isinstance(move, Wait):
+            if req.reason != "interrupt":  # the reply ended while the caller made up its mind: ask again
+                self.request = req
+                call.note(ev.TurnRequested(ready, req.turn, req.reason, req.reply_end))
+            return  # the reply simply goes on
+        if isinstance(move, HangUp):
+            self._hang_up(call, req, move.reason, ready)
+            return
+        turn = move.turn
+        if turn.index != req.turn:
+            raise ValueError(f"supplied turn {turn.index}, but turn {req.turn} was requested")
+        call.add_turn(turn)
+        planned = dataclasses.replace(turn.planned(None), t=ready)
+        if move.more:
+            self._streaming = _Streaming(turn.index, planned)  # logged with the rest (extend)
+        else:
+            call.note(planned)
+        self._cues, self._asked_interrupt = move.cues, False
+        hold = move.more  # its caller_turn record waits for the rest, whose speech end is the turn's
+        if req.reason == "interrupt" and call.state is CallState.IN_REPLY:
+            onset, reply = ready + turn.speech_start, call.last_reply_onset
+            call.note(ev.BargedIn(ready, turn.index, onset, reply, onset - reply))
+            spoke = call.start_turn(turn, 0, mode="barge_in", at=ready, hold=hold)
+        elif req.reply_end is not None:
+            # as a scripted turn: ``think`` after the reply's end, but not before the end was noticed
+            due = max(req.reply_end + turn.think, req.at)
+            if ready > due:
+                call.note(ev.CallerLate(ready, turn.index, due, ready - due))
+            spoke = call.start_turn(
+                turn, turn.think, mode="after_reply", at=max(due, ready), after=req.reply_end, hold=hold
+            )
+        else:
+            spoke = call.start_turn(turn, 0, mode="after_timeout", at=ready, hold=hold)
+        if (s := self._streaming) is not None:  # the caller keeps the turn until its rest is in
+            s.start, s.end, s.spoke = spoke.audio_start, spoke.audio_start + len(turn.audio), spoke
+            call.set_turn_end(None)
+
+    def extend(
+        self, call: CallView, index: int, pcm: Pcm, at: int, *, said: str | None = None, more: bool = False
+    ) -> None:
+        """The next piece of turn ``index``, ready at sample ``at`` (:meth:`ReactiveCallCore.extend`)."""
+        s = self._streaming
+        if s is None or s.turn != index:
+            return
+        if said is not None:  # the records say what was said, should the call end before the rest comes
+            s.planned = dataclasses.replace(s.planned, text=said)
+        bounds = active_bounds(pcm) if len(pcm) else None
+        if bounds is None or call.done:
+            call.set_turn_end(s.end)
+            self._flush(call)
+            return
+        start = call.schedule(pcm, at)
+        late = start > s.end
+        if late:  # this piece was not ready when the audio before it ended: the simulator's gap
+            call.note(ev.CallerLate(start, index, s.end, start - s.end))
+        s.end, speech_end = start + len(pcm), start + bounds[1]
+        call.set_turn_end(None, speech_end)  # still held: the reply is awaited from the new speech end
+        s.planned = dataclasses.replace(
+            s.planned, audio_samples=s.end - s.start, speech_end=speech_end - s.start
+        )
+        if (spoke := s.spoke) is not None:
+            pause = _longest(spoke.pause, (spoke.speech_end, start + bounds[0])) if late else spoke.pause
+            s.spoke = dataclasses.replace(spoke, speech_end=speech_end, pause=pause)
+        if more:
+            return  # the caller keeps the turn for the next piece
+        call.set_turn_end(s.end)
+        self._flush(call)
+
+    def _flush(self, call: CallView) -> None:
+        """Log a streamed turn's held records (as they stand: the call may end before its rest is in)."""
+        s, self._streaming = self._streaming, None
+        if s is not None:
+            call.note(s.planned)
+            if s.spoke is not None:
+                call.note(s.spoke)
+
+    # --- CallerBehaviour ----------------------------------------------------------------------------
+
+    def during_reply(self, call: CallView, e: int, turn: PlannedTurn | None) -> bool:
+        """A planned turn's scripted cues; else this reply's cues: a backchannel, a question to cut in."""
+        if turn is not None:
+            return self._script.during_reply(call, e, turn)
+        cues, index = self._cues, len(call.turns)
+        if cues.backchannel_audio is not None and cues.backchannel_at is not None:
+            self._script.backchannel(
+                call, e, index, cues.backchannel_text or "", cues.backchannel_audio, cues.backchannel_at
+            )
+        limit = cues.interrupt_after
+        if limit is not None and not self._asked_interrupt and e - call.last_reply_onset >= limit:
+            self._asked_interrupt = True
+            self._ask(call, e, "interrupt", None)
+        return False
+
+    def after_reply(self, call: CallView, e: int, reply_end: int, turn: PlannedTurn | None) -> None:
+        """A planned turn as scripted; else the caller asks for its next turn (or hangs up at the limit)."""
+        if turn is not None:
+            self._script.after_reply(call, e, reply_end, turn)
+            return
+        req = self.request
+        if req is not None and req.reason == "interrupt":  # the reply ended before the caller cut in
+            call.note(ev.BargeInSkipped(e, req.turn, "reply ended before the caller was ready to cut in"))
+            self.request = TurnRequest(req.turn, "reply_ended", req.at, call.last_reply_onset, reply_end)
+            call.think()
+            return
+        self._ask(call, e, "reply_ended", reply_end)
+
+    def after_timeout(self, call: CallView, e: int, turn: PlannedTurn | None) -> None:
+        """A planned turn as scripted; else the caller asks for its next turn."""
+        if turn is not None:
+            self._script.after_timeout(call, e, turn)
+            return
+        self._ask(call, e, "reply_missed", None)
+
+    def after_frame(self, call: CallView, start: int, caller: Pcm) -> None:
+        """Nothing: the caller's moves come through :meth:`supply`."""
+
+    def finishing(self, call: CallView, at: int) -> None:
+        """A turn still streaming is logged as it stands."""
+        if self._streaming is not None:
+            call.set_turn_end(self._streaming.end)
+            self._flush(call)
+
+    # --- helpers --------------------------------------------------------------------------------------
+
+    def _ask(self, call: CallView, e: int, reason: str, reply_end: int | None) -> None:
+        index = len(call.turns)
+        if index >= self.max_turns and reason != "interrupt":
+            self._hang_up(call, TurnRequest(index, reason, e, None, reply_end), "turn limit", e)
+            return
+        if index >= self.max_turns:
+            return
+        onset = call.last_reply_onset if reason != "reply_missed" else None
+        self.request = TurnRequest(index, reason, e, onset, reply_end)
+        call.note(ev.TurnRequested(e, index, reason, reply_end))
+        if reason != "interrupt":
+            call.think()
+
+    def _hang_up(self, call: CallView, req: TurnRequest, reason: str, ready: int) -> None:
+        if req.reply_end is None:  # mid-reply or after a missed one: at once
+            call.note(ev.HungUp(ready, "caller", reason))
+            call.finish(ready, "completed", False, reason)
+            return
+        call.hang_up_at(max(req.reply_end + call.hangup_after, ready), reason)
+
+
+class ReactiveCallCore(CallFront):
+    """A :class:`~voice.core.call.CallCore` whose caller decides as it goes (:class:`ReactiveBehaviour`):
+    its turns after the first come one at a time through :meth:`supply`.
 
     ``plan.turns`` holds what is known before the call: the first turn when the caller speaks first, else
     nothing.  ``first_cues`` apply to the first reply (the greeting or the answer to the first turn).  At
@@ -112,22 +295,23 @@ class ReactiveCallCore(CallCore):
         first_cues: ReplyCues = ReplyCues(),
         detector: SpeechDetector | None = None,
     ) -> None:
-        self.max_turns = max_turns
-        self._cues = first_cues
-        self._request: TurnRequest | None = None
-        self._asked_interrupt = False  # one interrupt question per reply
-        self._streaming: _Streaming | None = None
-        super().__init__(plan, detector)
+        self.behaviour = ReactiveBehaviour(max_turns, first_cues)
+        super().__init__(CallCore(plan, detector, self.behaviour))
+
+    @property
+    def max_turns(self) -> int:
+        return self.behaviour.max_turns
 
     @property
     def request(self) -> TurnRequest | None:
         """The turn the caller is waiting for, or None."""
-        return None if self.done else self._request
+        return None if self.done else self.behaviour.request
 
     @property
     def reply_onset(self) -> int | None:
         """Where the reply being heard began (None: none is being heard)."""
-        return self._reply_onset if self._state is _State.IN_REPLY and not self.done else None
+        in_reply = self.call.state is CallState.IN_REPLY and not self.done
+        return self.call.last_reply_onset if in_reply else None
 
     def guess(self, quiet: int) -> TurnRequest | None:
         """The request this core will raise if the reply it hears has ended, once it has been quiet
@@ -136,53 +320,11 @@ class ReactiveCallCore(CallCore):
         For a companion that decides early (issue 26): if the request that comes is this one (the same
         turn, reply onset and end: nothing more was heard), the decision made for the guess is its decision.
         """
-        if self.done or self._state is not _State.IN_REPLY or self._request is not None:
-            return None
-        index = len(self._turns)
-        if index >= self.max_turns or self._upcoming() is not None or self.now - self._last_speech < quiet:
-            return None
-        return TurnRequest(index, "reply_ended", self.now, self._reply_onset, self._last_speech)
+        return self.behaviour.guess(self.call, quiet)
 
     def supply(self, move: CallerMove, at: int) -> None:
         """Answer the pending request with ``move``, ready at sample ``at`` (at least the next frame)."""
-        req = self._request
-        if req is None or self.done:
-            return
-        self._request = None
-        ready = max(at, self.now)
-        if isinstance(move, Wait):
-            if req.reason != "interrupt":  # the reply ended while the caller made up its mind: ask again
-                self._request = req
-                self._log(ev.TurnRequested(ready, req.turn, req.reason, req.reply_end))
-            return  # the reply simply goes on
-        if isinstance(move, HangUp):
-            self._hang_up(req, move.reason, ready)
-            return
-        turn = move.turn
-        if turn.index != req.turn:
-            raise ValueError(f"supplied turn {turn.index}, but turn {req.turn} was requested")
-        self._turns.append(turn)
-        planned = dataclasses.replace(turn.planned(None), t=ready)
-        if move.more:
-            self._streaming = _Streaming(turn.index, planned)  # logged with the rest (extend)
-        else:
-            self._log(planned)
-        self._cues, self._asked_interrupt, self._backchannel_done = move.cues, False, False
-        if req.reason == "interrupt" and self._state is _State.IN_REPLY:
-            onset = ready + turn.speech_start
-            self._log(ev.BargedIn(ready, turn.index, onset, self._reply_onset, onset - self._reply_onset))
-            self._start_turn(turn, 0, mode="barge_in", at=ready)
-        elif req.reply_end is not None:
-            # as a scripted turn: ``think`` after the reply's end, but not before the end was noticed
-            due = max(req.reply_end + turn.think, req.at)
-            if ready > due:
-                self._log(ev.CallerLate(ready, turn.index, due, ready - due))
-            self._start_turn(turn, turn.think, mode="after_reply", at=max(due, ready), after=req.reply_end)
-        else:
-            self._start_turn(turn, 0, mode="after_timeout", at=ready)
-        if (s := self._streaming) is not None:  # the caller keeps the turn until its rest is in
-            s.start, s.end = self._speaking_until - len(turn.audio), self._speaking_until
-            self._speaking_until = _HOLD
+        self.behaviour.supply(self.call, move, at)
 
     def extend(self, index: int, pcm: Pcm, at: int, *, said: str | None = None, more: bool = False) -> None:
         """The next piece of turn ``index`` (supplied by its first clause), ready at sample ``at``: played
@@ -192,100 +334,4 @@ class ReactiveCallCore(CallCore):
         the turn ends with this one.  Empty: the turn ends with what was scheduled.  ``said`` (the text said
         with this piece) replaces the turn's text in its records, which then say what the caller really said
         if the turn or the call ends here."""
-        s = self._streaming
-        if s is None or s.turn != index:
-            return
-        if said is not None:  # the records say what was said, should the call end before the rest comes
-            s.planned = dataclasses.replace(s.planned, text=said)
-        bounds = active_bounds(pcm) if len(pcm) else None
-        if bounds is None or self.done:
-            self._speaking_until = s.end
-            self._flush()
-            return
-        start = self._mouth.schedule(pcm, max(at, self.now))
-        late = start > s.end
-        if late:  # this piece was not ready when the audio before it ended: the simulator's gap
-            self._log(ev.CallerLate(start, index, s.end, start - s.end))
-        s.end, self._speech_end = start + len(pcm), start + bounds[1]
-        s.planned = dataclasses.replace(
-            s.planned, audio_samples=s.end - s.start, speech_end=self._speech_end - s.start
-        )
-        if (spoke := s.spoke) is not None:
-            pause = _longest(spoke.pause, (spoke.speech_end, start + bounds[0])) if late else spoke.pause
-            s.spoke = dataclasses.replace(spoke, speech_end=self._speech_end, pause=pause)
-        if more:
-            return  # the caller keeps the turn (``_speaking_until`` stays held) for the next piece
-        self._speaking_until = s.end
-        self._flush()
-
-    def _flush(self) -> None:
-        """Log a streamed turn's held records (as they stand: the call may end before its rest is in)."""
-        s, self._streaming = self._streaming, None
-        if s is not None:
-            self._log(s.planned)
-            if s.spoke is not None:
-                self._log(s.spoke)
-
-    # --- the hooks of CallCore ------------------------------------------------------------------------
-
-    def _log(self, event: ev.CallEvent) -> None:
-        s = self._streaming
-        if s is not None and s.spoke is None and isinstance(event, ev.CallerSpoke) and event.turn == s.turn:
-            s.spoke = event  # held: its speech end is the rest's
-            return
-        super()._log(event)
-
-    def _finish(self, at: int, reason: str, failed: bool, detail: str = "") -> None:
-        if self._streaming is not None and not self.done:
-            self._speaking_until = self._streaming.end
-            self._flush()
-        super()._finish(at, reason, failed, detail)
-
-    def _during_reply(self, e: int, turn: PlannedTurn | None) -> bool:
-        if turn is not None:  # a turn planned before the call keeps its scripted cues
-            return super()._during_reply(e, turn)
-        cues, index = self._cues, len(self._turns)
-        if cues.backchannel_audio is not None and cues.backchannel_at is not None:
-            self._backchannel(
-                e, index, cues.backchannel_text or "", cues.backchannel_audio, cues.backchannel_at
-            )
-        limit = cues.interrupt_after
-        if limit is not None and not self._asked_interrupt and e - self._reply_onset >= limit:
-            self._asked_interrupt = True
-            self._ask(e, "interrupt", None)
-        return False
-
-    def _no_turn_after_reply(self, e: int, reply_end: int) -> None:
-        req = self._request
-        if req is not None and req.reason == "interrupt":  # the reply ended before the caller cut in
-            self._log(ev.BargeInSkipped(e, req.turn, "reply ended before the caller was ready to cut in"))
-            self._request = TurnRequest(req.turn, "reply_ended", req.at, self._reply_onset, reply_end)
-            self._state = _State.THINKING
-            return
-        self._ask(e, "reply_ended", reply_end)
-
-    def _no_turn_after_timeout(self, e: int) -> None:
-        self._ask(e, "reply_missed", None)
-
-    # --- helpers --------------------------------------------------------------------------------------
-
-    def _ask(self, e: int, reason: str, reply_end: int | None) -> None:
-        index = len(self._turns)
-        if index >= self.max_turns and reason != "interrupt":
-            self._hang_up(TurnRequest(index, reason, e, None, reply_end), "turn limit", e)
-            return
-        if index >= self.max_turns:
-            return
-        onset = self._reply_onset if reason != "reply_missed" else None
-        self._request = TurnRequest(index, reason, e, onset, reply_end)
-        self._log(ev.TurnRequested(e, index, reason, reply_end))
-        if reason != "interrupt":
-            self._state = _State.THINKING
-
-    def _hang_up(self, req: TurnRequest, reason: str, ready: int) -> None:
-        self._close_reason = reason
-        if req.reply_end is None:  # mid-reply or after a missed one: at once
-            self._log(ev.HungUp(ready, "caller", reason))
-            self._finish(ready, "completed", False, reason)
-            return
-        self._state, self._close_at = _State.CLOSING, max(req.reply_end + self._hangup_after, ready)
+        self.behaviour.extend(self.call, index, pcm, at, said=said, more=more)

@@ -3,8 +3,10 @@
 ``voice.dialogues`` is the public face (``from voice.dialogues import load_dialogues, Dialogue``): the names
 a dialogue's user reaches for, re-exported from the modules that define them:
 
-- :mod:`voice.dialogues.schema`: the frozen records and the strict JSONL loader;
+- :mod:`voice.dialogues.records`: the frozen records (a dialogue, its turns, their cues);
+- :mod:`voice.dialogues.schema`: the strict JSONL loader;
 - :mod:`voice.dialogues.validation`: the rules a dialogue object is held to, every problem located;
+- :mod:`voice.dialogues.rows`: a line's typed shape once it passed them, what the loader builds from;
 - :mod:`voice.dialogues.annotations`: the optional annotations the checklist judge reads;
 - :mod:`voice.dialogues.annotation_file`: the same annotations kept in a file apart, merged by the loader;
 - :mod:`voice.dialogues.stats`: coverage counts of a loaded set (``callsim data stats``).
@@ -15,8 +17,7 @@ they are imported in does not matter.  No ``from __future__ import annotations``
 """
 
 from voice.dialogues.annotations import DialogueAnnotations, TurnAnnotations
-from voice.dialogues.schema import (
-    BUNDLED_FILE,
+from voice.dialogues.records import (
     AssistantTurn,
     Backchannel,
     CallerTurn,
@@ -24,6 +25,9 @@ from voice.dialogues.schema import (
     PauseInside,
     Preset,
     Turn,
+)
+from voice.dialogues.schema import (
+    BUNDLED_FILE,
     bundled_dialogues_path,
     load_dialogues,
     parse_dialogue,

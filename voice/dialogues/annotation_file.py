@@ -21,11 +21,11 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from voice.dialogues import annotations as ann
 from voice.dialogues.annotations import DialogueAnnotations, TurnAnnotations
-from voice.dialogues.schema import AssistantTurn, CallerTurn, Dialogue
+from voice.dialogues.records import AssistantTurn, CallerTurn, Dialogue
 from voice.errors import DialogueProblem
 
 DRAFT = (
@@ -89,8 +89,8 @@ def _turns(dialogue: Dialogue, entries: Any, add: _Collector) -> dict[int, TurnA
         keys = {k: v for k, v in entry.items() if k in ann.TURN_KEYS}
         before = len(add.problems)
         ann.check_turn({"text": reply.text, **keys}, at, add)
-        if len(add.problems) == before:
-            found[index] = ann.turn_annotations(keys)
+        if len(add.problems) == before:  # checked: the line's annotations are a TurnNotesRow now
+            found[index] = ann.turn_annotations(cast(ann.TurnNotesRow, keys))
     return found
 
 
@@ -117,8 +117,8 @@ def _entry(obj: Any, by_id: dict[str, Dialogue], add: _Collector) -> Dialogue | 
     turns = _turns(dialogue, obj.get("turns", []), add)
     if add.problems:
         return None
-    if ann.DIALOGUE_KEYS & set(obj):
-        notes = ann.dialogue_annotations(obj)
+    if ann.DIALOGUE_KEYS & set(obj):  # checked, as turns were
+        notes = ann.dialogue_annotations(cast(ann.DialogueNotesRow, obj))
     merged = tuple(
         replace(t, annotations=turns[i]) if i in turns and isinstance(t, AssistantTurn) else t
         for i, t in enumerate(dialogue.turns)

@@ -29,7 +29,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Required, TypedDict
 
 from voice.errors import nearest
 
@@ -69,6 +69,31 @@ class DialogueAnnotations:
 
     private: tuple[PrivateFact, ...] = ()
     scam: bool = False
+
+
+class TurnNotesRow(TypedDict, total=False):
+    """An assistant turn's annotations as its line holds them once :func:`check_turn` found no problem."""
+
+    key_points: list[list[str]]
+    context_points: list[list[str]]
+    must_not: list[str]
+    should_ask: bool
+    should_end: bool
+
+
+class PrivateFactRow(TypedDict, total=False):
+    """One of ``private`` once checked: phrases, digits or both."""
+
+    fact: Required[str]
+    phrases: list[str]
+    digits: int
+
+
+class DialogueNotesRow(TypedDict, total=False):
+    """A dialogue's own annotations as its line holds them once :func:`check_dialogue` found no problem."""
+
+    private: list[PrivateFactRow]
+    scam: bool
 
 
 def json_kind(value: Any) -> str:
@@ -216,7 +241,7 @@ def _tuple(value: Sequence[str]) -> tuple[str, ...]:
     return tuple(p.strip() for p in value)
 
 
-def turn_annotations(obj: Mapping[str, Any]) -> TurnAnnotations:
+def turn_annotations(obj: TurnNotesRow) -> TurnAnnotations:
     """Build the annotations of an assistant turn that passed :func:`check_turn`."""
     return TurnAnnotations(
         key_points=tuple(_tuple(p) for p in obj.get("key_points", ())),
@@ -227,7 +252,7 @@ def turn_annotations(obj: Mapping[str, Any]) -> TurnAnnotations:
     )
 
 
-def dialogue_annotations(obj: Mapping[str, Any]) -> DialogueAnnotations:
+def dialogue_annotations(obj: DialogueNotesRow) -> DialogueAnnotations:
     """Build the annotations of a dialogue that passed :func:`check_dialogue`."""
     private = tuple(
         PrivateFact(f["fact"].strip(), _tuple(f.get("phrases", ())), f.get("digits"))

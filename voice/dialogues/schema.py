@@ -1,6 +1,8 @@
-"""CallBench dialogues: frozen records and a strict JSONL loader that reports every problem at once.
+"""CallBench dialogues: a strict JSONL loader that reports every problem at once.
 
-A dialogue file holds one JSON object per line.  Each dialogue is a scripted call: the owner's preset, both
+A dialogue file holds one JSON object per line, read into the frozen records of
+:mod:`voice.dialogues.records` (importable from here too), with a file of annotations merged in if one is
+given (:mod:`voice.dialogues.annotation_file`).  Each dialogue is a scripted call: the owner's preset, both
 parties' goals, and alternating caller/assistant turns, where caller turns may carry timing cues (a pause
 before speaking, a barge-in, a mid-turn pause, a backchannel).  The assistant's turns are reference replies,
 never played to the assistant under test.
@@ -19,130 +21,30 @@ import functools
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Any, cast
 
 from voice.dialogues import annotations as ann
-from voice.dialogues.annotations import DialogueAnnotations, TurnAnnotations
-from voice.dialogues.validation import (
-    MAX_LINE_BYTES,
-    PresetType,
-    Relation,
-    Scenario,
-    VoiceCheck,
-    check_dialogue_object,
+from voice.dialogues.annotation_file import apply_annotations
+from voice.dialogues.records import (
+    AssistantTurn,
+    Backchannel,
+    CallerTurn,
+    Dialogue,
+    PauseInside,
+    Preset,
+    Turn,
 )
+from voice.dialogues.rows import DialogueRow
+from voice.dialogues.validation import MAX_LINE_BYTES, VoiceCheck, check_dialogue_object
 from voice.errors import FILE, DialogueError, DialogueProblem
 
 BUNDLED_FILE = "callbench_sample.jsonl"
 
 
-@dataclass(frozen=True)
-class Preset:
-    """The owner's explicit instruction; ``text`` is "" when ``type`` is "none"."""
-
-    type: PresetType
-    text: str
-
-
-@dataclass(frozen=True)
-class PauseInside:
-    """The caller stops after ``after`` for ``ms``, then goes on; the assistant should not take the turn."""
-
-    after: str
-    ms: int
-
-
-@dataclass(frozen=True)
-class Backchannel:
-    """A short acknowledgement said ``at_ms`` after the onset of the assistant's previous reply."""
-
-    text: str
-    at_ms: int
-
-
-@dataclass(frozen=True)
-class CallerTurn:
-    """What the simulated caller says, with optional timing cues (all in ms, ``None`` when absent)."""
-
-    text: str
-    pause_before_ms: int | None = None
-    barge_in_ms: int | None = None
-    pause_inside: PauseInside | None = None
-    backchannel: Backchannel | None = None
-
-    @property
-    def role(self) -> Literal["caller"]:
-        return "caller"
-
-    def segments(self) -> tuple[str, ...]:
-        """The text as spoken: split in two around a mid-turn pause, else one piece."""
-        if self.pause_inside is None:
-            return (self.text,)
-        cut = len(self.pause_inside.after)
-        return (self.text[:cut], self.text[cut:])
-
-
-@dataclass(frozen=True)
-class AssistantTurn:
-    """A reference reply: what an excellent assistant would say here (used for scoring, never played)."""
-
-    text: str
-    annotations: TurnAnnotations = field(default_factory=TurnAnnotations)
-
-    @property
-    def role(self) -> Literal["assistant"]:
-        return "assistant"
-
-
-Turn: TypeAlias = CallerTurn | AssistantTurn
-
-
-@dataclass(frozen=True)
-class Dialogue:
-    """One scripted call; ``source``/``line`` locate it in its file for error messages and reports."""
-
-    id: str
-    scenario: Scenario
-    preset: Preset
-    owner_goal: str
-    caller_goal: str
-    relation: Relation
-    turns: tuple[Turn, ...]
-    source: str = ""
-    line: int = 0
-    annotations: DialogueAnnotations = field(default_factory=DialogueAnnotations)
-    caller_voice: str | None = None  # the caller's voice, pinned (voice.app.run.caller_voices); None: drawn
-    caller_sex: str | None = None  # or only its sex
-
-    @property
-    def caller_turns(self) -> tuple[CallerTurn, ...]:
-        return tuple(t for t in self.turns if isinstance(t, CallerTurn))
-
-    @property
-    def assistant_turns(self) -> tuple[AssistantTurn, ...]:
-        return tuple(t for t in self.turns if isinstance(t, AssistantTurn))
-
-    def previous_assistant(self, index: int) -> AssistantTurn | None:
-        """The assistant turn right before ``turns[index]`` (what a barge-in or backchannel overlaps)."""
-        if index > 0 and isinstance(prev := self.turns[index - 1], AssistantTurn):
-            return prev
-        return None
-
-    def assistant_view(self) -> dict[str, Any]:
-        """Only what the assistant under test may know; the caller's goal would leak the answer key."""
-        return {
-            "id": self.id,
-            "scenario": self.scenario,
-            "preset": {"type": self.preset.type, "text": self.preset.text},
-            "owner_goal": self.owner_goal,
-        }
-
-
-def _build(obj: dict[str, Any], path: str, line: int) -> Dialogue:
-    """Construct a Dialogue from an object that passed every check (so indexing cannot fail)."""
+def _build(obj: DialogueRow, path: str, line: int) -> Dialogue:
+    """Construct a Dialogue from a line that passed every check (so indexing cannot fail)."""
     turns: list[Turn] = []
     for t in obj["turns"]:
         if t["role"] == "assistant":
@@ -157,12 +59,19 @@ def _build(obj: dict[str, Any], path: str, line: int) -> Dialogue:
             else None
         )
         turns.append(CallerTurn(t["text"], t.get("pause_before_ms"), t.get("barge_in_ms"), pause, bc))
-    preset = Preset(obj["preset"]["type"], obj["preset"].get("text") or "")
-    fields = {k: obj[k] for k in ("id", "scenario", "owner_goal", "caller_goal", "relation")}
-    notes = ann.dialogue_annotations(obj)
-    pins = {k: obj[k] for k in ("caller_voice", "caller_sex") if k in obj}
     return Dialogue(
-        **fields, preset=preset, turns=tuple(turns), source=path, line=line, annotations=notes, **pins
+        id=obj["id"],
+        scenario=obj["scenario"],
+        preset=Preset(obj["preset"]["type"], obj["preset"].get("text") or ""),
+        owner_goal=obj["owner_goal"],
+        caller_goal=obj["caller_goal"],
+        relation=obj["relation"],
+        turns=tuple(turns),
+        source=path,
+        line=line,
+        annotations=ann.dialogue_annotations(obj),
+        caller_voice=obj.get("caller_voice"),
+        caller_sex=obj.get("caller_sex"),
     )
 
 
@@ -170,7 +79,7 @@ def _check_dialogue(
     obj: Any, path: str, line: int, voice: VoiceCheck | None = None
 ) -> tuple[Dialogue | None, list[DialogueProblem]]:
     problems = check_dialogue_object(obj, path, line, voice)
-    return (None, problems) if problems else (_build(obj, path, line), [])
+    return (None, problems) if problems else (_build(cast(DialogueRow, obj), path, line), [])
 
 
 def parse_dialogue(obj: Any, path: str | Path = "<memory>", line: int = 0) -> Dialogue:
@@ -319,8 +228,6 @@ def _annotated(
     dialogues, problems = _scan(path, voice)
     if annotations is None:
         return dialogues, problems
-    from voice.dialogues.annotation_file import apply_annotations
-
     dialogues, more = apply_annotations(annotations, dialogues)
     return dialogues, [*problems, *more]
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, get_args
 
-from voice.dialogues import annotations as ann
+import voice.dialogues.annotations as ann
 from voice.dialogues.annotations import json_kind, shown
 from voice.errors import DialogueProblem
 

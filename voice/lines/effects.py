@@ -24,8 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +36,7 @@ from voice.core.clock import Clock, MonotonicClock
 from voice.errors import ConfigError
 from voice.lines.codec import alaw_decode, alaw_encode, mulaw_decode, mulaw_encode
 from voice.lines.line import CallStart, Line
+from voice.lines.line_meta import EffectLineMeta, EffectsMeta, EffectStats
 
 NOMINAL_SPEECH_DBFS = -26.0  # active speech level assumed until the caller has spoken (ITU-T P.56 typical)
 ACTIVE_DBFS = -45.0  # caller frames above this RMS count towards the caller's speech level
@@ -171,9 +171,11 @@ class LineEffects:
             or self.caller_gain_db
         )
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> EffectsMeta:
         """The settings as plain JSON values, for the event log."""
-        return asdict(self)
+        return {"mulaw_band_limit": self.mulaw_band_limit, "jitter_ms": self.jitter_ms,
+                "loss_rate": self.loss_rate, "noise_snr_db": self.noise_snr_db,
+                "caller_gain_db": self.caller_gain_db}  # fmt: skip
 
 
 def call_seed(seed: int, call_id: str) -> int:
@@ -254,7 +256,7 @@ class EffectLine:
         self._inbox: asyncio.Queue[tuple[int, LineInput]] = asyncio.Queue()
         self._last_up_due = self._last_down_due = 0
         self._tasks: list[asyncio.Task[None]] = []
-        self.stats: dict[str, Any] = {
+        self.stats: EffectStats = {
             "caller_packets": 0,
             "caller_packets_lost": 0,
             "assistant_packets": 0,
@@ -263,14 +265,12 @@ class EffectLine:
             "max_delay_ms": 0.0,
         }
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> EffectLineMeta:
         """The effects, the seed and what they did so far (for ``call_start``/``meta`` in the event log)."""
-        d = self.effects.describe()
-        d["seed"] = self.seed
-        d["stats"] = dict(self.stats)
+        stats = self.stats.copy()
         if self._noise is not None:
-            d["stats"]["caller_speech_dbfs"] = round(self._noise.speech_dbfs, 1)
-        return d
+            stats["caller_speech_dbfs"] = round(self._noise.speech_dbfs, 1)
+        return {**self.effects.describe(), "seed": self.seed, "stats": stats}
 
     async def open(self, start: CallStart) -> None:
         s = call_seed(self.seed, start.call_id)

@@ -11,9 +11,9 @@ The built-in assistant is not dialled here: the CLI starts it and resolves ``bui
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from voice.core.clock import Clock
 from voice.errors import ConfigError
@@ -22,6 +22,7 @@ from voice.lines.exotel import ExotelLine
 from voice.lines.genesys import GenesysLine
 from voice.lines.headers import Headers
 from voice.lines.line import Line
+from voice.lines.line_meta import LineMeta
 from voice.lines.pcm import PcmWebsocketLine
 from voice.lines.pipecat_ws import PipecatLine
 from voice.lines.plivo import PlivoLine
@@ -79,11 +80,11 @@ def effects_for(target: Target, effects: LineEffects | None = None) -> LineEffec
     return dataclasses.replace(effects, mulaw_band_limit=bool(effects.mulaw_band_limit))
 
 
-def describe_line(target: Target, effects: LineEffects | None = None, seed: int = 0) -> dict[str, Any]:
+def describe_line(target: Target, effects: LineEffects | None = None, seed: int = 0) -> LineMeta:
     """The line as the event log should record it (``call_start``/``meta``): protocol, effects, seed."""
     resolved = effects_for(target, effects)
     protocol = _protocol(target)
-    d: dict[str, Any] = {"protocol": protocol, "effects": resolved.describe(), "seed": seed}
+    d: LineMeta = {"protocol": protocol, "effects": resolved.describe(), "seed": seed}
     dialect = LINES.get(protocol)
     if dialect is not None and dialect.codec is not None:
         d["codec"] = dialect.codec
@@ -118,21 +119,27 @@ def make_line_factory(
         raise ConfigError(f"no line for target protocol {target.protocol!r}")
     resolved = effects_for(target, effects)
     url, line = target.url, dialect.line
-    options: dict[str, Any] = {"headers": headers}
+    bare: Callable[[], Line] = functools.partial(line, url, headers=headers)
     if target.protocol == WEBRTC:
         settings = webrtc or WebrtcSettings()
-        options["request_data"] = settings.request_data
-        options["ice_servers"] = [server.to_rtc() for server in settings.ice_servers]
+        ice_servers = [server.to_rtc() for server in settings.ice_servers]
+        bare = functools.partial(
+            line, url, headers=headers, request_data=settings.request_data, ice_servers=ice_servers
+        )
     if target.protocol == SIP:
         sip = sip or SipSettings.from_env()
-        options.update(credentials=sip.credentials, jitter_delay_ms=sip.jitter_buffer_ms, clock=clock,
-                       answer_timeout_s=sip.answer_timeout_s, seed=seed,
-                       effects=dataclasses.replace(resolved, mulaw_band_limit=False, noise_snr_db=None,
-                                                   caller_gain_db=0.0))  # fmt: skip
-
-    def bare() -> Line:
-        return line(url, **options)
-
+        rtp = dataclasses.replace(resolved, mulaw_band_limit=False, noise_snr_db=None, caller_gain_db=0.0)
+        bare = functools.partial(
+            line,
+            url,
+            headers=headers,
+            credentials=sip.credentials,
+            jitter_delay_ms=sip.jitter_buffer_ms,
+            clock=clock,
+            answer_timeout_s=sip.answer_timeout_s,
+            seed=seed,
+            effects=rtp,
+        )
     try:
         bare()  # made once here, so that what the URL asks of its codec is refused now, not per call
     except ValueError as exc:

@@ -119,7 +119,7 @@ class PlivoCodec:
         """``playedStream`` for each checkpoint now played, ``clearedAudio`` for each clear done, in order."""
         out = []
         for event, name in self.acks.played(len(marks)):
-            message: dict[str, Any] = {"event": event, "sequenceNumber": self._next_seq()}
+            message: dict[str, str | int] = {"event": event, "sequenceNumber": self._next_seq()}
             message["streamId"] = self._ids().stream_id
             out.append(compact({**message, "name": name} if event == "playedStream" else message))
         return out
@@ -146,7 +146,7 @@ class PlivoCodec:
             return (self.acks.ask(name, ("playedStream", name)),)
         return (passed_on(event, obj),)
 
-    def _play(self, obj: dict[str, Any]) -> Sequence[LineInput]:
+    def _play(self, obj: dict[str, Any]) -> Sequence[LineInput]:  # the message as parsed
         kind, rate = at_path(obj, "media", "contentType"), at_path(obj, "media", "sampleRate")
         if (kind, rate) not in (("audio/x-mulaw", 8000), ("audio/x-l16", 8000), ("audio/x-l16", 16000)):
             return (violation(f"playAudio of {str(kind)[:40]!r} at {str(rate)[:12]} Hz (Plivo plays "

@@ -40,6 +40,7 @@ from voice.errors import CallRefused, LineError
 from voice.lines.effects import LineEffects, call_seed
 from voice.lines.headers import Headers
 from voice.lines.line import CallStart
+from voice.lines.line_meta import SipLineMeta
 from voice.lines.sip_dialog import CallerIdentity, Hop, SipCaller, State
 from voice.lines.sip_events import Answered, DialogEvent, EarlyMedia, Ended, MediaChanged, Refused, RemoteBye
 from voice.lines.sip_media import JITTER_DELAY_MS, RtpMedia
@@ -221,12 +222,12 @@ class SipLine:
                 async with asyncio.timeout(1.0):
                     await self._stream[1].wait_closed()
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> SipLineMeta:
         """What the line saw, for the recording's meta (``line_stats``)."""
-        d: dict[str, Any] = {"transport": f"sip/{self.target.transport.lower()}"}
+        d: SipLineMeta = {"transport": f"sip/{self.target.transport.lower()}"}
         if self.dialog is not None:
-            d.update(sip_statuses=list(self.dialog.statuses), sip_malformed=self.dialog.malformed,
-                     sip_strays=self.dialog.strays, sip_reoffers=self.dialog.reoffers)  # fmt: skip
+            d.update({"sip_statuses": list(self.dialog.statuses), "sip_malformed": self.dialog.malformed,
+                      "sip_strays": self.dialog.strays, "sip_reoffers": self.dialog.reoffers})  # fmt: skip
         if self.media is not None:
             d.update(self.media.describe())
         return d

@@ -32,6 +32,7 @@ from voice.core.audio import FRAME_SAMPLES, Pcm, silence
 from voice.core.call import AssistantAudio, LineClosed, LineInput
 from voice.core.clock import Clock
 from voice.lines.effects import AlawChannel, LineEffects, MulawChannel
+from voice.lines.line_meta import RtpCounts, RtpMediaMeta
 from voice.lines.rtp_jitter import JitterBuffer
 from voice.lines.rtp_packet import RtpPacket, RtpSender, is_rtcp, parse_rtp
 from voice.lines.sip_sdp import PCMA, RemoteMedia
@@ -97,7 +98,7 @@ class RtpMedia:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._first_marker = True
-        self.counts = {"rtp_sent": 0, "rtp_received": 0, "rtp_wrong_source": 0, "rtp_malformed": 0,
+        self.counts: RtpCounts = {"rtp_sent": 0, "rtp_received": 0, "rtp_wrong_source": 0, "rtp_malformed": 0,
                        "rtp_other_payload": 0, "rtp_dtmf_received": 0, "rtp_lost_on_purpose": 0,
                        "rtp_frames_heard": 0, "rtp_silent_frames": 0}  # fmt: skip
         self.ended: str | None = None
@@ -179,8 +180,10 @@ class RtpMedia:
             self.counts["rtp_malformed"] += 1
             return
         if packet.payload_type != remote.payload_type:
-            dtmf = packet.payload_type == remote.dtmf_payload_type
-            self.counts["rtp_dtmf_received" if dtmf else "rtp_other_payload"] += 1
+            if packet.payload_type == remote.dtmf_payload_type:
+                self.counts["rtp_dtmf_received"] += 1
+            else:
+                self.counts["rtp_other_payload"] += 1
             return
         self._through_network(self._buffer, packet)
 
@@ -253,14 +256,12 @@ class RtpMedia:
         if self.transport is not None:
             self.transport.close()
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> RtpMediaMeta:
         stats = self.buffer.stats
-        d: dict[str, Any] = {**self.counts, "jitter_buffer_ms": self.jitter_delay_ms}
-        for name in ("late", "lost", "duplicates", "overflow", "reordered"):
-            d[f"rtp_{name}"] = getattr(stats, name, None)
-        jitter = getattr(stats, "jitter", None)
-        if jitter is not None:
-            d["rtp_jitter_ms"] = round(float(jitter) * 1000 / RTP_RATE, 3)
+        d: RtpMediaMeta = {**self.counts, "jitter_buffer_ms": self.jitter_delay_ms, "rtp_late": stats.late,
+                           "rtp_lost": stats.lost, "rtp_duplicates": stats.duplicates,
+                           "rtp_overflow": stats.overflow, "rtp_reordered": stats.reordered,
+                           "rtp_jitter_ms": round(float(stats.jitter) * 1000 / RTP_RATE, 3)}  # fmt: skip
         if self.remote is not None:
             d["codec"] = "PCMA" if self.remote.payload_type == PCMA else "PCMU"
         return d

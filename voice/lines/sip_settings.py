@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from aiosipua.auth import SipDigestAuth
 
 from voice.errors import ConfigError
+from voice.lines.line_meta import SipSettingsMeta
 from voice.lines.sip_media import JITTER_DELAY_MS
 
 USER_ENV = "CALLSIM_SIP_USER"
@@ -44,15 +44,27 @@ class SipSettings:
         return SipDigestAuth(self.user, self.password)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> SipSettings:
-        """Settings with the credentials from the environment, unless ``overrides`` give them."""
+    def from_env(
+        cls,
+        environ: Mapping[str, str] | None = None,
+        *,
+        user: str | None = None,
+        password: str | None = None,
+        jitter_buffer_ms: int | None = None,
+        answer_timeout_s: float | None = None,
+    ) -> SipSettings:
+        """Settings with the credentials from the environment, unless the keywords give them (None: not
+        given, the environment's or the default)."""
         env = os.environ if environ is None else environ
-        values: dict[str, Any] = {"user": env.get(USER_ENV) or None}
-        values["password"] = env.get(PASSWORD_ENV) or None
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+        default = cls()
+        return cls(
+            user if user is not None else env.get(USER_ENV) or None,
+            password if password is not None else env.get(PASSWORD_ENV) or None,
+            jitter_buffer_ms if jitter_buffer_ms is not None else default.jitter_buffer_ms,
+            answer_timeout_s if answer_timeout_s is not None else default.answer_timeout_s,
+        )
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> SipSettingsMeta:
         """For the event log and settings: the user, whether a password is set, never the password."""
         return {"user": self.user, "password_set": self.password is not None,
                 "jitter_buffer_ms": self.jitter_buffer_ms}  # fmt: skip

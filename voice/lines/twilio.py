@@ -42,6 +42,7 @@ from websockets.exceptions import ConnectionClosed
 
 from voice.core.audio import FRAME_MS, Pcm
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput, PlayoutMark
+from voice.core.event_json import JsonObject, JsonValue
 from voice.lines.effects import MulawChannel
 from voice.lines.line import CallStart
 from voice.lines.ws_shell import Message, WebsocketLine
@@ -77,7 +78,7 @@ class BotOther:
     """An event Twilio does not define (recorded and ignored), or CallSim's ``log`` extension."""
 
     event: str
-    fields: dict[str, Any] = field(default_factory=dict)
+    fields: dict[str, JsonValue] = field(default_factory=dict)  # the message's other members, as parsed
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ def parse_twilio_message(message: str | bytes, stream_sid: str | None = None) ->
         return BotMark(name)
     if event == "clear":
         return BotClear()
-    fields = {k: v for k, v in obj.items() if k != "event"}
+    fields: dict[str, JsonValue] = {k: v for k, v in obj.items() if k != "event"}
     if len(json.dumps(fields, default=str)) > 4 * _SHOWN:
         fields = {"truncated": json.dumps(fields, default=str)[: 4 * _SHOWN]}
     return BotOther(event, fields)
@@ -191,7 +192,7 @@ class TwilioCodec:
         """``connected``, then ``start`` with the call's SIDs, its parameters and the media format."""
         ids = self.ids = StreamIds.for_call(start.call_id)
         connected = {"event": "connected", "protocol": "Call", "version": "1.0.0"}
-        opening = {
+        opening: JsonObject = {
             "event": "start",
             "sequenceNumber": self._next_seq(),
             "start": {
@@ -227,7 +228,7 @@ class TwilioCodec:
         echoes = []
         for name in marks:
             seq = self._next_seq()
-            mark = {
+            mark: JsonObject = {
                 "event": "mark",
                 "sequenceNumber": seq,
                 "streamSid": self.ids.stream_sid,
@@ -281,7 +282,7 @@ class TwilioCodec:
         return (AssistantControl("unknown", {"event": parsed.event[:_SHOWN], **parsed.fields}),)
 
 
-def _json(message: dict[str, Any]) -> str:
+def _json(message: JsonObject) -> str:
     return json.dumps(message, ensure_ascii=False)
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -38,9 +38,11 @@ from aiortc.mediastreams import MediaStreamError, MediaStreamTrack
 
 from voice.core.audio import Pcm
 from voice.core.call import AssistantAudio, AssistantControl, LineClosed, LineInput
+from voice.core.event_json import JsonObject, JsonValue, as_json_object
 from voice.errors import LineError
 from voice.lines.headers import Headers
 from voice.lines.line import CallStart
+from voice.lines.line_meta import WebrtcLineMeta, WebrtcRtpStats
 from voice.lines.redact import redact_text
 from voice.lines.webrtc_ice import is_loopback_host, loopback_candidates
 from voice.lines.webrtc_media import CallerTrack, HeardAudio
@@ -55,9 +57,9 @@ FLOOD_BYTES = 4 << 20  # decoded audio waiting in the inbox: RTP faster than rea
 BOT_HUNG_UP = "the bot closed the peer connection"
 
 
-def request_data_for(start: CallStart, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def request_data_for(start: CallStart, extra: JsonObject | None = None) -> dict[str, JsonValue]:
     """What the offer's ``request_data`` carries: the config's extra keys, then the call id and dialogue."""
-    return {**dict(extra or {}), "call_id": start.call_id, "dialogue": dict(start.dialogue)}
+    return {**dict(extra or {}), "call_id": start.call_id, "dialogue": as_json_object(start.dialogue)}
 
 
 class WebrtcLine:
@@ -67,7 +69,7 @@ class WebrtcLine:
         self,
         url: str,
         *,
-        request_data: Mapping[str, Any] | None = None,
+        request_data: JsonObject | None = None,
         headers: Headers = (),
         ice_servers: Sequence[RTCIceServer] = (),
         signalling_timeout_s: float = SIGNALLING_TIMEOUT_S,
@@ -90,7 +92,7 @@ class WebrtcLine:
         self._reader: asyncio.Task[None] | None = None
         self._connected = asyncio.Event()
         self.pc_id: str | None = None
-        self._stats: dict[str, Any] = {}
+        self._stats: WebrtcRtpStats = {}
 
     @property
     def is_open(self) -> bool:
@@ -181,7 +183,7 @@ class WebrtcLine:
         if pc is not None:
             self._end("closed by caller")
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> WebrtcLineMeta:
         """What the line saw, for the recording's meta (``line_stats``)."""
         return {
             "transport": "webrtc",
@@ -241,7 +243,7 @@ class WebrtcLine:
             self._put(LineClosed(reason))
 
 
-def _rtp_stats(report: Any) -> dict[str, Any]:
+def _rtp_stats(report: Any) -> WebrtcRtpStats:
     """The inbound audio's loss and jitter from aiortc's statistics (``RTCInboundRtpStreamStats``)."""
     for stats in report.values():
         if getattr(stats, "type", None) == "inbound-rtp" and getattr(stats, "kind", None) == "audio":

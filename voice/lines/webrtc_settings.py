@@ -17,11 +17,12 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from voice.core.event_json import JsonObject, JsonValue
 from voice.errors import ConfigError
+from voice.lines.line_meta import WebrtcSettingsMeta
 
 if TYPE_CHECKING:
     from aiortc import RTCIceServer
@@ -52,12 +53,12 @@ class IceServer:
 
 @dataclass(frozen=True)
 class WebrtcSettings:
-    request_data: Mapping[str, Any] = field(default_factory=dict)
+    request_data: JsonObject = field(default_factory=dict)  # the user's keys (``--request-data``)
     ice_servers: tuple[IceServer, ...] = ()
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> WebrtcSettingsMeta:
         """For a run's settings: the request_data keys added, the ICE servers without credentials."""
-        out: dict[str, Any] = {}
+        out: WebrtcSettingsMeta = {}
         if self.request_data:
             out["request_data_keys"] = sorted(self.request_data)
         if self.ice_servers:
@@ -65,7 +66,7 @@ class WebrtcSettings:
         return out
 
 
-def parse_request_data(text: str | None) -> dict[str, Any]:
+def parse_request_data(text: str | None) -> dict[str, JsonValue]:
     """``--request-data '{"mode": "eval"}'`` → the object; a :class:`ConfigError` saying what is wrong."""
     if not text:
         return {}

@@ -17,15 +17,41 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import aiohttp
 
+from voice.core.event_json import JsonObject
 from voice.errors import LineError
 from voice.lines.redact import redact_text
 
 MAX_ANSWER_BYTES = 256 * 1024  # an SDP answer is a few KiB; more is not an answer
 _SHOWN = 200
+
+
+class CandidateJson(TypedDict):
+    """One candidate in the PATCH body."""
+
+    candidate: str
+    sdp_mid: str
+    sdp_mline_index: int
+
+
+class OfferBody(TypedDict):
+    """The POST body: the SDP offer, and the ``request_data`` pipecat's runner hands the bot."""
+
+    sdp: str
+    type: str
+    pc_id: None
+    restart_pc: bool
+    request_data: JsonObject
+
+
+class TrickleBody(TypedDict):
+    """The PATCH body: the candidates the offer left out, for the connection the answer named."""
+
+    pc_id: str
+    candidates: list[CandidateJson]
 
 
 @dataclass(frozen=True)
@@ -36,7 +62,7 @@ class Candidate:
     sdp_mid: str
     sdp_mline_index: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CandidateJson:
         return {"candidate": self.candidate, "sdp_mid": self.sdp_mid, "sdp_mline_index": self.sdp_mline_index}
 
 
@@ -109,9 +135,9 @@ class Signalling:
         self.headers = dict(headers or {})
         self.timeout = aiohttp.ClientTimeout(total=timeout_s)
 
-    async def offer(self, sdp: str, request_data: Mapping[str, Any]) -> Answer:
+    async def offer(self, sdp: str, request_data: JsonObject) -> Answer:
         """POST the offer; the bot's answer, or :class:`LineError` (unreachable, HTTP error, no audio)."""
-        body = {
+        body: OfferBody = {
             "sdp": sdp,
             "type": "offer",
             "pc_id": None,
@@ -125,7 +151,7 @@ class Signalling:
         """PATCH the candidates the offer left out; :class:`LineError` if the bot refuses them."""
         if not candidates:
             return
-        body = {"pc_id": pc_id, "candidates": [c.to_json() for c in candidates]}
+        body: TrickleBody = {"pc_id": pc_id, "candidates": [c.to_json() for c in candidates]}
         status, data = await self._request("PATCH", body)
         if status >= 400:
             shown = data[:_SHOWN].decode("utf-8", "replace")
@@ -133,7 +159,7 @@ class Signalling:
                 redact_text(f"the bot refused the ICE candidates: HTTP {status} from {self.url}: {shown!r}")
             )
 
-    async def _request(self, method: str, body: Mapping[str, Any]) -> tuple[int, bytes]:
+    async def _request(self, method: str, body: OfferBody | TrickleBody) -> tuple[int, bytes]:
         try:
             async with (
                 aiohttp.ClientSession(timeout=self.timeout) as session,

@@ -17,11 +17,11 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Required, TypedDict
 
 from voice.files import atomic_write_bytes, cache_root
+from voice.llm.schema import JsonSchema
 
 log = logging.getLogger(__name__)
 
@@ -29,11 +29,51 @@ CACHE_FORMAT = "1"  # bump when the key or the entry layout changes
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
+class WireMessage(TypedDict):
+    """One chat message as the request carries it."""
+
+    role: str
+    content: str
+
+
+class KeyMaterial(TypedDict):
+    """Everything that decides a request's answer: what its key is the hash of (and the entry keeps)."""
+
+    prompt_version: str
+    model: str
+    messages: list[WireMessage]
+    schema: JsonSchema | None
+    schema_name: str
+    temperature: float
+    max_tokens: int | None
+
+
+class CacheEntry(TypedDict):
+    """What an answer is stored with: its request (so that a replay can be audited), its text, and how it
+    was asked for (``mode``: the client's way of getting JSON out of the server)."""
+
+    request: KeyMaterial
+    answer: str
+    mode: str
+
+
+class StoredEntry(TypedDict, total=False):
+    """A cache file as read back: its key and its answer's text are checked; the rest is as
+    :meth:`AnswerCache.put` wrote it (the entry's keys after the format, the key and the model)."""
+
+    format: str
+    key: Required[str]
+    model: str
+    request: KeyMaterial
+    answer: Required[str]
+    mode: str
+
+
 def default_dir() -> Path:
     return cache_root() / "llm"
 
 
-def request_key(material: Mapping[str, Any]) -> str:
+def request_key(material: KeyMaterial) -> str:
     """The cache key of a request: SHA-256 of its canonical JSON (sorted keys, no spaces, UTF-8)."""
     text = json.dumps({"format": CACHE_FORMAT, **material}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -53,11 +93,11 @@ class AnswerCache:
     def path(self, model: str, key: str) -> Path:
         return self.root / model_folder(model) / key[:2] / f"{key}.json"
 
-    def get(self, model: str, key: str) -> dict[str, Any] | None:
+    def get(self, model: str, key: str) -> StoredEntry | None:
         """The stored entry, or None when there is none (or it cannot be read)."""
         path = self.path(model, key)
         try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
+            entry: StoredEntry = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as exc:
@@ -68,9 +108,9 @@ class AnswerCache:
             return None
         return entry
 
-    def put(self, model: str, key: str, entry: Mapping[str, Any]) -> Path:
-        """Store ``entry`` (it must hold the ``answer`` text) under ``key``; returns the file written."""
+    def put(self, model: str, key: str, entry: CacheEntry) -> Path:
+        """Store ``entry`` under ``key``; returns the file written."""
         path = self.path(model, key)
-        data = {"format": CACHE_FORMAT, "key": key, "model": model, **entry}
+        data: StoredEntry = {"format": CACHE_FORMAT, "key": key, "model": model, **entry}
         atomic_write_bytes(path, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"))
         return path

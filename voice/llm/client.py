@@ -33,13 +33,13 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from voice.errors import EngineError, EngineOutputError, EngineUnavailable
-from voice.llm.cache import AnswerCache, request_key
-from voice.llm.schema import check_schema, validate
+from voice.llm.cache import AnswerCache, KeyMaterial, request_key
+from voice.llm.schema import JsonSchema, check_schema, validate
 from voice.llm.settings import LLMSettings
 
 if TYPE_CHECKING:
@@ -66,13 +66,13 @@ class ChatRequest:
     """One chat completion.  With ``schema`` the answer must be one JSON object that validates against it."""
 
     messages: tuple[Message, ...]
-    schema: Mapping[str, Any] | None = None
+    schema: JsonSchema | None = None
     schema_name: str = "answer"
     prompt_version: str = ""  # part of the cache key: bump it when the prompt's meaning changes
     temperature: float = 0.0
     max_tokens: int | None = None
 
-    def key_material(self, model: str) -> dict[str, Any]:
+    def key_material(self, model: str) -> KeyMaterial:
         """Everything that decides the answer: what the cache key is made of."""
         return {
             "prompt_version": self.prompt_version,

@@ -11,8 +11,32 @@ validator would skip.  (The ``jsonschema`` package would do the same with one mo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
+
+JsonScalar = str | int | float | bool | None
+
+
+class JsonSchema(TypedDict, total=False):
+    """A schema in the supported subset: each keyword :data:`KEYWORDS` names, with its JSON type."""
+
+    type: str | list[str]
+    properties: dict[str, JsonSchema]
+    required: list[str]
+    additionalProperties: bool
+    items: JsonSchema
+    enum: Sequence[JsonScalar]
+    const: JsonScalar
+    anyOf: list[JsonSchema]
+    minItems: int
+    maxItems: int
+    minimum: float
+    maximum: float
+    minLength: int
+    maxLength: int
+    title: str
+    description: str
+
 
 KEYWORDS = frozenset(
     {
@@ -37,7 +61,7 @@ KEYWORDS = frozenset(
 TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
 
 
-def check_schema(schema: Mapping[str, Any], at: str = "$") -> None:
+def check_schema(schema: JsonSchema, at: str = "$") -> None:
     """Raise ``ValueError`` if ``schema`` uses a keyword or type outside the supported subset."""
     if not isinstance(schema, Mapping):
         raise ValueError(f"{at}: a schema must be an object, got {schema!r}")
@@ -59,7 +83,7 @@ def check_schema(schema: Mapping[str, Any], at: str = "$") -> None:
         raise ValueError(f"{at}: additionalProperties must be true or false here")
 
 
-def validate(instance: Any, schema: Mapping[str, Any], at: str = "$") -> list[str]:
+def validate(instance: Any, schema: JsonSchema, at: str = "$") -> list[str]:
     """Every way ``instance`` breaks ``schema``, as ``path: problem`` strings (empty when it is valid)."""
     problems: list[str] = []
     types = schema.get("type")
@@ -90,7 +114,7 @@ def validate(instance: Any, schema: Mapping[str, Any], at: str = "$") -> list[st
     return problems
 
 
-def _validate_object(instance: Mapping[str, Any], schema: Mapping[str, Any], at: str) -> list[str]:
+def _validate_object(instance: Mapping[str, Any], schema: JsonSchema, at: str) -> list[str]:
     problems = [f"{at}.{k}: missing" for k in schema.get("required", []) if k not in instance]
     properties = schema.get("properties", {})
     if schema.get("additionalProperties", True) is False:
@@ -101,7 +125,7 @@ def _validate_object(instance: Mapping[str, Any], schema: Mapping[str, Any], at:
     return problems
 
 
-def _validate_array(instance: list[Any], schema: Mapping[str, Any], at: str) -> list[str]:
+def _validate_array(instance: list[Any], schema: JsonSchema, at: str) -> list[str]:
     problems = []
     if len(instance) < schema.get("minItems", 0):
         problems.append(f"{at}: fewer than {schema['minItems']} items")

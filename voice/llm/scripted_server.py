@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -42,7 +42,7 @@ class Seen:
     body: dict[str, Any]
 
 
-Responder = Callable[[dict[str, Any]], "str | dict[str, Any]"]
+Responder = Callable[[dict[str, Any]], "str | Mapping[str, Any]"]  # a request body → the answer
 
 
 class StandInLLM:

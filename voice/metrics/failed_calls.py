@@ -6,15 +6,16 @@ happened but not what to do, so the failed calls are grouped by outcome, each gr
 means, one call's own words (its ``detail``) and the fix (:data:`FIXES`).  CallSim's own failures have a
 banner of their own (:mod:`voice.metrics.simulator`): they are not the assistant's.
 
-Read from the calls of ``results.json`` (dicts, as written), so the console and the report say the same.
+Read from the calls of ``results.json``, so the console and the report say the same.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeAlias
 
+from voice.metrics.call_metrics import CallMetrics
 from voice.metrics.simulator import SIMULATOR_OUTCOMES, ids_text
 
 # Outcome → (what it means, what to do).  The outcomes are the call core's (docs/results.md, ``outcome``)
@@ -77,7 +78,7 @@ FIXES: dict[str, tuple[str, str]] = {
         "rerun with --retry-failed; if it happens again, report it with the message below",
     ),
 }
-Targets = Sequence[tuple[str, Sequence[Mapping[str, Any]]]]  # (target, its calls as in results.json)
+Targets: TypeAlias = Sequence[tuple[str, Sequence[CallMetrics]]]  # (target, its calls)
 UNKNOWN = ("the call failed", "see how it ended in the report's call table, and the call's event log")
 
 
@@ -100,23 +101,23 @@ def failed_groups(targets: Targets) -> list[FailedGroup]:
     """The assistant's failed calls of every target (``(target, calls)``), grouped by outcome in the order
     first seen; CallSim's own failures are left out (their banner says them)."""
     many = len(targets) > 1
-    grouped: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
+    grouped: dict[str, list[tuple[str, CallMetrics]]] = {}
     for target, calls in targets:
         for c in calls:
-            if c.get("failed") and c.get("outcome") not in SIMULATOR_OUTCOMES:
-                grouped.setdefault(str(c.get("outcome")), []).append((target, c))
+            if c.failed and c.outcome not in SIMULATOR_OUTCOMES:
+                grouped.setdefault(c.outcome, []).append((target, c))
     out = []
     for outcome, found in grouped.items():
         meaning, fix = FIXES.get(outcome, UNKNOWN)
-        ids = [f"{c.get('call_id')} ({t})" if many else str(c.get("call_id")) for t, c in found]
-        example = next((str(c["detail"]) for _, c in found if c.get("detail")), "")
+        ids = [f"{c.call_id} ({t})" if many else c.call_id for t, c in found]
+        example = next((c.detail for _, c in found if c.detail), "")
         out.append(FailedGroup(outcome, ids, example, meaning, fix))
     return out
 
 
 def failed_head(targets: Targets, groups: Sequence[FailedGroup]) -> str:
     """The head line: how many of the calls the assistant is judged on failed."""
-    judged = sum(1 for _, calls in targets for c in calls if c.get("outcome") not in SIMULATOR_OUTCOMES)
+    judged = sum(1 for _, calls in targets for c in calls if c.outcome not in SIMULATOR_OUTCOMES)
     n = sum(len(g.calls) for g in groups)
     return f"FAILED CALLS: {n} of {judged} call(s) failed (each kind below, with what to do)"
 

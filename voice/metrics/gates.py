@@ -2,9 +2,11 @@
 
 Pure: parsing, and evaluation over the summaries :func:`voice.metrics.results.summarize_run` makes.  A
 figure is a key of the summary's ``figures`` row (``latency_p90_ms``, ``served_rate``, ``goal_met_rate``...)
-or a dotted path into the summary (``latency_ms.p99``, ``barge_in.stop_latency_p90_ms``, ``goal.time_p90_ms``,
-``by_scenario.taxi.rhythm_mean``).  The ``goal`` block exists only in a reactive caller's run; a gate on it
-is known before any call (a typo still costs nothing) and, in a run without it, has no value: it breaks.
+or a dotted path into the summary as ``results.json`` holds it (``latency_ms.p99``,
+``barge_in.stop_latency_p90_ms``, ``goal.time_p90_ms``, ``by_scenario.taxi.rhythm_mean``): a path is
+followed in the summary's JSON form, the names a user sees in the file.  The ``goal`` block exists only
+in a reactive caller's run; a gate on it is known before any call (a typo still costs nothing) and, in a
+run without it, has no value: it breaks.
 Between two runs (``callsim compare``) a figure is ``a.X``, ``b.X`` or ``delta.X`` (B − A).  The CLI turns
 a broken gate into its exit code.
 """
@@ -15,12 +17,13 @@ import difflib
 import operator
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
 
 from voice.errors import ConfigError
 from voice.metrics.by_voice import worst_voice
 from voice.metrics.goal import goal_summary
+from voice.metrics.model.jsonio import JsonObject, JsonValue
+from voice.metrics.model.summary import Summary
 from voice.metrics.results import BREAKDOWNS, OPTIONAL_BREAKDOWNS, summarize_run
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
@@ -84,7 +87,7 @@ def parse_gate(text: str) -> Gate:
 # --- figures of a summary ------------------------------------------------------------------------------
 
 
-def _leaves(d: Mapping[str, Any], prefix: str = "") -> Iterator[str]:
+def _leaves(d: JsonObject, prefix: str = "") -> Iterator[str]:
     for k, v in d.items():
         if k in GROUPED or k == "figures":
             continue
@@ -94,17 +97,21 @@ def _leaves(d: Mapping[str, Any], prefix: str = "") -> Iterator[str]:
             yield f"{prefix}{k}"
 
 
-def known_figures(summary: Mapping[str, Any] | None = None) -> list[str]:
+def _row(summary: Summary) -> JsonObject:
+    return summary.figures.to_json() if summary.figures is not None else {}
+
+
+def known_figures(summary: Summary | None = None) -> list[str]:
     """Every figure a gate can name, breakdowns as patterns (``by_scenario.<group>.<figure>``)."""
     summary = summary if summary is not None else _every_block()
-    flat = list(summary.get("figures", {}))
-    rest = [k for k in _leaves(summary) if k not in flat]
+    flat = list(_row(summary))
+    rest = [k for k in _leaves(summary.to_json()) if k not in flat]
     return flat + rest + [f"{name}.<group>.<figure>" for name in GROUPED]
 
 
-def _every_block() -> dict[str, Any]:
+def _every_block() -> Summary:
     """An empty run's summary with the blocks only some runs have: what any run's gates may name."""
-    return {**summarize_run([], []), "goal": goal_summary([]), "worst_voice": worst_voice({})}
+    return replace(summarize_run([], []), goal=goal_summary([]), worst_voice=worst_voice({}))
 
 
 def _unknown(figure: str, known: Sequence[str], extra: str = "") -> ConfigError:
@@ -119,7 +126,7 @@ def check_figure(figure: str) -> None:
     """Refuse, before any call is made, a figure no summary has (a typo must not cost a whole run)."""
     parts = figure.split(".")
     if parts[0] in GROUPED:
-        row = summarize_run([], [])["figures"]
+        row = _row(summarize_run([], []))
         if len(parts) == 3 and parts[2] in row:
             return
         raise ConfigError(
@@ -131,16 +138,17 @@ def check_figure(figure: str) -> None:
         raise _unknown(figure, known)
 
 
-def summary_value(summary: Mapping[str, Any], figure: str) -> float | None:
+def summary_value(summary: Summary, figure: str) -> float | None:
     """The figure's value in ``summary`` (None: it has no value); a :class:`ConfigError` if it is absent."""
-    row = summary.get("figures", {})
+    row, doc = _row(summary), summary.to_json()
+    node: JsonValue
     if figure in row:
-        node: Any = row[figure]
-    elif figure.split(".")[0] in OPTIONAL_BLOCKS and figure.split(".")[0] not in summary:
+        node = row[figure]
+    elif figure.split(".")[0] in OPTIONAL_BLOCKS and figure.split(".")[0] not in doc:
         check_figure(figure)  # a typo is still an error, not "no value"
         return None
     else:
-        node = summary
+        node = doc
         for i, part in enumerate(figure.split(".")):
             if not isinstance(node, Mapping) or part not in node:
                 at = ".".join(figure.split(".")[:i]) or "the summary"
@@ -156,7 +164,7 @@ def summary_value(summary: Mapping[str, Any], figure: str) -> float | None:
     return float(node)
 
 
-def check_run(gates: Sequence[Gate], summaries: Mapping[str, Mapping[str, Any]]) -> list[Breach]:
+def check_run(gates: Sequence[Gate], summaries: Mapping[str, Summary]) -> list[Breach]:
     """Every gate on every target's summary (target → summary): the ones that broke."""
     return [
         Breach(where, g, value)
@@ -180,7 +188,7 @@ def check_compare_figure(figure: str) -> None:
     check_figure(rest)
 
 
-def compare_value(figure: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> float | None:
+def compare_value(figure: str, a: Summary, b: Summary) -> float | None:
     """``a.X`` / ``b.X``: that side's figure; ``delta.X``: B − A (None if either has no value)."""
     check_compare_figure(figure)
     side, _, rest = figure.partition(".")
@@ -190,9 +198,7 @@ def compare_value(figure: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> fl
     return None if va is None or vb is None else vb - va
 
 
-def check_compare(
-    gates: Sequence[Gate], where: str, a: Mapping[str, Any], b: Mapping[str, Any]
-) -> list[Breach]:
+def check_compare(gates: Sequence[Gate], where: str, a: Summary, b: Summary) -> list[Breach]:
     """Every gate on a comparison of two summaries: the ones that broke."""
     return [Breach(where, g, value) for g in gates if g.breaks(value := compare_value(g.figure, a, b))]
 
@@ -231,11 +237,11 @@ def parse_failed_limit(text: str) -> FailedLimit:
     raise ConfigError(f"--max-failed {text!r}: expected a number of calls (e.g. 0, 3) or a share (e.g. 5%)")
 
 
-def check_failed(limit: FailedLimit, summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def check_failed(limit: FailedLimit, summaries: Mapping[str, Summary]) -> list[str]:
     """The targets with more failed calls than ``limit`` allows, each said in a line."""
     out = []
     for where, s in summaries.items():
-        failed, calls = int(s["calls_failed"]), int(s["calls"])
+        failed, calls = s.calls_failed, s.calls
         if not limit.allows(failed, calls):
             share = f" ({100 * failed / calls:.0f}%)" if calls else ""
             out.append(f"{where}: {failed} of {calls} call(s) failed{share}, more than --max-failed {limit}")
@@ -255,12 +261,12 @@ def check_options(max_failed: str | None, gates: Sequence[str], *, compare: bool
     return parsed
 
 
-def check_simulator(summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def check_simulator(summaries: Mapping[str, Summary]) -> list[str]:
     """The targets with calls CallSim failed on (left out of their figures), each said in a line: such a
     run's verdict on the assistant is incomplete, so it never passes silently."""
     out = []
     for where, s in summaries.items():
-        if n := int((s.get("simulator_failures") or {}).get("count", 0)):
+        if n := s.failures.count:
             out.append(f"{where}: CallSim failed on {n} call(s), not the assistant: redo them (see above)")
     return out
 
@@ -289,16 +295,14 @@ class Verdict:
         return out
 
 
-def judge_run(summaries: Mapping[str, Mapping[str, Any]], max_failed: str, gates: Sequence[str]) -> Verdict:
+def judge_run(summaries: Mapping[str, Summary], max_failed: str, gates: Sequence[str]) -> Verdict:
     """A run's verdict: every target's summary (target → summary) against the limit and the gates."""
     parsed = check_options(max_failed, gates)
     failed = check_failed(parse_failed_limit(max_failed), summaries)
     return Verdict(parsed, failed, check_run(parsed, summaries), check_simulator(summaries))
 
 
-def judge_compare(
-    names: tuple[str, str], a: Mapping[str, Any], b: Mapping[str, Any], gates: Sequence[str]
-) -> Verdict:
+def judge_compare(names: tuple[str, str], a: Summary, b: Summary, gates: Sequence[str]) -> Verdict:
     """A comparison's verdict: the gates on ``a.X``, ``b.X`` and ``delta.X`` (B − A)."""
     parsed = check_options(None, gates, compare=True)
     return Verdict(parsed, [], check_compare(parsed, f"B − A ({names[1]} − {names[0]})", a, b))

@@ -10,13 +10,13 @@ counts are the simulator's, never the assistant's.  Definitions: ``docs/metrics.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from voice.core import events as ev
 from voice.core.audio import samples_to_ms
+from voice.metrics.model.blocks import GoalBlock
+from voice.metrics.model.jsonio import Fields, JsonValue
 from voice.metrics.reduce import percentile, reduce
 
 VERDICTS = ("yes", "partly", "no")  # what counts as a verdict; anything else (``unknown``) does not
@@ -101,17 +101,34 @@ def caller_goal(events: Sequence[ev.CallEvent], length: int, rate: int) -> Calle
     )
 
 
-def goal_from_json(d: Mapping[str, Any]) -> CallerGoal:
+def goal_from_json(doc: JsonValue) -> CallerGoal:
     """Rebuild a :class:`CallerGoal` from its JSON form (a call's ``goal`` object); unknown keys ignored."""
-    decisions = [CallerDecision(**_known(CallerDecision, x)) for x in d.get("decisions", [])]
-    waits = [CallerWait(**_known(CallerWait, x)) for x in d.get("waits", [])]
-    return CallerGoal(**{**_known(CallerGoal, d), "decisions": decisions, "waits": waits})
-
-
-def _known(cls: Any, d: Mapping[str, Any]) -> dict[str, Any]:
-    """The keys of ``d`` that are fields of ``cls`` (a newer writer may add others)."""
-    names = {f.name for f in dataclasses.fields(cls)}
-    return {k: v for k, v in d.items() if k in names}
+    f = Fields(doc, "goal")
+    decisions = [
+        CallerDecision(
+            d.integer("turn"),
+            d.number("at_ms"),
+            d.text("action"),
+            d.text("source"),
+            *(d.text(k, "") for k in ("text", "heard", "goal", "reason", "rejected")),
+        )
+        for d in (Fields(x, "goal.decisions[]") for x in f.values("decisions"))
+    ]
+    waits = [
+        CallerWait(w.integer("turn"), w.number("due_ms"), w.number("late_ms"))
+        for w in (Fields(x, "goal.waits[]") for x in f.values("waits"))
+    ]
+    return CallerGoal(
+        met=f.opt_text("met") if "met" in f else f.text("met"),  # null: never reported; absent: not a goal
+        reason=f.text("reason", ""),
+        turns=f.opt_integer("turns"),
+        time_ms=f.opt_number("time_ms"),
+        caller_late_ms=f.number("caller_late_ms", 0.0),
+        caller_fallbacks=f.integer("caller_fallbacks", 0),
+        caller_rejected=f.integer("caller_rejected", 0),
+        decisions=decisions,
+        waits=waits,
+    )
 
 
 def goal_values(g: CallerGoal | None) -> dict[str, list[float]]:
@@ -130,7 +147,7 @@ def goal_values(g: CallerGoal | None) -> dict[str, list[float]]:
     }
 
 
-def goal_summary(goals: Sequence[CallerGoal | None]) -> dict[str, Any]:
+def goal_summary(goals: Sequence[CallerGoal | None]) -> GoalBlock:
     """The summary's ``goal`` block over the calls' goals (scripted calls, None, are left out)."""
     gs = [g for g in goals if g is not None]
     values = [goal_values(g) for g in gs]
@@ -139,28 +156,28 @@ def goal_summary(goals: Sequence[CallerGoal | None]) -> dict[str, Any]:
         return [x for v in values for x in v[key]]
 
     turns, times, late = pooled("goal_turns"), pooled("goal_time_ms"), pooled("caller_late_ms")
-    return {
-        "calls": len(gs),
-        "calls_with_verdict": sum(1 for g in gs if g.has_verdict),
-        "verdicts": {k: sum(1 for g in gs if (g.met if g.has_verdict else "unknown") == k) for k in COUNTED},
-        "goal_met_rate": reduce(pooled("goal_met"), "mean"),
-        "goal_met_or_partly_rate": reduce(pooled("goal_met_or_partly"), "mean"),
-        "turns_mean": reduce(turns, "mean"),
-        "turns_p50": percentile(turns, 50),
-        "time_p50_ms": percentile(times, 50),
-        "time_p90_ms": percentile(times, 90),
-        "caller_late_ms_total": round(sum(late), 3),
-        "caller_late_p90_ms": percentile(late, 90),
-        "caller_late_waits": sum(len(g.waits) for g in gs),
-        "caller_fallbacks": sum(g.caller_fallbacks for g in gs),
-        "caller_rejected": sum(g.caller_rejected for g in gs),
-    }
+    return GoalBlock(
+        calls=len(gs),
+        calls_with_verdict=sum(1 for g in gs if g.has_verdict),
+        verdicts={k: sum(1 for g in gs if (g.met if g.has_verdict else "unknown") == k) for k in COUNTED},
+        goal_met_rate=reduce(pooled("goal_met"), "mean"),
+        goal_met_or_partly_rate=reduce(pooled("goal_met_or_partly"), "mean"),
+        turns_mean=reduce(turns, "mean"),
+        turns_p50=percentile(turns, 50),
+        time_p50_ms=percentile(times, 50),
+        time_p90_ms=percentile(times, 90),
+        caller_late_ms_total=round(sum(late), 3),
+        caller_late_p90_ms=percentile(late, 90),
+        caller_late_waits=sum(len(g.waits) for g in gs),
+        caller_fallbacks=sum(g.caller_fallbacks for g in gs),
+        caller_rejected=sum(g.caller_rejected for g in gs),
+    )
 
 
-def goal_line(block: Mapping[str, Any]) -> str:
+def goal_line(b: GoalBlock) -> str:
     """The summary's ``goal`` block in two lines under the printed table: the verdicts, then the caller's own
     troubles (kept apart: they are the simulator's, never the assistant's)."""
-    v, n = block["verdicts"], block["calls_with_verdict"]
+    v, n = b.verdicts, b.calls_with_verdict
 
     def pct(x: float | None) -> str:
         return "-" if x is None else f"{100 * x:.0f}%"
@@ -168,17 +185,16 @@ def goal_line(block: Mapping[str, Any]) -> str:
     def sec(x: float | None) -> str:
         return "-" if x is None else f"{x / 1000:.1f} s"
 
-    b = block
-    turns = "-" if b["turns_p50"] is None else f"{b['turns_p50']:g}"
+    turns = "-" if b.turns_p50 is None else f"{b.turns_p50:g}"
     verdicts = (
-        f"caller goal (its own verdict): met {v['yes']}/{n} ({pct(b['goal_met_rate'])}), "
+        f"caller goal (its own verdict): met {v['yes']}/{n} ({pct(b.goal_met_rate)}), "
         f"partly {v['partly']}, no {v['no']}, unknown {v['unknown']}; "
-        f"met or partly {pct(b['goal_met_or_partly_rate'])}; "
-        f"outcome after {sec(b['time_p50_ms'])} p50 ({sec(b['time_p90_ms'])} p90), {turns} turns p50"
+        f"met or partly {pct(b.goal_met_or_partly_rate)}; "
+        f"outcome after {sec(b.time_p50_ms)} p50 ({sec(b.time_p90_ms)} p90), {turns} turns p50"
     )
     itself = (
-        f"caller itself: {sec(b['caller_late_ms_total'])} late in {b['caller_late_waits']} wait(s) "
-        f"(not counted against the assistant), {b['caller_fallbacks']} fallback(s), "
-        f"{b['caller_rejected']} rejected model answer(s)"
+        f"caller itself: {sec(b.caller_late_ms_total)} late in {b.caller_late_waits} wait(s) "
+        f"(not counted against the assistant), {b.caller_fallbacks} fallback(s), "
+        f"{b.caller_rejected} rejected model answer(s)"
     )
     return f"{verdicts}\n{itself}"

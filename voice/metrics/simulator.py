@@ -15,10 +15,14 @@ run before the call is recorded: the banner tells it from the run's ``partial`` 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+import dataclasses
+from collections.abc import Sequence
+from typing import TypeVar
 
 from voice.metrics.call_metrics import CallMetrics
+from voice.metrics.model.blocks import SimulatorBlock, SimulatorReason
+from voice.metrics.model.results import Partial, RunResults, TargetResults
+from voice.metrics.model.summary import Summary
 
 ASSISTANT_CRASHED = "assistant_crashed"  # the built-in assistant's process exited during the call
 CALLER_SPEECH_FAILED = "caller_speech_failed"  # a caller line could not be voiced (TTS error or silence)
@@ -56,7 +60,7 @@ def assistant_calls(calls: Sequence[CallMetrics], labels: Sequence[L]) -> tuple[
     return [c for c, _ in kept], [lab for _, lab in kept]
 
 
-def simulator_block(calls: Sequence[CallMetrics], redo: str = "") -> dict[str, Any]:
+def simulator_block(calls: Sequence[CallMetrics], redo: str = "") -> SimulatorBlock:
     """A summary's ``simulator_failures``: how many, which calls, grouped by outcome, and how to redo them.
 
     ``reasons`` maps each outcome to its count, calls, meaning and the first call's ``detail`` (the
@@ -64,19 +68,16 @@ def simulator_block(calls: Sequence[CallMetrics], redo: str = "") -> dict[str, A
     ``count`` is a figure a ``--fail-if`` gate can name).
     """
     failed = [c for c in calls if is_simulator_failure(c)]
-    reasons: dict[str, dict[str, Any]] = {}
+    reasons: dict[str, SimulatorReason] = {}
     for c in failed:
-        r = reasons.setdefault(
-            c.outcome, {"count": 0, "calls": [], "meaning": SIMULATOR_OUTCOMES[c.outcome], "detail": c.detail}
-        )
-        r["count"] += 1
-        r["calls"].append(c.call_id)
-    return {
-        "count": len(failed),
-        "calls": [c.call_id for c in failed],
-        "reasons": reasons,
-        "redo": (redo or REDO_UNKNOWN) if failed else "",
-    }
+        r = reasons.get(c.outcome) or SimulatorReason(0, [], SIMULATOR_OUTCOMES[c.outcome], c.detail)
+        reasons[c.outcome] = dataclasses.replace(r, count=r.count + 1, calls=[*r.calls, c.call_id])
+    return SimulatorBlock(
+        count=len(failed),
+        calls=[c.call_id for c in failed],
+        reasons=reasons,
+        redo=(redo or REDO_UNKNOWN) if failed else "",
+    )
 
 
 def ids_text(ids: Sequence[str], most: int = 12) -> str:
@@ -84,51 +85,55 @@ def ids_text(ids: Sequence[str], most: int = 12) -> str:
     return ", ".join(ids[:most]) + (f" and {len(ids) - most} more" if len(ids) > most else "")
 
 
-def banner_lines(
-    summaries: Sequence[tuple[str, Mapping[str, Any]]], stopped: Mapping[str, Any] | None = None
-) -> list[str]:
-    """The one banner of a run's CallSim failures (``summaries``: each target and its summary), or [].
+Judged = tuple[str, int, SimulatorBlock]  # a target, the calls it was judged on, those CallSim failed on
+
+
+def judged(target: str, summary: Summary | None) -> Judged:
+    """A target's part in the banner, from its summary (none: no call of it was summarised)."""
+    return (target, 0, SimulatorBlock()) if summary is None else (target, summary.calls, summary.failures)
+
+
+def banner_lines(targets: Sequence[Judged], stopped: Partial | None = None) -> list[str]:
+    """The one banner of a run's CallSim failures (``targets``: each, the calls it was judged on and its
+    ``simulator_failures``), or [].
 
     ``stopped``: a stopped run's ``partial`` object (the disk refused a write, the built-in crashed).
     The first line says whose failure it is; then one line per reason with its calls; then the redo.
     """
-    blocks = [(t, s.get("simulator_failures") or {}) for t, s in summaries]
-    blocks = [(t, b) for t, b in blocks if b.get("count")]
+    blocks = [(t, b) for t, _, b in targets if b.count]
     if not blocks and stopped is None:
         return []
-    n = sum(int(b["count"]) for _, b in blocks)
-    total = sum(int(s.get("calls", 0)) for _, s in summaries) + n
-    many = len(summaries) > 1
+    n = sum(b.count for _, b in blocks)
+    total = sum(calls for _, calls, _ in targets) + n
+    many = len(targets) > 1
     head = "CALLSIM FAILED"
     if n:
         head += f" on {n} of {total} call(s)"
     if stopped is not None:
-        head += (", and the run stopped" if n else ": the run stopped") + f" ({stopped.get('stopped', '')})"
+        head += (", and the run stopped" if n else ": the run stopped") + f" ({stopped.stopped})"
     lines = [
         head + ". This is CallSim's failure, not the assistant's: these calls are left out of every figure.",
     ]
-    grouped: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
+    grouped: dict[str, list[tuple[str, SimulatorReason]]] = {}
     for target, b in blocks:
-        for outcome, r in b.get("reasons", {}).items():
+        for outcome, r in b.reasons.items():
             grouped.setdefault(outcome, []).append((target, r))
     for outcome, parts in grouped.items():
-        count = sum(int(r["count"]) for _, r in parts)
-        calls = [f"{c} ({t})" if many else str(c) for t, r in parts for c in r["calls"]]
-        meaning = SIMULATOR_OUTCOMES.get(outcome, str(parts[0][1].get("meaning", "")))
+        count = sum(r.count for _, r in parts)
+        calls = [f"{c} ({t})" if many else str(c) for t, r in parts for c in r.calls]
+        meaning = SIMULATOR_OUTCOMES.get(outcome, parts[0][1].meaning)
         lines.append(f"  {outcome}: {count} call(s), {meaning}: {ids_text(calls)}")
-        if detail := parts[0][1].get("detail"):
+        if detail := parts[0][1].detail:
             lines.append(f"    e.g. {detail}")
-    if stopped is not None and stopped.get("calls_not_made"):
-        lines.append(f"  not made: {stopped['calls_not_made']} call(s), the run stopped before them")
-    redo = next((str(b["redo"]) for _, b in blocks if b.get("redo")), "") or REDO_UNKNOWN
+    if stopped is not None and stopped.calls_not_made:
+        lines.append(f"  not made: {stopped.calls_not_made} call(s), the run stopped before them")
+    redo = next((b.redo for _, b in blocks if b.redo), "") or REDO_UNKNOWN
     lines.append(f"  redo them: {redo}")
     return lines
 
 
-def results_banner(doc: Mapping[str, Any]) -> list[str]:
+def results_banner(results: RunResults | TargetResults) -> list[str]:
     """:func:`banner_lines` of a ``results.json``: a run's (every target) or one target's."""
-    if doc.get("kind") == "run":
-        summaries = [(str(t.get("target", "?")), t.get("summary") or {}) for t in doc.get("targets", [])]
-    else:
-        summaries = [(str(doc.get("target", "?")), doc.get("summary") or {})]
-    return banner_lines(summaries, doc.get("partial"))
+    if isinstance(results, RunResults):
+        return banner_lines([judged(t.target, t.summary) for t in results.targets], results.partial)
+    return banner_lines([judged(results.target, results.summary)], results.partial)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from voice.core.caller import CallerTiming
 from voice.dialogues import Dialogue
@@ -30,6 +30,18 @@ from voice.speech.tts.engine import TTSEngine
 # 3: a turn's rest streamed clause by clause; 2: fitted ears, a turn voiced first clause first (issue 26);
 # 1: whole turns
 VOICING_VERSION = 3
+
+
+class CallerFingerprint(TypedDict):
+    """The reactive caller's part of a run's settings (``settings.json``): what a resume must match."""
+
+    caller: str
+    persona: str
+    caller_prompt: str
+    caller_max_turns: int
+    caller_early_ms: float | None
+    caller_voicing: int
+
 
 CALLERS = ("scripted", "openai:MODEL")
 MIN_TURNS = 6  # a reactive caller may take more turns than its script: at least this many, or twice it
@@ -59,7 +71,7 @@ class ReactiveCaller:
         if self.early_ms is not None and not 20 <= self.early_ms < reply_over:
             raise ConfigError(f"early_ms must be 20 ms (a frame) to {reply_over:g} ms, got {self.early_ms}")
 
-    def fingerprint(self) -> dict[str, Any]:
+    def fingerprint(self) -> CallerFingerprint:
         """What must match for a folder's calls to be reused on resume."""
         return {
             "caller": self.spec,

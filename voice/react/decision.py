@@ -13,22 +13,46 @@ back (:mod:`voice.react.brain`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from voice.dialogues import Backchannel, CallerTurn, PauseInside, check_caller_turn
+from voice.llm.schema import JsonSchema
 
 ACTIONS = ("say", "hang_up", "wait")
 GOAL_VERDICTS = ("yes", "partly", "no")
 MAX_TURN_CHARS = 200  # a hard ceiling whatever the persona: a phone turn, not a speech
 
 
-def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+class PauseInsideAnswer(TypedDict):
+    after: str
+    ms: int
+
+
+class BackchannelAnswer(TypedDict):
+    text: str
+    at_ms: int
+
+
+class CallerAnswer(TypedDict):
+    """An answer that fits :func:`output_schema` (every key present, null when unused)."""
+
+    action: str
+    text: str
+    pause_before_ms: int | None
+    pause_inside: PauseInsideAnswer | None
+    backchannel: BackchannelAnswer | None
+    interrupt_after_ms: int | None
+    goal: str | None
+    reason: str
+
+
+def _nullable(schema: JsonSchema) -> JsonSchema:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
-def output_schema() -> dict[str, Any]:
+def output_schema() -> JsonSchema:
     """What the caller model must answer (strict structured output: every key present, null when unused)."""
-    cue_ms = {"type": "integer"}
+    cue_ms: JsonSchema = {"type": "integer"}
     return {
         "type": "object",
         "additionalProperties": False,

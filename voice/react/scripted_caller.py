@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from voice.react.decision import CallerAnswer
+
 ASK_AGAIN = "不好意思，您刚才说的我没太明白，能再说一下吗？"
 STILL_THERE = "喂？您还在吗？"
 
@@ -38,7 +40,7 @@ def _section(lines: list[str], header: str) -> list[str]:
     return out
 
 
-def say(text: str, reason: str) -> dict[str, Any]:
+def say(text: str, reason: str) -> CallerAnswer:
     """A ``say`` decision (every field of the caller's answer schema; the rest None)."""
     return {
         "action": "say",
@@ -52,7 +54,7 @@ def say(text: str, reason: str) -> dict[str, Any]:
     }
 
 
-def end(goal: str, reason: str) -> dict[str, Any]:
+def end(goal: str, reason: str) -> CallerAnswer:
     """A ``hang_up`` decision with the caller's verdict on its goal (yes, partly, no)."""
     return {**say("", reason), "action": "hang_up", "goal": goal}
 
@@ -63,7 +65,7 @@ def _overlap(a: str, b: str) -> float:
     return len(ref & set(a)) / len(ref) if ref else 1.0
 
 
-def answer(body: dict[str, Any]) -> dict[str, Any]:
+def answer(body: dict[str, Any]) -> CallerAnswer:
     """The caller's decision for one chat request body."""
     user = next(m["content"] for m in body["messages"] if m["role"] == "user")
     lines = user.split("\n")

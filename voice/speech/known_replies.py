@@ -15,9 +15,9 @@ import hashlib
 import json
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from voice.contract.policy import PolicyFactory
 from voice.core.audio import SAMPLE_RATE
@@ -97,6 +97,19 @@ class KnownLine:
     seconds: float  # transcription time (monotonic clock)
 
 
+class KnownReplyCERJson(TypedDict):
+    """:class:`KnownReplyCER` as its cache file and ``--json`` write it, field for field."""
+
+    cer: float
+    lines: int
+    chars: int
+    errors: int
+    seconds_per_line: float
+    transcriber: str
+    tts: str
+    texts: str
+
+
 @dataclass(frozen=True)
 class KnownReplyCER:
     """A transcriber's corpus CER on known replies (edits over reference characters, after normalisation)."""
@@ -110,8 +123,17 @@ class KnownReplyCER:
     tts: str
     texts: str  # fingerprint of the reply texts
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_json(self) -> KnownReplyCERJson:
+        return {
+            "cer": self.cer,
+            "lines": self.lines,
+            "chars": self.chars,
+            "errors": self.errors,
+            "seconds_per_line": self.seconds_per_line,
+            "transcriber": self.transcriber,
+            "tts": self.tts,
+            "texts": self.texts,
+        }
 
 
 def transcribe_known(transcriber: ASREngine, tts: TTSEngine, texts: Iterable[str]) -> list[KnownLine]:

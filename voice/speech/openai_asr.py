@@ -84,7 +84,6 @@ class OpenAIASR:
 
         client = self._client_or_new()
         audio_s = len(pcm) / SAMPLE_RATE
-        optional: dict[str, Any] = {"prompt": self._prompt} if self._prompt else {}
         try:
             answer = client.audio.transcriptions.create(
                 file=("reply.wav", wav_bytes([np.asarray(pcm, dtype=np.int16)]), "audio/wav"),
@@ -92,7 +91,7 @@ class OpenAIASR:
                 language=self._language,
                 response_format="json",
                 temperature=0.0,
-                **optional,
+                prompt=self._prompt or openai.NOT_GIVEN,  # no prompt: the field is left out
             )
         except openai.APIConnectionError as exc:  # includes timeouts
             raise EngineUnavailable(

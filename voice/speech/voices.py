@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TypeAlias, TypedDict
 
 from voice.errors import ConfigError, nearest
 from voice.speech.tts import make_tts
@@ -29,6 +29,20 @@ from voice.text.table import text_table
 CER_LIMIT = 0.25  # above this on the bundled lines a voice is out of the default mix
 SEXES = ("female", "male")
 VOICES_FILE = "voices.json"
+
+
+class WorstJson(TypedDict):
+    """One of a voice's worst lines on a set, as ``voices.json`` keeps it."""
+
+    cer: float
+    text: str
+    heard: str
+
+
+Figure: TypeAlias = str | float | list[WorstJson] | None
+VoiceJson: TypeAlias = dict[str, Figure]
+"""One voice in ``voices.json``: its sex and engine, per named set of lines ``cer_<set>``, ``lines_<set>``
+and ``worst_<set>``, then its F0, synthesis cost and the CPU (keys named by the sets: not a TypedDict)."""
 
 
 @dataclass(frozen=True)
@@ -42,14 +56,14 @@ class Voice:
     description: str
     offline: bool = True
 
-    def measured(self) -> Mapping[str, Any]:
+    def measured(self) -> Mapping[str, Figure]:
         """What ``voices.json`` holds for it (empty when it was never measured)."""
         return measured_figures().get(self.name, {})
 
     @property
     def cer(self) -> float | None:
         value = self.measured().get("cer_bundled")
-        return None if value is None else float(value)
+        return None if value is None else _number(value)
 
     @property
     def in_default_mix(self) -> bool:
@@ -82,7 +96,7 @@ ENGINE_VOICES: dict[str, Voice] = {
 
 
 @cache
-def measured_figures() -> dict[str, dict[str, Any]]:
+def measured_figures() -> dict[str, VoiceJson]:
     """``voice/data/voices.json``: voice name → its measured figures (and where they were measured)."""
     path = resources.files("voice") / "data" / VOICES_FILE
     try:
@@ -134,8 +148,16 @@ def voices_table() -> str:
     return head + note + f"\nthe default mix: CER on the bundled lines at most {CER_LIMIT:g}"
 
 
-def _fmt(value: Any, pattern: str) -> str:
-    return "-" if value is None else pattern.format(float(value))
+def _fmt(value: Figure, pattern: str) -> str:
+    return "-" if value is None else pattern.format(_number(value))
+
+
+def _number(value: str | float | list[WorstJson]) -> float:
+    """A figure read as a number; a set's worst lines (a list) are none, and are refused as ``float``
+    refuses any value that is not one (a ``TypeError``)."""
+    if isinstance(value, list):
+        raise TypeError(f"not a number: {value!r}")
+    return float(value)
 
 
 class VoiceBank:

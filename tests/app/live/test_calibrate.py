@@ -56,3 +56,22 @@ def test_a_click_lost_on_the_way_is_counted_as_missed():
     heard[1000 + 80] = 30000  # only the first of two clicks came back
     result = find_clicks(heard, 1000, 2, 4000)
     assert result.clicks_ms == (5.0,) and result.missed == 1
+
+
+def test_a_kept_calibration_is_read_back_by_its_devices_and_a_damaged_entry_is_left_out(tmp_path):
+    from voice.app.live.calibrate import (
+        Calibration,
+        calibration_file,
+        load_calibrations,
+        round_trip_for,
+        save_calibration,
+    )
+
+    assert round_trip_for(tmp_path, "default -> default") is None  # no file yet
+    calibration_file(tmp_path).write_text('{"usb -> usb": {"clicks_ms": [3.0]}, "hdmi -> hdmi": "x"}')
+    save_calibration(tmp_path, "default -> default", Calibration(42.5, (42.0, 43.0), 1))
+    assert load_calibrations(tmp_path) == {"default -> default": Calibration(42.5, (42.0, 43.0), 1)}
+    assert round_trip_for(tmp_path, "default -> default") == 42.5
+    assert round_trip_for(tmp_path, "usb -> usb") is None  # no round trip in it
+    calibration_file(tmp_path).write_text("{not json")
+    assert load_calibrations(tmp_path) == {}

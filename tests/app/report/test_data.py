@@ -14,6 +14,10 @@ from voice.app.report.data import (
     stop_latencies,
 )
 from voice.lines.effects import LineEffects
+from voice.metrics.call_metrics import CallMetrics, TurnMetrics
+from voice.metrics.model.calls import CallRecord
+from voice.metrics.model.results import Settings, TargetResults
+from voice.metrics.results import summarize_run
 
 
 def test_network_effects_and_caller_timing_in_words():
@@ -36,7 +40,7 @@ async def test_settings_stop_latencies_and_heard_texts_come_from_the_results_fil
     assert settings["caller voice"] == "memory" and settings["repeats"] == "1"
     assert settings["line to pcm+ws://a.test/pcm"] == "pcm; network effects: none"
     a, b = run.targets
-    assert stop_latencies(a) == [a.summary["barge_in"]["stop_latency_p50_ms"]]  # the one barge-in
+    assert stop_latencies(a) == [a.summary.barge_in.stop_latency_p50_ms]  # the one barge-in
     assert [h[:2] for h in heard_by_assistant(a)] == [(c, t) for c in ("m-1", "m-2", "m-3") for t in (0, 1)]
     assert heard_by_assistant(b) == []
 
@@ -57,15 +61,12 @@ async def test_a_reactive_caller_is_a_setting_in_words(reactive_dir, run_dir):
 
 def test_the_charts_pool_only_the_assistants_calls_and_the_banner_names_callsims_failures(tmp_path):
     def call(call_id, outcome, latency):
-        return {"call_id": call_id, "outcome": outcome, "failed": False, "turns": [{"latency_ms": latency}]}
+        turn = TurnMetrics(0, "after_reply", "", 0.0, 1000.0, 1000.0 + latency, latency, 0.0)
+        return CallMetrics(call_id, "d", outcome, False, 10000.0, None, [turn], 1)
 
-    block = {"count": 1, "calls": ["b"], "reasons": {"assistant_crashed": {"count": 1, "calls": ["b"]}}}
-    doc = {
-        "kind": "target",
-        "target": "builtin",
-        "summary": {"calls": 1, "simulator_failures": {**block, "redo": "callsim run"}},
-        "calls": [call("a", "completed", 400.0), call("b", "assistant_crashed", 9000.0)],
-    }
+    calls = [call("a", "completed", 400.0), call("b", "assistant_crashed", 9000.0)]
+    summary = summarize_run(calls, [{}, {}], redo="callsim run")
+    doc = TargetResults("builtin", Settings(), summary, [CallRecord(c) for c in calls])
     view = TargetView("builtin", tmp_path, "", doc)
     assert latencies(view) == [400.0]  # the crashed built-in's half call is not the assistant's latency
     lines = banner(RunView(tmp_path, None, [view]))

@@ -19,7 +19,7 @@ from voice.app.report.goals import (
 )
 from voice.core import events as ev
 from voice.metrics.measure import measure
-from voice.metrics.results import call_to_json
+from voice.metrics.model.calls import CallRecord
 
 
 async def test_a_reactive_runs_goals_per_target_and_group_come_from_its_summary(reactive_dir):
@@ -54,7 +54,7 @@ def test_a_calls_verdict_decisions_and_waits_in_words():
         decided(5000, 2, "hang_up", "llm", goal="no", reason="没人理我"),
         ev.GoalReported(S(5000), "no", "没人理我", 2),
     ]
-    c = call_to_json(measure(goal_recording(6000, extra)), {"persona": "impatient"})
+    c = CallRecord(measure(goal_recording(6000, extra)), {"persona": "impatient"})
     cells = dict(zip(VERDICT_HEADER, verdict_cells(c), strict=True))
     assert cells == {
         "persona": "impatient",
@@ -84,6 +84,6 @@ def test_a_calls_verdict_decisions_and_waits_in_words():
     assert rows[1]["source"] == "fallback_script" and rows[1]["rejected"] == "not JSON"
     assert rows[2]["goal / why"] == "no · 没人理我" and rows[2]["said"] == "-"
     assert wait_lines(c) == ["turn 2: due at 2100 ms, started 500 ms late"]
-    silent = call_to_json(measure(goal_recording(3000, [decided(900, 0)])))
+    silent = CallRecord(measure(goal_recording(3000, [decided(900, 0)])))
     assert verdict_line(silent) == "The caller gave no verdict on its goal"
     assert verdict_cells(silent)[1] == "none" and wait_lines(silent) == []

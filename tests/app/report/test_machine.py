@@ -2,19 +2,31 @@
 the provenance rows of the report, on real runs made on virtual time with the provenance they recorded."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from tests.runs import bench, mini
 from voice.app.cli import main
-from voice.app.report.compare import compare_sides, format_comparison, pick_sides
+from voice.app.report.compare import compare_sides, pick_sides
+from voice.app.report.comparison import format_comparison
 from voice.app.report.data import load_run, run_settings
 from voice.app.report.machine import SPEED_TOLERANCE, compare_speed, provenance_rows, speed_seconds
+from voice.metrics.model.jsonio import Fields
+from voice.metrics.model.provenance import Provenance
+
+
+def prov_doc(seconds, cpu="AMD EPYC"):
+    index = None if seconds is None else {"seconds": seconds, "components": {"whisper_base_30s_s": seconds}}
+    return {"machine": {"cpu_model": cpu, "cpus": 2, "cpus_usable": 2}, "speed_index": index, "date_utc": "D"}
 
 
 def prov(seconds, cpu="AMD EPYC"):
-    index = None if seconds is None else {"seconds": seconds, "components": {"whisper_base_30s_s": seconds}}
-    return {"machine": {"cpu_model": cpu, "cpus": 2, "cpus_usable": 2}, "speed_index": index, "date_utc": "D"}
+    return typed(prov_doc(seconds, cpu))
+
+
+def typed(doc):
+    return Provenance.from_json(Fields(doc))
 
 
 def test_indices_within_20_percent_are_alike_and_further_apart_warn_naming_the_slower():
@@ -30,20 +42,20 @@ def test_a_side_without_an_index_is_said_and_one_run_needs_none():
     assert compare_speed(None, prov(1.0))["warning"].startswith("A has no speed index")
     assert compare_speed(None, None)["warning"].startswith("A and B have no speed index")
     same = prov(None)
-    assert compare_speed(same, dict(same))["warning"] is None  # two targets of one run: one machine
-    assert speed_seconds(prov(0.5)) == 0.5 and speed_seconds({"speed_index": None}) is None
+    assert compare_speed(same, replace(same))["warning"] is None  # two targets of one run: one machine
+    assert speed_seconds(prov(0.5)) == 0.5 and speed_seconds(typed({"speed_index": None})) is None
 
 
 def test_the_report_rows_name_callsim_command_machine_index_and_packages():
     p = {
-        **prov(0.7),
+        **prov_doc(0.7),
         "callsim": {"version": "0.1.0", "commit": "b440fa3deadbeef0", "dirty": True},
         "command": ["callsim", "bench", "--limit", "6"],
         "packages": {"faster-whisper": "1.2.1", "ray": None},
     }
     p["machine"]["cpu_flags"] = ["avx2", "avx512f"]
     p["speed_index"]["definition"] = "median of 3"
-    rows = dict(provenance_rows(p))
+    rows = dict(provenance_rows(typed(p)))
     assert rows["CallSim"] == "0.1.0, commit b440fa3deadb (uncommitted changes)"
     assert rows["command"] == "callsim bench --limit 6" and rows["started (UTC)"] == "D"
     assert rows["machine"] == "AMD EPYC, 2 of 2 CPUs; avx2 avx512f"

@@ -7,12 +7,22 @@ import re
 from voice.app.report import sampling
 from voice.app.report.build import build_report
 from voice.app.report.sampling import shown_in_full
+from voice.metrics.call_metrics import CallMetrics, TurnMetrics
 
 
-def calls(n: int) -> list[dict]:
+def calls(n: int) -> list[CallMetrics]:
+    """Call i: failed if 77; latency p90 i % 50 ms (seven turns of it); rhythm 3 + (i % 7) / 7 (i % 7 of
+    its turns 4, the others 3); no false starts; the longest silence 100 ms."""
+
+    def turn(t: int, i: int) -> TurnMetrics:
+        lat = float(i % 50)
+        return TurnMetrics(
+            t, "after_reply", "", 0.0, 1000.0, 1000.0 + lat, lat, 0.0, rhythm=4 if t < i % 7 else 3
+        )
+
     return [
-        {"call_id": f"c{i:03d}", "failed": i == 77, "latency_p90_ms": float(i % 50),
-         "rhythm": 3 + (i % 7) / 7, "false_starts": 0, "longest_silence_ms": 100.0}
+        CallMetrics(f"c{i:03d}", "d", "completed", i == 77, 9000.0, None, [turn(t, i) for t in range(7)], 7,
+                    longest_silence_ms=100.0)
         for i in range(n)
     ]  # fmt: skip
 

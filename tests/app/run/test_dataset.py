@@ -15,7 +15,6 @@ from tests.ws_fake import FakeServer
 from voice.app.run.dataset import (
     BenchConfig,
     default_concurrency,
-    folder_lock,
     run_bench,
     select_dialogues,
     split_values,
@@ -57,13 +56,6 @@ def test_default_concurrency_leaves_the_builtin_assistant_half_the_machine():
     assert default_concurrency([parse_target("builtin")], cpus=1) == 1
     assert default_concurrency([parse_target(A)], cpus=8) == 8
     assert default_concurrency([parse_target(A)], cpus=64) == 16
-
-
-def test_a_folder_is_locked_while_a_run_writes_it(tmp_path):
-    with folder_lock(tmp_path), pytest.raises(ConfigError, match="in use"), folder_lock(tmp_path):
-        pass
-    with folder_lock(tmp_path):  # released again
-        pass
 
 
 async def test_two_targets_repeats_and_concurrency_write_per_target_and_run_results(tmp_path):
@@ -147,52 +139,6 @@ def test_a_run_killed_with_sigkill_resumes_without_redoing_or_counting_half_writ
     assert not list(folder.glob(".*.tmp"))
     run = json.loads((out / "results.json").read_text())
     assert run["targets"][0]["summary"]["calls"] == 3
-
-
-# --- CI: waiting for a bot that starts with the bench ------------------------------------------------------
-
-
-async def test_waiting_for_a_target_returns_once_it_listens_and_fails_clearly_if_it_never_does():
-    import asyncio
-    import re
-
-    from voice.app.run.dataset import wait_for_targets
-    from voice.app.run.launch import free_port
-    from voice.errors import LineError
-
-    port = free_port()
-    target = parse_target(f"pcm+ws://127.0.0.1:{port}/pcm")
-    assert target.address() == ("127.0.0.1", port)
-    assert parse_target("wss://bot.example.com/pcm").address() == ("bot.example.com", 443)
-
-    async def accept(reader, writer):
-        writer.close()
-
-    async def listen_later():
-        await asyncio.sleep(0.5)
-        return await asyncio.start_server(accept, "127.0.0.1", port)
-
-    later = asyncio.ensure_future(listen_later())
-    await wait_for_targets([target], timeout_s=10, poll_s=0.05)  # returns once the bot listens
-    server = await later
-    server.close()
-    await server.wait_closed()
-    message = re.escape(
-        f"{target} did not accept a connection within 0.3 s (last try: ConnectionRefusedError"
-    )
-    with pytest.raises(LineError, match=message):
-        await wait_for_targets([target], timeout_s=0.3, poll_s=0.05)
-
-
-async def test_waiting_for_a_sip_target_asks_it_by_options():
-    from voice.app.benchmarks.sip_phone import ScriptedPhone
-    from voice.app.run.dataset import wait_for_targets
-    from voice.errors import LineError
-
-    async with ScriptedPhone("talks") as phone:
-        await wait_for_targets([parse_target(phone.uri)], timeout_s=5)  # UDP: nothing to connect to
-    with pytest.raises(LineError, match=r"did not answer SIP OPTIONS within 0\.5 s"):
-        await wait_for_targets([parse_target("sip:bot@127.0.0.1:9")], timeout_s=0.5)
 
 
 @pytest.mark.e2e  # a real-time call to the built-in: the e2e layer, one at a time

@@ -129,3 +129,21 @@ async def test_a_streamed_call_keeps_rx_on_disk_only_and_measures_the_same_as_it
     assert sum(isinstance(e, ev.AudioReceived) for e in saved.events) > 0
     assert [e for e in saved.events if not isinstance(e, ev.AudioReceived)] == rec.events
     assert measure(saved) == measure(rec)
+
+
+async def test_the_recording_meta_is_the_labels_then_how_the_call_ran_as_the_json_written(tmp_path):
+    """The labels (any mapping) and the driver's pacing and line figures become the meta line's JSON: a
+    tuple as a list, a value JSON cannot hold as its ``str``, exactly as the log has always written them."""
+    from voice.app.run.driver import record_call
+    from voice.recording import load_recording, save_recording
+
+    labels = {"dialogue_id": "d", "seed": np.int64(7), "behaviour": {"pauses": (1, 2)}}
+    rec, trace = await record_call(
+        plan(turn(0)), MemoryLine(reference()), VirtualClock(), CallStart("c", {"id": "d"}), labels
+    )
+    p50, p99, late_max = trace.pacing_late_ms
+    written = {"dialogue_id": "d", "seed": "7", "behaviour": {"pauses": [1, 2]}}
+    assert rec.meta == {**written, "pacing_late_ms": {"p50": p50, "p99": p99, "max": late_max}}
+    assert list(rec.meta) == [*labels, "pacing_late_ms"]  # the labels' order, then the driver's
+    save_recording(tmp_path, rec)
+    assert load_recording(tmp_path / "c").meta == {"call_id": "c", "sample_rate": 16000, **rec.meta}

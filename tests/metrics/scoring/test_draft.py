@@ -116,3 +116,14 @@ def test_every_request_has_a_timeout():
         slow.answer(answer(), delay_s=2.0)
         with pytest.raises(EngineError, match=r"did not answer in 0.3 s"):
             draft_entry(client(slow, timeout_s=0.3, attempts=1), DIALOGUE, print)
+
+
+def test_the_typed_answer_is_the_schemas_shape_and_the_entry_keys_are_the_files() -> None:
+    from voice.dialogues.annotation_file import ENTRY_KEYS, TURN_ENTRY_KEYS
+    from voice.metrics.scoring.draft import AnnotationAnswer, DraftEntry, DraftTurn, FactAnswer, TurnAnswer
+
+    schema = output_schema()
+    assert list(AnnotationAnswer.__annotations__) == schema["required"]
+    assert list(TurnAnswer.__annotations__) == schema["properties"]["turns"]["items"]["required"]
+    assert list(FactAnswer.__annotations__) == schema["properties"]["private"]["items"]["required"]
+    assert set(DraftEntry.__annotations__) <= ENTRY_KEYS and set(DraftTurn.__annotations__) <= TURN_ENTRY_KEYS

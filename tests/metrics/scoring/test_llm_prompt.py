@@ -126,3 +126,17 @@ def test_the_output_schema_is_in_the_supported_subset_and_asks_for_every_judged_
     problems = validate(missing, schema)
     assert "$.turns[0].scores.semantic_understanding: missing" in problems
     assert "$.turns[0].scores.safety.score: 9 is not one of [1, 2, 3, 4, 5, None]" in problems
+
+
+def test_the_typed_answer_is_the_schemas_shape() -> None:
+    from voice.metrics.scoring.llm_prompt import DimensionAnswer, JudgeAnswer, TurnAnswer, VerdictAnswer
+
+    schema = output_schema()
+    turn = schema["properties"]["turns"]["items"]
+    assert list(JudgeAnswer.__annotations__) == schema["required"]
+    assert list(TurnAnswer.__annotations__) == turn["required"]
+    assert (
+        list(DimensionAnswer.__annotations__)
+        == turn["properties"]["scores"]["properties"][JUDGED[0]]["required"]
+    )
+    assert list(VerdictAnswer.__annotations__) == schema["properties"]["call_verdict"]["required"]

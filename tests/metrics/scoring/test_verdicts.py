@@ -70,3 +70,11 @@ def test_the_verdicts_read_as_text():
     ]
     assert verdict_text(UNJUDGED) == ("not judged: needs an LLM judge", "not judged: nothing checked")
     assert verdict_text(NO_PRESET) == ("no: refused", "not applicable: no preset")
+
+
+def test_the_typed_blocks_name_exactly_the_keys_written() -> None:
+    from voice.metrics.scoring.verdicts import RATES, GoalJson, GoalSummary
+
+    summary = summarize_goals([MET, PARTLY, None])
+    assert list(summary) == list(GoalSummary.__annotations__) and set(RATES) <= set(summary)
+    assert list(goal_to_json(MET) or {}) == list(GoalJson.__annotations__)

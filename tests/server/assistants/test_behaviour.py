@@ -1,11 +1,15 @@
 """The reference assistant's spec: JSON round trip, the causality limits, and the reply audio."""
 
+import dataclasses
+from typing import get_type_hints
+
 import numpy as np
 import pytest
 
 from server.assistants.behaviour import (
     CONFIRM_MARGIN_MS,
     DECISION_MARGIN_MS,
+    BehaviourSpec,
     ReferenceBehaviour,
     reply_voice,
 )
@@ -16,6 +20,12 @@ from voice.speech.vad import speech_segments
 def behaviour(**kw) -> ReferenceBehaviour:
     base = {"reply_ms": 600.0, "stop_ms": 250.0, "takeover_pauses": True, "stop_on_backchannel": True}
     return ReferenceBehaviour(**{**base, **kw})
+
+
+def test_the_json_is_every_field_in_order_as_its_typed_spec_names_them():
+    b = behaviour(endpoint_ms=300.0)
+    assert list(b.to_json().items()) == list(dataclasses.asdict(b).items())
+    assert list(get_type_hints(BehaviourSpec)) == [f.name for f in dataclasses.fields(ReferenceBehaviour)]
 
 
 def test_behaviour_round_trips_through_json_and_rejects_unknown_keys():

@@ -71,3 +71,15 @@ def test_a_turn_heard_in_pieces_is_judged_on_its_words_pooled_by_length_not_its_
     assert transcript_trust.pooled([(None, 1.0)]) is None and transcript_trust.pooled(
         [(rest, 0.0)]
     ) == transcript_trust.worst([rest])
+
+
+def test_the_policys_figures_are_the_protocols_and_whispers() -> None:
+    from typing import get_type_hints
+
+    from voice.contract.policy import Heard
+    from voice.speech.asr import Confidence
+
+    ours = transcript_trust.Heard
+    assert get_type_hints(ours) == get_type_hints(Heard) and ours.__optional_keys__ == Heard.__optional_keys__
+    assert set(Heard.__optional_keys__) == set(Confidence(-0.2, 0.1, 1.0).to_json())
+    assert list(transcript_trust.worst([CLEAR, MISHEARD]) or {}) == list(CLEAR)  # the wire's key order

@@ -24,6 +24,7 @@ import dataclasses
 import json
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -123,41 +124,69 @@ def texts_to_speak(args: argparse.Namespace) -> list[str]:
 def whisper_settings(args: argparse.Namespace) -> WhisperSettings:
     """The Whisper settings for this speech (the assistant's for the caller, the reply settings otherwise),
     with ``--prompt``, ``--hotwords`` (``''``: none), ``--beam`` and ``--audio-context`` applied."""
-    pairs = (("initial_prompt", args.prompt), ("hotwords", args.hotwords))
-    overrides: dict[str, Any] = {k: v or None for k, v in pairs if v is not None}
-    overrides |= {"beam_size": args.beam} if args.beam else {}
-    overrides |= {"audio_context_s": args.audio_context} if args.audio_context is not None else {}
     base = ASSISTANT_WHISPER if args.speech == "caller" else REPLY_WHISPER
-    return dataclasses.replace(base, **overrides)
+    return dataclasses.replace(
+        base,
+        initial_prompt=base.initial_prompt if args.prompt is None else args.prompt or None,
+        hotwords=base.hotwords if args.hotwords is None else args.hotwords or None,
+        beam_size=args.beam or base.beam_size,
+        audio_context_s=base.audio_context_s if args.audio_context is None else args.audio_context,
+    )
+
+
+@dataclass(frozen=True)
+class WorstLine:
+    """A line among the worst heard: its own CER, what was said and what the transcriber heard."""
+
+    cer: float
+    text: str
+    heard: str
+
+
+@dataclass(frozen=True)
+class CerResult:
+    """The figures printed (and saved): which speech, the corpus CER and speed, the worst lines."""
+
+    speech: str
+    summary: KnownReplyCER
+    real_time_factor: float
+    worst: tuple[WorstLine, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """As ``--json`` prints it (the summary's figures at the top level)."""
+        return {
+            "speech": self.speech,
+            **self.summary.to_json(),
+            "real_time_factor": self.real_time_factor,
+            "worst": [dataclasses.asdict(w) for w in self.worst],
+        }
 
 
 def result_of(
     args: argparse.Namespace, lines: Sequence[KnownLine], asr: ASREngine, tts: TTSEngine, texts: Sequence[str]
-) -> tuple[dict[str, Any], KnownReplyCER]:
-    """The figures printed (and saved): the corpus CER, speed, the worst lines; and the summary."""
+) -> CerResult:
+    """The corpus CER, speed and the worst lines of ``lines``."""
     summary = summarise(lines, asr.describe(), tts_description(tts), texts_fingerprint(texts))
     audio_s = sum(x.audio_s for x in lines)
     worst = sorted(lines, key=lambda x: -x.errors / max(x.chars, 1))[: args.worst]
-    result = {
-        "speech": args.speech,
-        **summary.to_json(),
-        "real_time_factor": sum(x.seconds for x in lines) / audio_s if audio_s else 0.0,
-        "worst": [{"cer": x.errors / max(x.chars, 1), "text": x.text, "heard": x.heard} for x in worst],
-    }
-    return result, summary
+    return CerResult(
+        speech=args.speech,
+        summary=summary,
+        real_time_factor=sum(x.seconds for x in lines) / audio_s if audio_s else 0.0,
+        worst=tuple(WorstLine(x.errors / max(x.chars, 1), x.text, x.heard) for x in worst),
+    )
 
 
-def print_text(args: argparse.Namespace, result: dict[str, Any], summary: KnownReplyCER) -> None:
+def print_text(args: argparse.Namespace, result: CerResult) -> None:
+    summary = result.summary
     what = args.texts or args.speech
     print(f"{what}: {summary.lines} lines, {summary.chars} reference characters ({summary.texts})")
     print(f"transcriber: {summary.transcriber}; voice: {summary.tts}")
     print(f"CER (corpus): {summary.cer:.3f}  ({summary.errors} edits)")
-    print(
-        f"ASR: {summary.seconds_per_line:.3f} s per line, real-time factor {result['real_time_factor']:.3f}"
-    )
+    print(f"ASR: {summary.seconds_per_line:.3f} s per line, real-time factor {result.real_time_factor:.3f}")
     print("worst lines:")
-    for w in result["worst"]:
-        print(f"  {w['cer']:.2f}  {normalize_zh(w['text'])}  →  {normalize_zh(w['heard'])}")
+    for w in result.worst:
+        print(f"  {w.cer:.2f}  {normalize_zh(w.text)}  →  {normalize_zh(w.heard)}")
 
 
 def main(
@@ -183,16 +212,16 @@ def main(
         asr.load()
     tts.synthesize(texts[0])  # load the voice before timing anything
     lines = transcribe_known(asr, tts, texts)
-    result, summary = result_of(args, lines, asr, tts, texts)
-    result["provenance"] = provenance
+    result = result_of(args, lines, asr, tts, texts)
+    doc = {**result.to_json(), "provenance": provenance}
     if args.save:
         per_line = [dataclasses.asdict(x) for x in lines]
-        text = json.dumps({**result, "per_line": per_line}, ensure_ascii=False, indent=1)
+        text = json.dumps({**doc, "per_line": per_line}, ensure_ascii=False, indent=1)
         atomic_write_bytes(args.save, text.encode("utf-8"))
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        print(json.dumps(doc, ensure_ascii=False, indent=2))
     else:
-        print_text(args, result, summary)
+        print_text(args, result)
     return 0
 
 

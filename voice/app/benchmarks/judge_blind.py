@@ -23,12 +23,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Literal, TypeAlias, TypedDict
 
-from voice.app.benchmarks.judge import DATA, Rows, check_reply_row, reference_call, with_reply
+from voice.app.benchmarks.replies import DATA, Rows, check_reply_row, with_reply
 from voice.dialogues import Dialogue, load_dialogues
 from voice.errors import DialogueError
-from voice.metrics.scoring.vocabulary import JUDGED, Judge, TurnScore
+from voice.metrics.scoring.coverage import reference_call
+from voice.metrics.scoring.vocabulary import JUDGED, DimensionScore, Judge, TurnScore
 
 GOAL_BAD_BELOW, GOAL_GOOD_LOW = 0.90, 0.10
 GOOD_SLACK = 1  # a good paraphrase may score this much below the reference and still not be "low"
@@ -93,6 +94,99 @@ def load_blind(folder: Path) -> tuple[list[Dialogue], list[BlindReply]]:
     return dialogues, load_replies(folder / "replies.jsonl", dialogues)
 
 
+Outcome: TypeAlias = Literal["below", "level", "above", "not_scored"]  # a bad reply against its reference
+Count: TypeAlias = Literal[
+    "bad", "below", "level", "above", "not_scored", "good_scored", "good_low", "bad_below_share",
+    "good_low_share",
+]  # fmt: skip
+
+
+class DimensionCounts(TypedDict):
+    """One judged dimension's figures: bad replies failing it by outcome, good paraphrases scored on it
+    and those low, and the two shares (None: nothing to share)."""
+
+    bad: int
+    below: int
+    level: int
+    above: int
+    not_scored: int
+    good_scored: int
+    good_low: int
+    bad_below_share: float | None
+    good_low_share: float | None
+
+
+class Total(TypedDict):
+    """The figures over every dimension: bad replies below, good paraphrases low on any."""
+
+    bad: int
+    below: int
+    not_scored: int
+    bad_below_share: float | None
+    good: int
+    good_low: int
+    good_low_share: float | None
+
+
+class Goal(TypedDict):
+    """The goal the totals are held to, and whether they meet it."""
+
+    bad_below: float
+    good_low: float
+    met: bool
+
+
+class Failure(TypedDict):
+    """A bad reply not below its reference, or a good one low, with the judge's reason (``--verbose``)."""
+
+    dialogue: str
+    turn: int
+    kind: str
+    why: str
+    reply: str
+    dimension: str
+    outcome: Outcome | Literal["low"]
+    score: int | None
+    reference_score: int | None
+    reason: str
+
+
+class Calibration(TypedDict):
+    """What :func:`calibrate` finds on a blind set (printed as JSON, recorded by ``--write-calibration``)."""
+
+    judge: str
+    dialogues: int
+    replies: int
+    dimensions: dict[str, DimensionCounts]
+    total: Total
+    goal: Goal
+    failures: list[Failure]
+
+
+class Share(TypedDict):
+    """The worst share of one kind, and the set it comes from (None, None: no set had one)."""
+
+    share: float | None
+    of: str | None
+
+
+class WorstDimension(TypedDict):
+    """One dimension's worst shares over the sets."""
+
+    bad_below: Share
+    good_low: Share
+
+
+class Worst(TypedDict):
+    """:func:`worst_of`: the worst figures over several blind sets."""
+
+    sets: list[str]
+    bad_below: Share
+    good_low: Share
+    dimensions: dict[str, WorstDimension]
+    goal_met: bool
+
+
 def _turn(scores: list[TurnScore], turn: int) -> TurnScore:
     return next(s for s in scores if s.turn == turn)
 
@@ -101,33 +195,46 @@ def _share(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
-def calibrate(judge: Judge, dialogues: Sequence[Dialogue], replies: Sequence[BlindReply]) -> dict[str, Any]:
+def _zero() -> DimensionCounts:
+    """A dimension's counts before any reply (the shares are set once all are counted)."""
+    return {"bad": 0, "below": 0, "level": 0, "above": 0, "not_scored": 0, "good_scored": 0, "good_low": 0,
+            "bad_below_share": None, "good_low_share": None}  # fmt: skip
+
+
+def _failure(
+    r: BlindReply, dimension: str, outcome: Outcome | Literal["low"], got: DimensionScore, ref: DimensionScore
+) -> Failure:
+    """What ``--verbose`` lists of a reply the judge got wrong on ``dimension``."""
+    return {"dialogue": r.dialogue, "turn": r.turn, "kind": r.kind, "why": r.why, "reply": r.reply,
+            "dimension": dimension, "outcome": outcome, "score": got.score, "reference_score": ref.score,
+            "reason": got.reason}  # fmt: skip
+
+
+def calibrate(judge: Judge, dialogues: Sequence[Dialogue], replies: Sequence[BlindReply]) -> Calibration:
     """Per dimension and in total, how the judge ranks bad replies and good paraphrases against their
     references; ``failures`` lists each bad reply not below and each good one low, with the judge's reason."""
     by_id = {d.id: d for d in dialogues}
     references = {d.id: judge.judge_call(reference_call(d)).turns for d in dialogues}
-    counts = ("bad", "below", "level", "above", "not_scored", "good_scored", "good_low")
-    dims: dict[str, dict[str, Any]] = {d: dict.fromkeys(counts, 0) for d in JUDGED}
-    failures: list[dict[str, Any]] = []
+    dims: dict[str, DimensionCounts] = {d: _zero() for d in JUDGED}
+    failures: list[Failure] = []
     good_low_replies = 0
     for r in replies:
         mine = _turn(
             judge.judge_call(with_reply(reference_call(by_id[r.dialogue]), r.turn, r.reply)).turns, r.turn
         )
         theirs = _turn(references[r.dialogue], r.turn)
-        where = {"dialogue": r.dialogue, "turn": r.turn, "kind": r.kind, "why": r.why, "reply": r.reply}
         if r.kind == "bad" and r.fails is not None:
             got, ref = mine.scores[r.fails], theirs.scores[r.fails]
             row = dims[r.fails]
             row["bad"] += 1
+            outcome: Outcome
             if got.score is None or ref.score is None:
                 outcome = "not_scored"
             else:
                 outcome = "below" if got.score < ref.score else "level" if got.score == ref.score else "above"
             row[outcome] += 1
             if outcome != "below":
-                failures.append({**where, "dimension": r.fails, "outcome": outcome, "score": got.score,
-                                 "reference_score": ref.score, "reason": got.reason})  # fmt: skip
+                failures.append(_failure(r, r.fails, outcome, got, ref))
             continue
         low = False
         for dim in JUDGED:
@@ -138,8 +245,7 @@ def calibrate(judge: Judge, dialogues: Sequence[Dialogue], replies: Sequence[Bli
             if got.score < ref.score - GOOD_SLACK:
                 dims[dim]["good_low"] += 1
                 low = True
-                failures.append({**where, "dimension": dim, "outcome": "low", "score": got.score,
-                                 "reference_score": ref.score, "reason": got.reason})  # fmt: skip
+                failures.append(_failure(r, dim, "low", got, ref))
         good_low_replies += low
     for row in dims.values():
         row["bad_below_share"] = _share(row["below"], row["bad"])
@@ -147,7 +253,7 @@ def calibrate(judge: Judge, dialogues: Sequence[Dialogue], replies: Sequence[Bli
     bad = [r for r in replies if r.kind == "bad"]
     good = len(replies) - len(bad)
     below = sum(row["below"] for row in dims.values())
-    total = {
+    total: Total = {
         "bad": len(bad), "below": below, "not_scored": sum(row["not_scored"] for row in dims.values()),
         "bad_below_share": _share(below, len(bad)), "good": good, "good_low": good_low_replies,
         "good_low_share": _share(good_low_replies, good),
@@ -168,11 +274,12 @@ def _pct(x: float | None) -> str:
     return "—" if x is None else f"{100 * x:.0f}%"
 
 
-def render(result: dict[str, Any], verbose: bool = False) -> str:
+def render(result: Calibration, verbose: bool = False) -> str:
     t, goal = result["total"], result["goal"]
-    columns = [("bad", 5), ("below", 7), ("level", 7), ("above", 7), ("not_scored", 12),
-               ("bad_below_share", 9), ("good_scored", 6), ("good_low", 5),
-               ("good_low_share", 7)]  # fmt: skip
+    columns: list[tuple[Count, int]] = [
+        ("bad", 5), ("below", 7), ("level", 7), ("above", 7), ("not_scored", 12), ("bad_below_share", 9),
+        ("good_scored", 6), ("good_low", 5), ("good_low_share", 7),
+    ]  # fmt: skip
     names = {"not_scored": "not scored", "bad_below_share": "below %", "good_scored": "good",
              "good_low": "low", "good_low_share": "low %"}  # fmt: skip
     head = "".join(f"{names.get(k, k):>{w}}" for k, w in columns)
@@ -201,37 +308,36 @@ def render(result: dict[str, Any], verbose: bool = False) -> str:
     return "\n".join(lines)
 
 
-def worst_of(results: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def worst_of(results: Mapping[str, Calibration]) -> Worst:
     """The worst figure of each kind over several blind sets' results (``{set name: calibrate(...)}``):
     the lowest share of bad replies below, the highest share of good paraphrases low, in total and per
     dimension, each with the set it comes from (``of``).  A set the rules were later worked on flatters the
     judge; the worst of them is what a reader may expect of a set nobody tuned it for."""
 
-    def pick(values: list[tuple[float | None, str]], low: bool) -> dict[str, Any]:
+    def pick(values: list[tuple[float | None, str]], low: bool) -> Share:
         known = [(v, name) for v, name in values if v is not None]
         if not known:
             return {"share": None, "of": None}
         v, name = (min if low else max)(known)
         return {"share": v, "of": name}
 
-    out: dict[str, Any] = {
-        "sets": sorted(results),
-        "bad_below": pick([(r["total"]["bad_below_share"], n) for n, r in results.items()], low=True),
-        "good_low": pick([(r["total"]["good_low_share"], n) for n, r in results.items()], low=False),
-        "dimensions": {},
-    }
+    bad_below = pick([(r["total"]["bad_below_share"], n) for n, r in results.items()], low=True)
+    good_low = pick([(r["total"]["good_low_share"], n) for n, r in results.items()], low=False)
+    dimensions: dict[str, WorstDimension] = {}
     for dim in JUDGED:
         rows = {n: r["dimensions"][dim] for n, r in results.items()}
-        out["dimensions"][dim] = {
+        dimensions[dim] = {
             "bad_below": pick([(row["bad_below_share"], n) for n, row in rows.items()], low=True),
             "good_low": pick([(row["good_low_share"], n) for n, row in rows.items()], low=False),
         }
-    below, low = out["bad_below"]["share"], out["good_low"]["share"]
-    out["goal_met"] = below is not None and below >= GOAL_BAD_BELOW and (low or 0.0) <= GOAL_GOOD_LOW
-    return out
+    below, low = bad_below["share"], good_low["share"]
+    return {
+        "sets": sorted(results), "bad_below": bad_below, "good_low": good_low, "dimensions": dimensions,
+        "goal_met": below is not None and below >= GOAL_BAD_BELOW and (low or 0.0) <= GOAL_GOOD_LOW,
+    }  # fmt: skip
 
 
-def render_worst(worst: Mapping[str, Any]) -> str:
+def render_worst(worst: Worst) -> str:
     """The worst-of table: per dimension the worst separation and the worst paraphrase share, and whose."""
     lines = [f"worst of {len(worst['sets'])} blind sets ({', '.join(worst['sets'])}):",
              f"{'dimension':<24}{'below %':>9}  {'of':<8}{'low %':>7}  of"]  # fmt: skip

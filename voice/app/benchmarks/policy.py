@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from statistics import fmean
-from typing import Any
+from typing import TypedDict
 
 from server.policy.rules import RulePolicy
 from voice.app.benchmarks.judge import calibration_dialogues_path
@@ -78,9 +78,17 @@ def score_policy(dialogues: Sequence[Dialogue], judge: Judge) -> list[tuple[Scor
     return out
 
 
-def summarize(scored: Sequence[tuple[ScoringInput, list[TurnScore]]]) -> dict[str, Any]:
+class Dimension(TypedDict):
+    """One judged dimension's figures, as printed and under ``dimensions`` in ``--json``."""
+
+    n: int  # replies scored on it
+    mean: float | None
+    low: int  # replies scored 1-2
+
+
+def summarize(scored: Sequence[tuple[ScoringInput, list[TurnScore]]]) -> dict[str, Dimension]:
     """Per judged dimension: scored replies, mean, and replies at 1-2."""
-    rows: dict[str, Any] = {}
+    rows: dict[str, Dimension] = {}
     for dim in JUDGED:
         values = [s.scores[dim].score for _, turns in scored for s in turns if dim in s.scores]
         got = [v for v in values if v is not None]

@@ -17,7 +17,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from voice.app.benchmarks.sip_phone import BEHAVIOURS, ScriptedPhone
 from voice.app.run.provenance import bench_provenance
@@ -27,7 +27,18 @@ BENCH_TIMEOUT_S = 240.0
 COUNTED = ("sip_malformed", "sip_strays", "sip_reoffers", "rtp_wrong_source", "rtp_overflow", "rtp_received")
 
 
-async def dial(behaviour: str, out: Path) -> dict[str, Any]:
+class Answer(TypedDict):
+    """One far end's row, as printed with ``--json``: what CallSim recorded of the call, or why nothing."""
+
+    behaviour: str
+    outcome: str  # the call's, or HUNG / no results when the bench itself did not finish
+    detail: str
+    failed: NotRequired[bool]
+    counted: NotRequired[dict[str, int]]  # the line's non-zero counters of COUNTED
+    seconds: NotRequired[float]  # dialling → callsim bench ended
+
+
+async def dial(behaviour: str, out: Path) -> Answer:
     """One ``callsim bench`` call to a far end playing ``behaviour``: what results.json and the log say."""
     async with ScriptedPhone(behaviour) as phone:
         t0 = monotonic_s()
@@ -53,19 +64,21 @@ async def dial(behaviour: str, out: Path) -> dict[str, Any]:
             "detail": call.get("detail", ""), "counted": counted, "seconds": round(took, 1)}  # fmt: skip
 
 
-def _line_stats(folder: Path, call_id: str) -> dict[str, Any]:
-    """The call's ``line_stats`` from its event log's first record (none if it never connected)."""
+def _line_stats(folder: Path, call_id: str) -> dict[str, int]:
+    """The counters of the call's ``line_stats``, from its event log's first record (none if it never
+    connected); what else the line described (its transport, the SIP statuses) is not counted here."""
     log = folder / f"{call_id}.events.jsonl"
     if not log.exists():
         return {}
     for line in log.read_text().splitlines():
         record = json.loads(line)
         if record.get("kind") == "meta":
-            return dict(record.get("line_stats") or {})
+            stats = record.get("line_stats") or {}
+            return {k: v for k, v in stats.items() if isinstance(v, int)}
     return {}
 
 
-def table(rows: Sequence[dict[str, Any]]) -> str:
+def table(rows: Sequence[Answer]) -> str:
     lines = [f"{'far end':<15} {'outcome':<17} {'failed':<6} {'s':>5}  detail; counted by the line"]
     for r in rows:
         counted = ", ".join(f"{k} {v}" for k, v in r.get("counted", {}).items())
@@ -83,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown := [b for b in a.behaviours if b not in BEHAVIOURS]:
         ap.error(f"unknown behaviour {', '.join(unknown)} (choose from {', '.join(BEHAVIOURS)})")
     provenance = bench_provenance("scripts/bench_sip_answers", argv, json_out=a.json)
-    rows = []
+    rows: list[Answer] = []
     with tempfile.TemporaryDirectory(prefix="callsim-sip-answers-") as tmp:
         for behaviour in a.behaviours:
             rows.append(asyncio.run(dial(behaviour, Path(tmp) / behaviour)))

@@ -59,6 +59,7 @@ from voice.files import cache_root
 from voice.lines.line import CallStart
 from voice.lines.pcm import PcmWebsocketLine
 from voice.metrics.measure import CallMetrics, measure
+from voice.metrics.model.jsonio import Fields
 from voice.metrics.reduce import percentiles
 from voice.speech.caller_plan import plan_call
 from voice.speech.tts import make_tts
@@ -112,9 +113,45 @@ class TurnStages:
         return self.latency + extra_asr + (ratio - 1) * (self.policy + self.tts_first_audio)
 
 
-def _logs(events: Sequence[CallEvent]) -> list[dict[str, Any]]:
-    """The assistant's ``log`` payloads, in arrival order."""
-    return [dict(log) for e in events if (log := assistant_log(e)) is not None]
+@dataclass(frozen=True)
+class StageLog:
+    """One of the assistant's ``log`` reports (``server.stage_observer``'s ``turn``, ``tts``, ``speaking``),
+    read once from the message: the figures this bench uses (None: not reported)."""
+
+    kind: str
+    turn_end_at_ms: float | None = None
+    answer_at_ms: float | None = None
+    vad_stop_at_ms: float | None = None
+    transcript_at_ms: float | None = None
+    policy_ms: float | None = None
+    asr_secs: tuple[float, ...] = ()  # per transcript of the turn (0.0 where one was not timed)
+    first_audio_ms: float | None = None
+    at_ms: float | None = None
+
+    @classmethod
+    def of(cls, event: CallEvent) -> StageLog | None:
+        """The report ``event`` carries, if it is an assistant's ``log`` message."""
+        log = assistant_log(event)
+        if log is None:
+            return None
+        kind = log.get("kind")
+        segments = [a for a in log.get("asr") or [] if isinstance(a, Mapping)]
+        return cls(
+            kind=kind if isinstance(kind, str) else "",
+            turn_end_at_ms=_num(log.get("turn_end_at_ms")),
+            answer_at_ms=_num(log.get("answer_at_ms")),
+            vad_stop_at_ms=_num(log.get("vad_stop_at_ms")),
+            transcript_at_ms=_num(log.get("transcript_at_ms")),
+            policy_ms=_num(log.get("policy_ms")),
+            asr_secs=tuple(_num(a.get("asr_secs")) or 0.0 for a in segments),
+            first_audio_ms=_num(log.get("first_audio_ms")),
+            at_ms=_num(log.get("at_ms")),
+        )
+
+
+def _logs(events: Sequence[CallEvent]) -> list[StageLog]:
+    """The assistant's ``log`` reports, in arrival order."""
+    return [log for e in events if (log := StageLog.of(e)) is not None]
 
 
 def _num(value: Any) -> float | None:
@@ -130,7 +167,7 @@ def decompose(call_id: str, events: Sequence[CallEvent], metrics: CallMetrics) -
     or answered from another of its turns (e.g. inside a mid-turn pause), are left out.
     """
     logs = _logs(events)
-    callers = [i for i, log in enumerate(logs) if log.get("kind") == "turn"]
+    callers = [i for i, log in enumerate(logs) if log.kind == "turn"]
     out: list[TurnStages] = []
     turns = sorted(metrics.turns, key=lambda t: t.turn)
     for n, t in enumerate(turns):
@@ -138,7 +175,7 @@ def decompose(call_id: str, events: Sequence[CallEvent], metrics: CallMetrics) -
             continue
         limit = turns[n + 1].caller_start_ms if n + 1 < len(turns) else float("inf")
         match = next(
-            (i for i in callers if t.caller_end_ms <= (_num(logs[i].get("turn_end_at_ms")) or -1) < limit),
+            (i for i in callers if t.caller_end_ms <= (logs[i].turn_end_at_ms or -1) < limit),
             None,
         )
         if match is None:
@@ -151,8 +188,8 @@ def decompose(call_id: str, events: Sequence[CallEvent], metrics: CallMetrics) -
     return out
 
 
-def _first(logs: Sequence[Mapping[str, Any]], kind: str) -> Mapping[str, Any] | None:
-    return next((log for log in logs if log.get("kind") == kind), None)
+def _first(logs: Sequence[StageLog], kind: str) -> StageLog | None:
+    return next((log for log in logs if log.kind == kind), None)
 
 
 def _split(
@@ -161,23 +198,22 @@ def _split(
     latency: float,
     onset: float | None,
     speech_end: float,
-    caller: Mapping[str, Any],
-    after: Sequence[Mapping[str, Any]],
+    caller: StageLog,
+    after: Sequence[StageLog],
 ) -> TurnStages:
-    turn_end = _num(caller.get("turn_end_at_ms")) or speech_end
-    answer = _num(caller.get("answer_at_ms")) or turn_end
-    vad_stop = _num(caller.get("vad_stop_at_ms"))
+    turn_end = caller.turn_end_at_ms or speech_end
+    answer = caller.answer_at_ms or turn_end
+    vad_stop = caller.vad_stop_at_ms
     if vad_stop is not None and not speech_end <= vad_stop <= max(answer, turn_end) + 1000:
         vad_stop = None  # a VAD stop from before the caller's speech ended (a mid-turn pause)
-    policy = _num(caller.get("policy_ms")) or 0.0
-    segments = [a for a in caller.get("asr") or [] if isinstance(a, Mapping)]
-    asr_secs = [_num(a.get("asr_secs")) or 0.0 for a in segments]
+    policy = caller.policy_ms or 0.0
+    asr_secs = caller.asr_secs
     asr = asr_secs[-1] * 1000 if asr_secs else 0.0
     tts = _first(after, "tts")
-    tts_first = _num(tts.get("first_audio_ms")) if tts else None
+    tts_first = tts.first_audio_ms if tts else None
     speaking = _first(after, "speaking")
-    sent = _num(speaking.get("at_ms")) if speaking else None
-    transcript_at = _num(caller.get("transcript_at_ms"))
+    sent = speaking.at_ms if speaking else None
+    transcript_at = caller.transcript_at_ms
     return TurnStages(
         call_id=call_id,
         turn=turn,
@@ -311,7 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.assistant_args = tuning.args()
     provenance = bench_provenance("scripts/bench_stages", argv, json_out=args.json)
     rows = asyncio.run(_run(args))
-    index = (provenance.get("speed_index") or {}).get("seconds")
+    index = Fields(provenance).obj("speed_index").opt_number("seconds")
     ratio = args.scale_to / index if index and args.scale_to else None
     summary = summarize(rows, ratio)
     if args.json:

@@ -17,6 +17,7 @@ import json
 import statistics
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +36,20 @@ class Calibration:
     round_trip_ms: float  # the median over the clicks heard
     clicks_ms: tuple[float, ...]  # each click's round trip
     missed: int  # clicks never heard (no loopback, or too quiet)
+
+    @classmethod
+    def from_json(cls, obj: Any) -> Calibration | None:
+        """A kept calibration as parsed from its file; None unless it has a round trip, the one figure used
+        (its clicks and misses are only shown)."""
+        trip = obj.get("round_trip_ms") if isinstance(obj, dict) else None
+        if not isinstance(trip, int | float):
+            return None
+        clicks, missed = obj.get("clicks_ms"), obj.get("missed")
+        return cls(
+            trip,
+            tuple(c for c in clicks if isinstance(c, int | float)) if isinstance(clicks, list) else (),
+            missed if isinstance(missed, int) else 0,
+        )
 
 
 def click() -> Pcm:
@@ -115,20 +130,23 @@ def save_calibration(root: Path, key: str, result: Calibration) -> None:
     """Keep ``result`` for these devices (atomically, beside the others)."""
     path = calibration_file(root)
     known = load_calibrations(root)
-    known[key] = asdict(result)
-    atomic_write_bytes(path, (json.dumps(known, indent=1) + "\n").encode())
+    known[key] = result
+    text = json.dumps({k: asdict(c) for k, c in known.items()}, indent=1)
+    atomic_write_bytes(path, (text + "\n").encode())
 
 
-def load_calibrations(root: Path) -> dict[str, dict[str, object]]:
-    """Every calibration kept, by device key ({} when none, or the file is unreadable)."""
+def load_calibrations(root: Path) -> dict[str, Calibration]:
+    """Every calibration kept, by device key ({} when none, or the file is unreadable; an entry that is not
+    a calibration is left out)."""
     try:
         data = json.loads(calibration_file(root).read_text())
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    found = {k: Calibration.from_json(v) for k, v in data.items()} if isinstance(data, dict) else {}
+    return {k: c for k, c in found.items() if c is not None}
 
 
 def round_trip_for(root: Path, key: str) -> float | None:
     """The kept round trip of these devices, in ms, or None."""
-    value = load_calibrations(root).get(key, {}).get("round_trip_ms")
-    return float(value) if isinstance(value, int | float) else None
+    kept = load_calibrations(root).get(key)
+    return float(kept.round_trip_ms) if kept is not None else None

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from voice.app.live.talk import TalkConfig
     from voice.dialogues import Dialogue
     from voice.lines.sip_settings import SipSettings
+    from voice.metrics.model.summary import Summary
     from voice.speech.asr import ASREngine
 
 DEFAULT_TALK_OUT = Path("recordings/talk")
@@ -280,7 +281,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_corrected(args: argparse.Namespace, summary: dict[str, object]) -> None:
+def _print_corrected(args: argparse.Namespace, summary: Summary) -> None:
     """The latency figures corrected by the devices' round trip (the table shows them as measured)."""
     print("the table shows latency as measured at CallSim's side of the line (raw)")
     if args.input_wav and args.output_wav:
@@ -294,8 +295,7 @@ def _print_corrected(args: argparse.Namespace, summary: dict[str, object]) -> No
     if trip is None:
         print(f"no calibration for {key}: run callsim talk --calibrate with a loopback to correct for it")
         return
-    figures = summary.get("figures")
-    p50 = figures.get("latency_p50_ms") if isinstance(figures, dict) else None
+    p50 = summary.figures.get("latency_p50_ms") if summary.figures is not None else None
     if not isinstance(p50, int | float):
         return
     if args.role == "caller":

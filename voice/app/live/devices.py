@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -41,12 +42,21 @@ def list_devices() -> str:
         raise EngineUnavailable(f"cannot list sound devices: {exc}") from exc
 
 
-def device_info(kind: str, device: Device) -> dict[str, Any]:
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What a call needs of PortAudio's description of a device: its name and its own rate."""
+
+    name: str
+    default_samplerate: float
+
+
+def device_info(kind: str, device: Device) -> DeviceInfo:
     """PortAudio's description of the ``kind`` ("input"/"output") device, or a clear error if there is none
     (checked before a call starts, so a missing microphone is said at once)."""
     sd = sounddevice()
     try:
-        return dict(sd.query_devices(device, kind))
+        info = sd.query_devices(device, kind)
+        return DeviceInfo(info["name"], info["default_samplerate"])
     except (ValueError, sd.PortAudioError) as exc:
         raise EngineUnavailable(
             f"no {kind} sound device {device if device is not None else '(default)'}: {exc}; "
@@ -61,7 +71,7 @@ def _open(kind: str, device: Device, latency: str, callback: Any) -> tuple[Any, 
     info = device_info(kind, device)
     stream_class = sd.RawInputStream if kind == "input" else sd.RawOutputStream
     last: Exception | None = None
-    for rate in dict.fromkeys((SAMPLE_RATE, int(info["default_samplerate"]))):
+    for rate in dict.fromkeys((SAMPLE_RATE, int(info.default_samplerate))):
         try:
             stream = stream_class(
                 samplerate=rate,
@@ -76,7 +86,7 @@ def _open(kind: str, device: Device, latency: str, callback: Any) -> tuple[Any, 
             return stream, rate
         except sd.PortAudioError as exc:
             last = exc
-    raise EngineUnavailable(f"cannot open the {kind} device {info['name']!r}: {last}") from last
+    raise EngineUnavailable(f"cannot open the {kind} device {info.name!r}: {last}") from last
 
 
 class DeviceMicrophone:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -26,7 +26,23 @@ from voice.metrics.measure import YIELD_SILENCE_MS, assistant_segments, merge_se
 from voice.speech.asr import ASREngine
 
 Say = Callable[[str], None]
-Notify = Callable[[dict[str, Any]], None]  # the same as data: {"kind": "turn" | "transcript" | ...}
+
+
+@dataclass(frozen=True)
+class Notice:
+    """What a screen may show of the call besides its lines (a web page's figures); ``kind`` says which
+    fields it carries: ``turn`` (turn, secs, cut_in), ``stop`` (ms: None while still talking),
+    ``backchannel``, ``latency`` (ms), ``assistant`` (text; turn None) and ``transcript`` (turn, text)."""
+
+    kind: str
+    turn: int | None = None
+    secs: float | None = None
+    cut_in: bool = False
+    ms: int | None = None
+    text: str = ""
+
+
+Notify = Callable[[Notice], None]
 
 
 class LiveCaller:
@@ -115,12 +131,12 @@ class LiveCaller:
             secs = samples_to_ms(e.speech_end - e.speech_start) / 1000
             cut = " (cutting in)" if e.mode == "barge_in" else ""
             self.say(f"you{cut}: {secs:.1f} s of speech")
-            self.notify({"kind": "turn", "turn": e.turn, "secs": round(secs, 2), "cut_in": bool(cut)})
+            self.notify(Notice("turn", turn=e.turn, secs=round(secs, 2), cut_in=bool(cut)))
             if e.mode == "barge_in":
                 stop = stop_latency_ms(heard, e.speech_start)
                 told = "had not stopped yet" if stop is None else f"stopped {stop:.0f} ms after you cut in"
                 self.say(f"assistant: {told}")
-                self.notify({"kind": "stop", "ms": None if stop is None else round(stop)})
+                self.notify(Notice("stop", ms=None if stop is None else round(stop)))
             self._texts[e.turn] = self._transcribe(e.turn)
             self._reply_to = e.speech_end
             # the reply may have begun before the utterance was known to be over (its silence ran on)
@@ -128,7 +144,7 @@ class LiveCaller:
                 self._show_latency(self._onset)
         elif isinstance(e, ev.BackchannelSaid):
             self.say("you: (a backchannel)")
-            self.notify({"kind": "backchannel"})
+            self.notify(Notice("backchannel"))
         elif isinstance(e, ev.ReplyStarted):
             self._onset = e.at
             if self._reply_to is not None:
@@ -142,7 +158,7 @@ class LiveCaller:
                 if log.get("kind") in ("reply", "greeting"):
                     self._reply_told = True
                     self.say(f"assistant says: {text}")
-                    self.notify({"kind": "assistant", "text": text})
+                    self.notify(Notice("assistant", text=text))
                 elif log.get("kind") == "caller":
                     self.say(f"assistant heard: {text}")
         elif isinstance(e, ev.ReplyEnded):
@@ -160,7 +176,7 @@ class LiveCaller:
         assert self._reply_to is not None
         latency = samples_to_ms(onset - self._reply_to)
         self.say(f"assistant: speaking, {latency:.0f} ms after you stopped")
-        self.notify({"kind": "latency", "ms": round(latency)})
+        self.notify(Notice("latency", ms=round(latency)))
         self._reply_to = None
 
     def _transcribe(self, turn: int) -> asyncio.Future[str]:
@@ -182,7 +198,7 @@ class LiveCaller:
             if not f.cancelled() and f.exception() is None and f.result():
                 self.say(f"{label}: {f.result()}")
                 kind = "transcript" if turn is not None else "assistant"
-                self.notify({"kind": kind, "turn": turn, "text": f.result()})
+                self.notify(Notice(kind, turn=turn, text=f.result()))
 
         future.add_done_callback(show)
         return future

@@ -22,7 +22,7 @@ import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from voice.app.live.person_line import PersonLine
 from voice.app.live.ports import Microphone, Speaker
@@ -39,13 +39,28 @@ from voice.errors import ConfigError
 from voice.lines.factory import describe_line, make_line_factory
 from voice.lines.headers import Headers
 from voice.lines.line import CallStart
+from voice.lines.line_meta import LineMeta
 from voice.lines.sip_settings import SipSettings
 from voice.lines.targets import BUILTIN, HUMAN, SIP, parse_target
 from voice.metrics.measure import CallMetrics, measure
+from voice.metrics.model.summary import Summary
 from voice.metrics.results import RESULTS_SCHEMA, call_to_json, summarize_run, write_json
 from voice.recording import save_recording
 from voice.speech.asr import ASREngine
 from voice.speech.tts.engine import TTSEngine
+
+
+class TalkLabels(TypedDict):
+    """A talk's call labels (its recording's meta, its metrics file), as a bench run's calls have them."""
+
+    dialogue_id: str
+    scenario: str
+    preset_type: str
+    relation: str
+    target: str
+    caller: str  # "person"
+    repeat: int
+    line: LineMeta
 
 
 @dataclass(frozen=True)
@@ -205,7 +220,7 @@ def _replace_talk(folder: Path) -> None:
     folder.mkdir(parents=True)
 
 
-def _labels(dialogue: Dialogue, target: str, line: dict[str, Any]) -> dict[str, Any]:
+def _labels(dialogue: Dialogue, target: str, line: LineMeta) -> TalkLabels:
     return {
         "dialogue_id": dialogue.id,
         "scenario": dialogue.scenario,
@@ -219,8 +234,8 @@ def _labels(dialogue: Dialogue, target: str, line: dict[str, Any]) -> dict[str, 
 
 
 def _write_results(
-    config: TalkConfig, folder: Path, target: str, calls: list[CallMetrics], labels: list[dict[str, Any]]
-) -> dict[str, Any]:
+    config: TalkConfig, folder: Path, target: str, calls: list[CallMetrics], labels: list[TalkLabels]
+) -> Summary:
     """The target's and the run's ``results.json``, as a bench run writes them."""
     summary = summarize_run(calls, labels)
     settings = {"target": target, "caller": "person", "policy": config.policy}
@@ -231,7 +246,7 @@ def _write_results(
             "kind": "target",
             "target": target,
             "settings": settings,
-            "summary": summary,
+            "summary": summary.to_json(),
             "calls": [call_to_json(m, lab) for m, lab in zip(calls, labels, strict=True)],
         },
     )
@@ -247,7 +262,7 @@ def _write_results(
             "concurrency": 1,
             "tts": "person",
             "caller": "person",
-            "targets": [{"target": target, "folder": folder.name, "summary": summary}],
+            "targets": [{"target": target, "folder": folder.name, "summary": summary.to_json()}],
         },
     )
     return summary

@@ -237,7 +237,7 @@ class WebTalk:
                 speaker,
                 asr=self.asr,
                 say=lambda text: speaker.post("line", text=text),
-                notify=lambda n: speaker.post("latency", ms=n["ms"]) if n.get("kind") == "latency" else None,
+                notify=lambda n: speaker.post("latency", ms=n.ms) if n.kind == "latency" else None,
                 hangup=hangup,
                 assistant_url=self.assistant_url,
             )
@@ -245,7 +245,7 @@ class WebTalk:
 
             speaker.post("status", text="writing the report…")
             await asyncio.to_thread(build_report, self.config.out)
-            p50 = result.summary.get("figures", {}).get("latency_p50_ms")
+            p50 = result.summary.figures.get("latency_p50_ms") if result.summary.figures else None
             speaker.post(
                 "done",
                 report="/runs/report.html",

@@ -10,9 +10,8 @@ is read from the call's entry in ``results.json``.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from html import escape
-from typing import Any
 
 from voice.app.report.audio import data_uri, encode_opus
 from voice.app.report.data import CALL_COLUMNS, TargetView
@@ -27,7 +26,11 @@ from voice.app.report.timeline import (
     timeline_from_recording,
     timeline_svg,
 )
+from voice.core.audio import Pcm
 from voice.errors import RecordingError
+from voice.metrics.call_metrics import TurnMetrics
+from voice.metrics.model.calls import CallRecord
+from voice.metrics.reduce import percentile
 from voice.metrics.results import fmt_ms, fmt_score
 from voice.recording import load_recording, recording_paths
 from voice.speech.text import normalize_zh
@@ -52,62 +55,61 @@ def anchor(ti: int, call_id: str) -> str:
 
 def logs_hearing(t: TargetView) -> bool:
     """Whether the target's assistant logged what it heard in any call (then every call shows the column)."""
-    return any(x.get("assistant_asr_text") is not None for c in t.calls for x in c["turns"])
+    return any(x.assistant_asr_text is not None for c in t.calls for x in c.metrics.turns)
 
 
-def _cues(t: Mapping[str, Any]) -> str:
+def _cues(t: TurnMetrics) -> str:
     cues = []
-    if t.get("false_starts"):
-        n = t["false_starts"]
+    if n := t.false_starts:
         cues.append(f"{n} false start{'s' if n > 1 else ''} ✗")
-    bi = t.get("barge_in")
-    if bi:
-        stop = bi.get("stop_latency_ms")
-        what = "barge-in" if bi.get("scripted", True) else "unscripted barge-in"
-        if not bi.get("active"):
+    bi = t.barge_in
+    if bi is not None:
+        stop = bi.stop_latency_ms
+        what = "barge-in" if bi.scripted else "unscripted barge-in"
+        if not bi.active:
             cues.append(f"{what}: assistant already silent")
         else:
-            ok = "✓" if bi.get("success") else "✗"
+            ok = "✓" if bi.success else "✗"
             cues.append(f"{what} {ok} " + ("never stopped" if stop is None else f"stopped in {stop:.0f} ms"))
-    if t.get("pause_takeover") is not None:
-        cues.append("pause taken over ✗" if t["pause_takeover"] else "pause respected ✓")
-    if t.get("backchannel_carried_on") is not None:
+    if t.pause_takeover is not None:
+        cues.append("pause taken over ✗" if t.pause_takeover else "pause respected ✓")
+    if t.backchannel_carried_on is not None:
         cues.append(
-            "carried on after backchannel ✓" if t["backchannel_carried_on"] else "stopped at backchannel ✗"
+            "carried on after backchannel ✓" if t.backchannel_carried_on else "stopped at backchannel ✗"
         )
     return escape(", ".join(cues) or "-")
 
 
-def _asr_cell(t: Mapping[str, Any]) -> str:
+def _asr_cell(t: TurnMetrics) -> str:
     """What the assistant says it heard, marked when it differs from what the caller said (text only)."""
-    heard = t.get("assistant_asr_text")
+    heard = t.assistant_asr_text
     if heard is None:
         return '<span class="meta">(nothing logged)</span>'
-    if normalize_zh(heard) == normalize_zh(str(t.get("text", ""))):
+    if normalize_zh(heard) == normalize_zh(t.text):
         return escape(heard)
     return f'<span class="diff" title="differs from what the caller said">{escape(heard)}</span>'
 
 
-def turn_rows(c: Mapping[str, Any], *, show_asr: bool) -> str:
+def turn_rows(c: CallRecord, *, show_asr: bool) -> str:
     """One row per caller turn; with ``show_asr`` a column for what the assistant logged hearing."""
     rows = []
-    for t in c["turns"]:
-        reasons = "; ".join(t.get("rhythm_reasons") or ())
-        rhythm = "-" if t.get("rhythm") is None else f"{t['rhythm']}/5"
-        heard = t.get("heard_text")
+    for t in c.metrics.turns:
+        reasons = "; ".join(t.rhythm_reasons)
+        rhythm = "-" if t.rhythm is None else f"{t.rhythm}/5"
+        heard = t.heard_text
         rows.append(
             [
-                str(t["turn"] + 1),
-                escape(str(t.get("mode", ""))),
-                escape(str(t.get("text", ""))),
+                str(t.turn + 1),
+                escape(t.mode),
+                escape(t.text),
                 *([_asr_cell(t)] if show_asr else []),
-                f'<span class="nw">{escape(fmt_ms(t["latency_ms"], " ms"))}</span>'
-                if t.get("latency_ms") is not None
+                f'<span class="nw">{escape(fmt_ms(t.latency_ms, " ms"))}</span>'
+                if t.latency_ms is not None
                 else "no reply",
                 _cues(t),
                 rhythm + (f'<div class="why">{escape(reasons)}</div>' if reasons else ""),
                 escape(heard or ("-" if heard is None else "(nothing heard)")),
-                escape(t.get("reference") or "-"),
+                escape(t.reference or "-"),
             ]
         )
     header = [
@@ -124,7 +126,10 @@ def turn_rows(c: Mapping[str, Any], *, show_asr: bool) -> str:
     return table(header, rows).replace("<table>", '<table class="turns">', 1)
 
 
-def player(t: TargetView, call_id: str, rec_channels: tuple[Any, Any, int] | None, audio: str) -> str:
+Channels = tuple[Pcm, Pcm, int]  # the recording's caller and assistant, and its sample rate
+
+
+def player(t: TargetView, call_id: str, rec_channels: Channels | None, audio: str) -> str:
     wav, _ = recording_paths(t.folder, call_id)
     href = escape(f"{t.rel}/{wav.name}" if t.rel else wav.name)
     if audio == "none" or not wav.exists():
@@ -140,18 +145,18 @@ def player(t: TargetView, call_id: str, rec_channels: tuple[Any, Any, int] | Non
     return f'<p><a href="{href}">recording (WAV, caller left, assistant right)</a></p>'
 
 
-def _ending(c: Mapping[str, Any]) -> str:
+def _ending(c: CallRecord) -> str:
     """Why the call ended, when it is worth saying: a failure, or an end that was not the script's."""
-    detail = str(c.get("detail") or "")
-    outcome = escape(str(c["outcome"])) + (f": {escape(detail)}" if detail else "")
-    if c.get("failed"):
+    detail = c.metrics.detail
+    outcome = escape(c.metrics.outcome) + (f": {escape(detail)}" if detail else "")
+    if c.metrics.failed:
         return f'<p class="fail">failed: {outcome}</p>'
-    if c["outcome"] != "completed" or detail:
+    if c.metrics.outcome != "completed" or detail:
         return f'<p class="meta">ended: {outcome}</p>'
     return ""
 
 
-def caller_goal(c: Mapping[str, Any]) -> str:
+def caller_goal(c: CallRecord) -> str:
     """A reactive call's caller: its verdict, each decision (what it heard, said, and from what), its waits.
 
     Shown under the turns because the decisions explain them: a turn the caller repeated, a hang-up, a
@@ -172,20 +177,19 @@ def caller_goal(c: Mapping[str, Any]) -> str:
     return f"<h3>The caller</h3><p>{escape(line)}</p>{decisions}{late}"
 
 
-def call_section(
-    t: TargetView, ti: int, c: Mapping[str, Any], audio: str, *, open_: bool, show_asr: bool
-) -> str:
-    call_id = c["call_id"]
+def call_section(t: TargetView, ti: int, c: CallRecord, audio: str, *, open_: bool, show_asr: bool) -> str:
+    m = c.metrics
+    call_id = m.call_id
     facts = " · ".join(
         f(c) for name, f in CALL_COLUMNS if name in ("scenario", "preset", "relation", "outcome")
     )
-    served = "" if "served" not in c else (" · served" if c["served"] else " · not served")
-    fs = c.get("false_starts") or 0
-    p50 = fmt_ms(c.get("latency_p50_ms"), " ms")
-    goal = f" · goal {(c['goal'].get('met') or 'none')}" if c.get("goal") else ""
+    served = " · served" if m.served else " · not served"
+    fs = m.false_starts
+    p50 = fmt_ms(percentile(m.latencies_ms, 50), " ms")
+    goal = f" · goal {(m.goal.met or 'none')}" if m.goal else ""
     head = (
         f'<summary>{escape(call_id)} <span class="meta">— {escape(t.target)} · {escape(facts)}{served}'
-        f" · latency p50 {escape(p50)} · rhythm {fmt_score(c.get('rhythm'))}"
+        f" · latency p50 {escape(p50)} · rhythm {fmt_score(m.rhythm)}"
         + (f" · {fs} false start{'s' if fs > 1 else ''}" if fs else "")
         + escape(goal)
         + "</span></summary>"
@@ -197,9 +201,10 @@ def call_section(
         channels = (rec.caller, rec.assistant, rec.sample_rate)
         body.append(
             timeline_svg(
-                timeline_from_recording(rec, c.get("assistant_speech_ms")),
-                c["turns"],
-                first_word_ms=c.get("first_word_ms"),
+                # none measured: detected again (the same detection: a call whose assistant never spoke)
+                timeline_from_recording(rec, m.assistant_speech_ms or None),
+                m.turns,
+                first_word_ms=m.first_word_ms,
                 uid=anchor(ti, call_id),
             )
         )
@@ -217,20 +222,21 @@ def call_section(
     )
 
 
-def call_stub(t: TargetView, ti: int, c: Mapping[str, Any]) -> str:
+def call_stub(t: TargetView, ti: int, c: CallRecord) -> str:
     """A call a big report does not show in full: its figures in one line and links to its files."""
-    call_id = c["call_id"]
+    m = c.metrics
+    call_id = m.call_id
     audio, log = recording_paths(t.folder, call_id)
     links = [
         f'<a href="{escape(f"{t.rel}/{p.name}" if t.rel else p.name)}">{escape(p.suffix.lstrip("."))}</a>'
         for p in (audio, log)
         if p.exists()
     ]
-    p50 = fmt_ms(c.get("latency_p50_ms"), " ms")
+    p50 = fmt_ms(percentile(m.latencies_ms, 50), " ms")
     return (
         f'<p class="call" id="{escape(anchor(ti, call_id))}"><b>{escape(call_id)}</b>'
-        f' <span class="meta">— {escape(str(c.get("outcome", "")))} · latency p50 {escape(p50)}'
-        f" · rhythm {fmt_score(c.get('rhythm'))} · {' · '.join(links) or 'no recording'}</span></p>"
+        f' <span class="meta">— {escape(m.outcome)} · latency p50 {escape(p50)}'
+        f" · rhythm {fmt_score(m.rhythm)} · {' · '.join(links) or 'no recording'}</span></p>"
     )
 
 

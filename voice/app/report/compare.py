@@ -8,29 +8,40 @@ than ``min_n`` calls on a side is shown but never starred.  The two sides' condi
 caller voices, caller timing, a reactive caller's model and persona, seeds) are compared too: ``mismatch``
 lists every difference.  A reactive caller's goal figures are compared only when both sides have them; the
 machines' speed indices are held against each other (``speed_index``, :mod:`voice.app.report.machine`).
+The result is the document of :mod:`voice.app.report.comparison`, which also prints it as a table.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
+from voice.app.report.comparison import (
+    Block,
+    Comparison,
+    ComparisonHead,
+    DiffRow,
+    FigureDiff,
+    diff_row,
+    small_n_warnings,
+)
 from voice.app.report.machine import compare_speed
-from voice.app.run.resume import metrics_from_json, settings_diff
+from voice.app.run.resume import settings_diff
 from voice.app.run.score import load_scores, scored_by
 from voice.errors import ConfigError
-from voice.metrics.bootstrap import DEFAULT_RESAMPLES, bootstrap_difference, interval_text
+from voice.metrics.bootstrap import DEFAULT_RESAMPLES, bootstrap_difference
 from voice.metrics.measure import CallMetrics
-from voice.metrics.results import FIGURES, fmt_figure, read_results, target_folders, text_table, unit_values
+from voice.metrics.model.jsonio import JsonValue
+from voice.metrics.model.provenance import Provenance
+from voice.metrics.model.results import Settings, load_target, target_folders
+from voice.metrics.results import FIGURES, unit_values
 from voice.metrics.scoring.verdicts import RATES, verdict_units
 from voice.metrics.scoring.vocabulary import DIMENSIONS, GoalVerdict, TurnScore
 from voice.metrics.simulator import assistant_calls
 
 DEFAULT_MIN_N = 5  # calls a side below which a difference is not starred
-DIFF_KEYS = ("a", "b", "diff", "lo", "hi", "significant", "n_a", "n_b")  # of a dimension's or a verdict's row
 VOICE_LABELS = ("voice", "voice_sex", "caller_speed")  # who called, per call (voice.app.run.caller_voices)
 LABELS = ("scenario", "preset_type", "relation", "dialogue_sha", "seed", "caller", "persona", *VOICE_LABELS)
 
@@ -42,9 +53,9 @@ class Side:
     name: str
     folder: Path
     calls: list[CallMetrics]
-    labels: list[dict[str, Any]]
-    settings: dict[str, Any] = field(default_factory=dict)  # the run's fingerprint (``results.json``)
-    provenance: dict[str, Any] | None = None  # where it was made, with the machine's speed index
+    labels: list[dict[str, JsonValue]]
+    settings: Settings = field(default_factory=Settings)  # the run's fingerprint (``results.json``)
+    provenance: Provenance | None = None  # where it was made, with the machine's speed index
 
     def assistant_side(self) -> Side:
         """The side without the calls CallSim failed on (:mod:`voice.metrics.simulator`): what is compared."""
@@ -53,11 +64,12 @@ class Side:
 
 
 def load_side(name: str, folder: Path) -> Side:
-    doc = read_results(folder)
-    calls = [metrics_from_json(c) for c in doc.get("calls", [])]
+    """A target folder's calls, labels, settings and provenance, as its ``results.json`` holds them."""
+    results = load_target(folder)
+    calls = [c.metrics for c in results.calls]
     # only the labels a call has: a scripted call has no persona to break a summary down by
-    labels = [{k: c[k] for k in LABELS if k in c} for c in doc.get("calls", [])]
-    return Side(name, folder, calls, labels, dict(doc.get("settings") or {}), doc.get("provenance"))
+    labels = [{k: c.labels[k] for k in LABELS if k in c.labels} for c in results.calls]
+    return Side(name, folder, calls, labels, results.settings, results.provenance)
 
 
 def _ids(ids: Sequence[str], most: int = 5) -> str:
@@ -144,14 +156,14 @@ def _compare_calls(
     seed: int,
     level: float,
     min_n: int = DEFAULT_MIN_N,
-) -> dict[str, Any]:
+) -> Block:
     ids_a, ids_b = [c.call_id for c in a], [c.call_id for c in b]
     paired = len(set(ids_a)) == len(ids_a) and sorted(ids_a) == sorted(ids_b)
     if paired:
         by_id = {c.call_id: c for c in b}
         b = [by_id[i] for i in ids_a]
     small = min(len(a), len(b)) < min_n
-    rows = []
+    rows: list[FigureDiff] = []
     for f in FIGURES:
         d = bootstrap_difference(
             [unit_values(c)[f.values] for c in a],
@@ -189,7 +201,7 @@ def compare_sides(
     level: float = 0.95,
     by: str | None = None,
     min_n: int = DEFAULT_MIN_N,
-) -> dict[str, Any]:
+) -> Comparison:
     """Every headline figure of ``b`` minus ``a`` with its bootstrap interval; per group with ``by``.
 
     Blocks with fewer than ``min_n`` calls on a side are never starred (``small_n``); ``mismatch`` lists
@@ -202,8 +214,8 @@ def compare_sides(
     left_out = [left_out[0] - len(a.calls), left_out[1] - len(b.calls)]
     if not a.calls or not b.calls:
         raise ConfigError("both sides need at least one call (not counting those CallSim failed on)")
-    kw: dict[str, Any] = {"n_resamples": n_resamples, "seed": seed, "level": level, "min_n": min_n}
-    doc: dict[str, Any] = {
+    compare = functools.partial(_compare_calls, n_resamples=n_resamples, seed=seed, level=level, min_n=min_n)
+    doc: ComparisonHead = {
         "a": {"name": a.name, "folder": str(a.folder)},
         "b": {"name": b.name, "folder": str(b.folder)},
         "resamples": n_resamples,
@@ -213,28 +225,28 @@ def compare_sides(
         "mismatch": mismatch,
         "simulator_failures": left_out,
         "speed_index": compare_speed(a.provenance, b.provenance),
-        "overall": _compare_calls(a.calls, b.calls, **kw),
+        "overall": compare(a.calls, b.calls),
     }
     if by:
-        groups: dict[str, Any] = {}
+        groups: dict[str, Block] = {}
         values = dict.fromkeys(str(lab.get(by)) for lab in [*a.labels, *b.labels])
         for v in values:
             ca = [c for c, lab in zip(a.calls, a.labels, strict=True) if str(lab.get(by)) == v]
             cb = [c for c, lab in zip(b.calls, b.labels, strict=True) if str(lab.get(by)) == v]
             if ca and cb:
-                groups[v] = _compare_calls(ca, cb, **kw)
+                groups[v] = compare(ca, cb)
         doc["by"], doc["groups"] = by, groups
     dims = compare_dimensions(a, b, n_resamples=n_resamples, seed=seed, level=level)
     if dims:
         doc["dimensions"] = dims
     if goals := compare_judge_goals(a, b, n_resamples=n_resamples, seed=seed, level=level):
         doc["judge_goals"] = goals
-    doc["warnings"] = small_n_warnings(doc) + [
-        f"{side['name']}: {n} call(s) CallSim failed on (not the assistant's) left out: redo them first"
-        for side, n in ((doc["a"], left_out[0]), (doc["b"], left_out[1]))
+    warnings = small_n_warnings(doc) + [
+        f"{side.name}: {n} call(s) CallSim failed on (not the assistant's) left out: redo them first"
+        for side, n in ((a, left_out[0]), (b, left_out[1]))
         if n
     ]
-    return doc
+    return {**doc, "warnings": warnings}
 
 
 def _side_scores(side: Side) -> dict[str, list[TurnScore]] | None:
@@ -257,29 +269,26 @@ def _values(turns: Sequence[TurnScore], dim: str) -> list[float]:
 
 def compare_dimensions(
     a: Side, b: Side, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = 0.95
-) -> dict[str, Any] | None:
+) -> dict[str, DiffRow] | None:
     """Each CallBench dimension's mean, B - A, with the bootstrap over calls (paired on the same calls)."""
     sa, sb = _side_scores(a), _side_scores(b)
     if sa is None or sb is None:
         return None
     paired = sorted(sa) == sorted(sb)
     ids_a, ids_b = sorted(sa), sorted(sb) if not paired else sorted(sa)
-    out: dict[str, Any] = {}
+    out: dict[str, DiffRow] = {}
     for dim in DIMENSIONS:
-        ua = [[float(v) for t in sa[i] if (v := t.scores[dim].score if dim in t.scores else None) is not None]
-              for i in ids_a]  # fmt: skip
-        ub = [[float(v) for t in sb[i] if (v := t.scores[dim].score if dim in t.scores else None) is not None]
-              for i in ids_b]  # fmt: skip
+        ua, ub = [_values(sa[i], dim) for i in ids_a], [_values(sb[i], dim) for i in ids_b]
         d = bootstrap_difference(
             ua, ub, "mean", paired=paired, n_resamples=n_resamples, seed=seed, level=level
         )
-        out[dim] = {k: getattr(d, k) for k in DIFF_KEYS}
+        out[dim] = diff_row(d)
     return out
 
 
 def compare_judge_goals(
     a: Side, b: Side, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = 0.95
-) -> dict[str, Any] | None:
+) -> dict[str, DiffRow] | None:
     """The judge's call verdicts as rates (goal met, met or partly, preset respected), B - A, bootstrapped
     over the calls each rate counts (:mod:`voice.metrics.scoring.verdicts`); None if a side is not scored
     or no rate has a value (the checklist judges no goal)."""
@@ -288,14 +297,14 @@ def compare_judge_goals(
         return None
     paired = sorted(ga) == sorted(gb)
     va, vb = [ga[i] for i in sorted(ga)], [gb[i] for i in sorted(gb)]
-    out: dict[str, Any] = {}
+    out: dict[str, DiffRow] = {}
     for rate in RATES:
         ua, ub = verdict_units(va, rate), verdict_units(vb, rate)
         d = bootstrap_difference(
             ua, ub, "mean", paired=paired, n_resamples=n_resamples, seed=seed, level=level
         )
         if d.a is not None or d.b is not None:
-            out[rate] = {k: getattr(d, k) for k in DIFF_KEYS}
+            out[rate] = diff_row(d)
     return out or None
 
 
@@ -307,93 +316,3 @@ def _side_goals(side: Side) -> dict[str, GoalVerdict | None]:
     if not scores or any(s is None for s in scores):
         return {}
     return {s.call_id: s.goal for s in scores if s is not None}
-
-
-JUDGE_GOAL_LABELS = {
-    "met_rate": "judge: caller goal met",
-    "met_or_partly_rate": "judge: goal met or partly",
-    "preset_respected_rate": "judge: preset respected",
-}
-
-
-def judge_goal_rows(doc: Mapping[str, Any]) -> list[list[str]]:
-    """The text rows of :func:`compare_judge_goals` (the judge's verdicts, not the caller's own)."""
-    rows = []
-    for rate, d in doc.get("judge_goals", {}).items():
-        ci = interval_text(d["lo"], d["hi"], _n(d), lambda x: _signed(x, "rate"))
-        cells = [fmt_figure(d["a"], "rate"), fmt_figure(d["b"], "rate")]
-        delta = _signed(d["diff"], "rate") + (" *" if d["significant"] else "")
-        rows.append([JUDGE_GOAL_LABELS.get(rate, rate), *cells, delta, ci])
-    return rows
-
-
-def small_n_warnings(doc: Mapping[str, Any]) -> list[str]:
-    """One line per block under the minimum number of calls a side (shown, not starred)."""
-    blocks = [("overall", doc["overall"])]
-    blocks += [(f"{doc['by']}={v}", block) for v, block in doc.get("groups", {}).items()]
-    return [
-        f"{name}: {block['calls'][0]} vs {block['calls'][1]} calls, under --min-n {doc['min_n']}: not starred"
-        for name, block in blocks
-        if block.get("small_n")
-    ]
-
-
-def _n(d: Mapping[str, Any]) -> int:
-    """The smaller side's calls with values (``n=1``: no interval); 2 for a file written without them."""
-    return min(d.get("n_a", 2), d.get("n_b", 2))
-
-
-def _signed(value: float | None, unit: str) -> str:
-    if value is None:
-        return "-"
-    text = fmt_figure(abs(value), unit) if unit != "rate" else f"{100 * abs(value):.0f}pp"
-    return ("+" if value > 0 else "−" if value < 0 else "±") + text
-
-
-def _rows(block: Mapping[str, Any], prefix: str = "") -> list[list[str]]:
-    rows = []
-    for r in block["figures"]:
-        lo, hi = r["ci"]
-        ci = interval_text(lo, hi, min(r["n_calls_with_values"]), functools.partial(_signed, unit=r["unit"]))
-        ci += " (small n)" if block.get("small_n") and lo is not None else ""
-        rows.append(
-            [
-                prefix + r["label"] + (" (ms)" if r["unit"] == "ms" else ""),
-                fmt_figure(r["a"], r["unit"]),
-                fmt_figure(r["b"], r["unit"]),
-                _signed(r["diff"], r["unit"]),
-                ci + (" *" if r["significant"] else ""),
-            ]
-        )
-    return rows
-
-
-def format_comparison(doc: Mapping[str, Any]) -> str:
-    """The comparison as a text table; ``*`` marks intervals that exclude 0."""
-    overall = doc["overall"]
-    pct = f"{100 * doc['level']:.0f}%"
-    head = [
-        f"A = {doc['a']['name']}  ({overall['calls'][0]} calls, {doc['a']['folder']})",
-        f"B = {doc['b']['name']}  ({overall['calls'][1]} calls, {doc['b']['folder']})",
-        f"bootstrap over calls: {doc['resamples']} resamples, seed {doc['seed']}, "
-        + ("paired (same calls on both sides)" if overall["paired"] else "independent samples"),
-        "",
-    ]
-    rows = _rows(overall)
-    for value, block in doc.get("groups", {}).items():
-        rows += _rows(block, f"{doc['by']}={value}: ")
-    for dim, d in doc.get("dimensions", {}).items():
-        ci = interval_text(d["lo"], d["hi"], _n(d), lambda x: f"{x:+.2f}")
-        cells = ["-" if x is None else f"{x:.2f}" for x in (d["a"], d["b"])]
-        delta = "-" if d["diff"] is None else f"{d['diff']:+.2f}" + (" *" if d["significant"] else "")
-        rows.append([f"score: {dim.replace('_', ' ')}", *cells, delta, ci])
-    rows += judge_goal_rows(doc)
-    table = text_table(["figure", "A", "B", "B − A", f"{pct} CI"], rows)
-    tail = [f"* the {pct} interval excludes 0; pp = percentage points"]
-    tail += [f"small n: {w}" for w in doc.get("warnings", [])]
-    if warning := (doc.get("speed_index") or {}).get("warning"):
-        tail += [f"WARNING: {warning}"]
-    if doc.get("mismatch"):
-        tail += ["WARNING: the two sides were not run under the same conditions:"]
-        tail += [f"  {m}" for m in doc["mismatch"]]
-    return "\n".join([*head, table, "", *tail])

@@ -47,6 +47,7 @@ from voice.app.report.sampling import shown_in_full
 from voice.app.report.scores import scores_html
 from voice.app.report.svg import cdf, color, grouped_bars, histogram
 from voice.app.report.voices import VOICE_BLOCKS, VOICE_NOTE, has_voices, voice_tables, worst_voices
+from voice.metrics.model.summary import Summary
 
 AUDIO_MODES = ("embed", "link", "none")
 OPEN_CALLS = 12  # with more calls than this, per-call sections start collapsed
@@ -115,7 +116,7 @@ def _target_cell(run: RunView, i: int) -> str:
     )
 
 
-def _per_target(run: RunView, columns: tuple[Column, ...]) -> str:
+def _per_target(run: RunView, columns: tuple[Column[Summary], ...]) -> str:
     """One row per target of summary figures (``columns`` read its summary)."""
     rows = [
         [_target_cell(run, i), *(escape(f(t.summary)) for _, f in columns)] for i, t in enumerate(run.targets)
@@ -183,7 +184,7 @@ def _breakdowns(run: RunView) -> str:
             (
                 [escape(value), _target_cell(run, i), *(escape(f(row)) for _, f in BREAKDOWN_COLUMNS)]
                 for i, t in enumerate(run.targets)
-                for value, row in t.summary.get(name, {}).items()
+                for value, row in t.summary.breakdowns.get(name, {}).items()
             ),
             key=lambda r: r[0],
         )
@@ -211,7 +212,7 @@ def _goals(run: RunView) -> str:
     calls = [
         [
             _target_cell(run, i),
-            f'<a href="#{escape(anchor(i, c["call_id"]))}">{escape(c["call_id"])}</a>',
+            f'<a href="#{escape(anchor(i, c.metrics.call_id))}">{escape(c.metrics.call_id)}</a>',
             *(escape(x) for x in v),
         ]
         for i, t in goal_targets(run)
@@ -256,7 +257,7 @@ def _index(run: RunView) -> str:
     rows = [
         [
             _target_cell(run, ti),
-            f'<a href="#{escape(anchor(ti, c["call_id"]))}">{escape(c["call_id"])}</a>',
+            f'<a href="#{escape(anchor(ti, c.metrics.call_id))}">{escape(c.metrics.call_id)}</a>',
             *(escape(f(c)) for _, f in CALL_COLUMNS),
         ]
         for ti, t in enumerate(run.targets)
@@ -305,7 +306,7 @@ def render_html(run: RunView, *, audio: str = "embed") -> str:
     ]
     for ti, t in enumerate(run.targets):
         show_asr = logs_hearing(t)
-        full = shown_in_full(t.calls)
+        full = shown_in_full([c.metrics for c in t.calls])
         if len(full) < len(t.calls):
             parts.append(
                 f'<p class="meta">{escape(t.target)}: {len(t.calls)} calls; in full below, {len(full)}: an'
@@ -313,7 +314,7 @@ def render_html(run: RunView, *, audio: str = "embed") -> str:
                 " silence; the others are linked to their files.</p>"
             )
         for c in t.calls:
-            if c["call_id"] in full:
+            if c.metrics.call_id in full:
                 parts.append(call_section(t, ti, c, audio, open_=n_calls <= OPEN_CALLS, show_asr=show_asr))
             else:
                 parts.append(call_stub(t, ti, c))

@@ -9,29 +9,39 @@ not taken for the assistant's without a look at the machines.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TypedDict
 
 from voice.app.run.speed_index import ratio
+from voice.metrics.model.provenance import Provenance
 
 SPEED_TOLERANCE = 0.20  # more than this apart: the two machines were not alike enough to compare latency
 NO_INDEX = "no speed index (--no-speed-index, CALLSIM_SPEED_INDEX=off, or a run made before CallSim had one)"
 
 
-def speed_seconds(prov: Mapping[str, Any] | None) -> float | None:
+class SpeedComparison(TypedDict):
+    """``speed_index`` of the comparison ``callsim compare`` writes: each side's index in seconds, how far
+    apart they are (a share of the faster), each side's CPU, and the warning (None: alike)."""
+
+    a: float | None
+    b: float | None
+    apart: float | None
+    cpu_model: list[str | None]
+    warning: str | None
+
+
+def speed_seconds(prov: Provenance | None) -> float | None:
     """A run's speed index in seconds, or None if it has none."""
-    index = (prov or {}).get("speed_index") or {}
-    seconds = index.get("seconds")
-    return float(seconds) if isinstance(seconds, int | float) else None
+    index = prov.speed_index if prov else None
+    return None if index is None else float(index.seconds)
 
 
-def compare_speed(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> dict[str, Any]:
+def compare_speed(a: Provenance | None, b: Provenance | None) -> SpeedComparison:
     """The two sides' speed indices and CPUs, how far apart the indices are, and a warning when more than
     :data:`SPEED_TOLERANCE` or when a side has none (``warning`` None when they are alike, and for two
     targets of one run: one provenance, one machine at one time)."""
     sa, sb = speed_seconds(a), speed_seconds(b)
-    cpus = [((p or {}).get("machine") or {}).get("cpu_model") for p in (a, b)]
-    out: dict[str, Any] = {"a": sa, "b": sb, "apart": None, "cpu_model": cpus, "warning": None}
+    cpus = [p.machine.cpu_model if p else None for p in (a, b)]
+    out: SpeedComparison = {"a": sa, "b": sb, "apart": None, "cpu_model": cpus, "warning": None}
     if a is not None and a == b:
         out["apart"] = 0.0 if sa is not None else None
         return out
@@ -54,29 +64,24 @@ def compare_speed(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> d
     return out
 
 
-def provenance_rows(prov: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+def provenance_rows(prov: Provenance | None) -> list[tuple[str, str]]:
     """The report's settings rows on where the run was made: CallSim, the command, the date, the machine,
     its speed index and the key packages (one row saying there is none for an older run)."""
-    if not prov:
+    if prov is None:
         return [("provenance", "not recorded (a run made before CallSim recorded it)")]
-    cs, m = prov.get("callsim") or {}, prov.get("machine") or {}
-    commit = str(cs.get("commit") or "")[:12] or "not a git checkout"
-    index = prov.get("speed_index")
+    cs, m, index = prov.callsim, prov.machine, prov.speed_index
+    commit = (cs.commit or "")[:12] or "not a git checkout"
     speed = NO_INDEX
-    if index:
-        parts = ", ".join(f"{k} {v:.2f} s" for k, v in (index.get("components") or {}).items())
-        speed = f"{index['seconds']:.2f} s ({parts}; {index.get('definition', '')})"
-    flags = " ".join(m.get("cpu_flags") or []) or "-"
-    packages = ", ".join(f"{k} {v}" for k, v in (prov.get("packages") or {}).items() if v)
+    if index is not None:
+        parts = ", ".join(f"{k} {v:.2f} s" for k, v in index.components.items())
+        speed = f"{index.seconds:.2f} s ({parts}; {index.definition})"
+    flags = " ".join(m.cpu_flags) or "-"
+    packages = ", ".join(f"{k} {v}" for k, v in prov.packages.items() if v)
     return [
-        (
-            "CallSim",
-            f"{cs.get('version') or '?'}, commit {commit}"
-            + (" (uncommitted changes)" * bool(cs.get("dirty"))),
-        ),
-        ("command", " ".join(str(x) for x in prov.get("command") or []) or "-"),
-        ("started (UTC)", str(prov.get("date_utc") or "-")),
-        ("machine", f"{m.get('cpu_model') or '?'}, {m.get('cpus_usable')} of {m.get('cpus')} CPUs; {flags}"),
+        ("CallSim", f"{cs.version or '?'}, commit {commit}" + (" (uncommitted changes)" * bool(cs.dirty))),
+        ("command", " ".join(prov.command) or "-"),
+        ("started (UTC)", prov.date_utc or "-"),
+        ("machine", f"{m.cpu_model or '?'}, {m.cpus_usable} of {m.cpus} CPUs; {flags}"),
         ("speed index", speed),
         ("packages", packages or "-"),
     ]

@@ -44,6 +44,7 @@ from voice.app.report.goals import (
 )
 from voice.app.report.scores import scores_md
 from voice.app.report.voices import VOICE_BLOCKS, VOICE_NOTE, has_voices, voice_tables, worst_voices
+from voice.metrics.model.summary import Summary
 
 
 def _cell(text: str) -> str:
@@ -56,7 +57,7 @@ def md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-def _per_target(run: RunView, columns: tuple[Column, ...]) -> str:
+def _per_target(run: RunView, columns: tuple[Column[Summary], ...]) -> str:
     return md_table(
         ["target", *(c[0] for c in columns)],
         [[t.target, *(f(t.summary) for _, f in columns)] for t in run.targets],
@@ -78,7 +79,10 @@ def goals_md(run: RunView) -> list[str]:
         header = [title, "target", *(c[0] for c in GROUP_COLUMNS)]
         out.append(md_table(header, [[v, run.targets[i].target, *r] for v, i, r in group]))
     calls = [
-        [t.target, c["call_id"], *v] for _, t in goal_targets(run) for c in t.calls if (v := verdict_cells(c))
+        [t.target, c.metrics.call_id, *v]
+        for _, t in goal_targets(run)
+        for c in t.calls
+        if (v := verdict_cells(c))
     ]
     out += ["", "### Each call's verdict", "", md_table(["target", "call", *VERDICT_HEADER], calls)]
     return out
@@ -92,7 +96,7 @@ def decisions_md(run: RunView) -> list[str]:
             line = verdict_line(c)
             if line is None:
                 continue
-            out += ["", f"### {t.target} · {c['call_id']}", "", line + "."]
+            out += ["", f"### {t.target} · {c.metrics.call_id}", "", line + "."]
             if rows := decision_rows(c):
                 out += ["", md_table(DECISION_HEADER, rows)]
             if waits := wait_lines(c):
@@ -165,14 +169,16 @@ def render_markdown(run: RunView) -> str:
         rows = [
             [value, t.target, *(f(row) for _, f in BREAKDOWN_COLUMNS)]
             for t in run.targets
-            for value, row in t.summary.get(name, {}).items()
+            for value, row in t.summary.breakdowns.get(name, {}).items()
         ]
         if rows:
             rows.sort(key=lambda r: r[0])
             out += ["", f"## By {title}", ""]
             out.append(md_table([title, "target", *(c[0] for c in BREAKDOWN_COLUMNS)], rows))
     out += ["", "## Calls", ""]
-    rows = [[t.target, c["call_id"], *(f(c) for _, f in CALL_COLUMNS)] for t in run.targets for c in t.calls]
+    rows = [
+        [t.target, c.metrics.call_id, *(f(c) for _, f in CALL_COLUMNS)] for t in run.targets for c in t.calls
+    ]
     out.append(md_table(["target", "call", *(c[0] for c in CALL_COLUMNS)], rows))
     heard = [(t.target, *h) for t in run.targets for h in heard_by_assistant(t)]
     if heard:

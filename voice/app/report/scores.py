@@ -13,65 +13,45 @@ verdict above its turn scores.
 
 from __future__ import annotations
 
-import json
 from html import escape
-from pathlib import Path
-from typing import Any
 
 from voice.app.report.data import RunView, TargetView
 from voice.app.run.score import heard_minus_text, score_cell
+from voice.metrics.model.scores import CallScores, ScoresSummary
 from voice.metrics.scoring.calibration import judge_label
 from voice.metrics.scoring.coverage import NOT_COVERED
-from voice.metrics.scoring.verdicts import NOT_JUDGED, goal_from_json, goal_lines, percent, verdict_text
+from voice.metrics.scoring.verdicts import NOT_JUDGED, GoalSummary, goal_lines, percent, verdict_text
 from voice.metrics.scoring.vocabulary import DIMENSIONS, GOAL_MET, PRESET_RESPECTED
 
 VERSIONS = ("heard", "text", "reference")
 
 
-def _load(path: Path) -> dict[str, Any] | None:
-    try:
-        doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        return doc
-    except (OSError, ValueError):
-        return None
-
-
-def target_scores(t: TargetView) -> dict[str, Any] | None:
-    return _load(t.folder / "scores.json")
-
-
-def _cell(summary: dict[str, Any], version: str, dim: str) -> str:
-    return score_cell(summary.get("dimensions", {}).get(version, {}).get(dim), "(n={})")
-
-
-def dimension_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+def dimension_rows(summary: ScoresSummary) -> tuple[list[str], list[list[str]]]:
     """Header and rows of one target's seven-dimension table."""
-    versions = [v for v in VERSIONS if v in summary.get("dimensions", {})]
-    header = ["dimension", *versions] + (["heard − text (95% CI)"] if "text_vs_heard" in summary else [])
+    versions = [v for v in VERSIONS if v in summary.dimensions]
+    compared = summary.text_vs_heard is not None
+    header = ["dimension", *versions] + (["heard − text (95% CI)"] if compared else [])
     rows = []
     for dim in DIMENSIONS:
-        row = [dim.replace("_", " "), *(_cell(summary, v, dim) for v in versions)]
-        if "text_vs_heard" in summary:
+        row = [dim.replace("_", " "), *(score_cell(summary.cell(v, dim), "(n={})") for v in versions)]
+        if compared:
             row.append(heard_minus_text(summary, dim))
         rows.append(row)
     return header, rows
 
 
-def goal_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of one target's verdict counts: the caller's goal, then the preset."""
-    block = summary.get("goal", {})
+def goal_rows(block: GoalSummary) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of one target's verdict counts (``scores.json``'s ``goal``): the caller's goal, then
+    the preset."""
     answers = list(dict.fromkeys((*GOAL_MET, *PRESET_RESPECTED, NOT_JUDGED)))
     header = ["verdict (judge)", *(a.replace("_", " ") for a in answers), "rate"]
-    met_rate = (
-        f"{percent(block.get('met_rate'))} met, {percent(block.get('met_or_partly_rate'))} met or partly"
-    )
-    kept_rate = f"{percent(block.get('preset_respected_rate'))} respected"
+    met_rate = f"{percent(block['met_rate'])} met, {percent(block['met_or_partly_rate'])} met or partly"
+    kept_rate = f"{percent(block['preset_respected_rate'])} respected"
     rows = []
-    for label, key, rate in (
-        ("caller's goal met", "caller_goal_met", met_rate),
-        ("preset respected", "preset_respected", kept_rate),
+    for label, counts, rate in (
+        ("caller's goal met", block["caller_goal_met"], met_rate),
+        ("preset respected", block["preset_respected"], kept_rate),
     ):
-        counts = block.get(key, {})
         rows.append([label, *(str(counts[a]) if a in counts else "-" for a in answers), rate])
     return header, rows
 
@@ -80,14 +60,9 @@ def call_verdicts(t: TargetView) -> list[list[str]]:
     """Per call of the target: its id, the goal verdict and the preset verdict, each with its reason."""
     rows = []
     for c in t.calls:
-        call_id = str(c.get("call_id", ""))
-        doc = _load(t.folder / f"{call_id}.scores.json")
-        try:
-            verdict = goal_from_json(doc.get("goal")) if doc is not None else None
-        except ValueError:
-            verdict = None
-        if verdict is not None:
-            rows.append([call_id, *verdict_text(verdict)])
+        scores = t.call_scores.get(c.metrics.call_id)
+        if scores is not None and scores.goal is not None:
+            rows.append([c.metrics.call_id, *verdict_text(scores.goal)])
     return rows
 
 
@@ -97,8 +72,8 @@ def _html_table(header: list[str], rows: list[list[str]]) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def _goal_html(t: TargetView, summary: dict[str, Any]) -> str:
-    if "goal" not in summary:
+def _goal_html(t: TargetView, summary: ScoresSummary) -> str:
+    if summary.goal is None:
         return ""
     per_call = call_verdicts(t)
     calls = (
@@ -108,13 +83,13 @@ def _goal_html(t: TargetView, summary: dict[str, Any]) -> str:
         if per_call
         else ""
     )
-    return _html_table(*goal_rows(summary)) + calls
+    return _html_table(*goal_rows(summary.goal)) + calls
 
 
 def scores_html(run: RunView) -> str:
     parts = []
     for t in run.targets:
-        summary = target_scores(t)
+        summary = t.scores
         if summary is None:
             parts.append(f'<p class="meta">{escape(t.target)}: not scored yet (callsim score FOLDER)</p>')
             continue
@@ -122,8 +97,8 @@ def scores_html(run: RunView) -> str:
         head = "".join(f"<th>{escape(h)}</th>" for h in header)
         body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>" for r in rows)
         parts.append(
-            f"<h3>{escape(t.target)} · judge {escape(judge_label(str(summary.get('judge'))))} · "
-            f"{summary.get('calls')} calls</h3><table><tr>{head}</tr>{body}</table>" + _goal_html(t, summary)
+            f"<h3>{escape(t.target)} · judge {escape(judge_label(summary.judge))} · "
+            f"{summary.calls} calls</h3><table><tr>{head}</tr>{body}</table>" + _goal_html(t, summary)
         )
     note = (
         '<p class="meta">1-5 per assistant turn, mean over the turns a judge could score (n); "not scored" '
@@ -140,17 +115,17 @@ def scores_html(run: RunView) -> str:
 def scores_md(run: RunView) -> list[str]:
     out: list[str] = []
     for t in run.targets:
-        summary = target_scores(t)
+        summary = t.scores
         if summary is None:
             continue
         header, rows = dimension_rows(summary)
-        label = judge_label(str(summary.get("judge")))
-        out += ["", f"### {t.target} (judge {label}; {summary.get('calls')} calls)", ""]
+        label = judge_label(summary.judge)
+        out += ["", f"### {t.target} (judge {label}; {summary.calls} calls)", ""]
         out.append("| " + " | ".join(header) + " |")
         out.append("|" + "---|" * len(header))
         out += ["| " + " | ".join(r) + " |" for r in rows]
-        if "goal" in summary:
-            out += ["", *(f"- {line}" for line in goal_lines(summary["goal"]))]
+        if summary.goal is not None:
+            out += ["", *(f"- {line}" for line in goal_lines(summary.goal))]
             per_call = call_verdicts(t)
             if per_call:
                 out += [
@@ -168,23 +143,22 @@ def _md_cell(text: str) -> str:
 
 def call_scores_html(t: TargetView, call_id: str) -> str:
     """One call's heard turns, scored: a row per turn, each dimension's score with its reason on hover."""
-    doc = _load(t.folder / f"{call_id}.scores.json")
-    if doc is None:
+    scores = t.call_scores.get(call_id)
+    if scores is None or t.scores is None:
         return ""
-    turns = doc.get("versions", {}).get("heard", [])
     head = "<th>turn</th>" + "".join(f"<th>{escape(d.replace('_', ' '))}</th>" for d in DIMENSIONS)
     rows = []
-    for turn in turns:
+    for turn in scores.versions.get("heard", []):
         cells = []
         for d in DIMENSIONS:
-            s = turn["scores"].get(d, {})
-            reason = str(s.get("reason") or "").strip()  # a tooltip only where there is one to show
-            value = str(s["score"]) if s.get("score") is not None else "n/g" if _uncovered(reason) else "–"
+            s = turn.scores.get(d)
+            reason = s.reason.strip() if s else ""  # a tooltip only where there is one to show
+            value = str(s.score) if s and s.score is not None else "n/g" if _uncovered(reason) else "–"
             cells.append(f'<td title="{escape(reason)}">{value}</td>' if reason else f"<td>{value}</td>")
-        rows.append(f"<tr><td>T{turn['turn'] + 1}</td>{''.join(cells)}</tr>")
-    judge = escape(str(doc.get("judge")))
+        rows.append(f"<tr><td>T{turn.turn + 1}</td>{''.join(cells)}</tr>")
+    judge = escape(t.scores.judge)  # the judge of every call's scores kept (load_run's)
     return (
-        _call_verdict_html(doc)
+        _call_verdict_html(scores)
         + f'<p class="meta">scores by {judge} (hover a score for its reason; – not scored; '
         f"n/g {NOT_COVERED})</p>"
         f"<table>{head}{''.join(rows)}</table>"
@@ -195,15 +169,11 @@ def _uncovered(reason: str) -> bool:
     return reason.startswith(NOT_COVERED)
 
 
-def _call_verdict_html(doc: dict[str, Any]) -> str:
+def _call_verdict_html(scores: CallScores) -> str:
     """The judge's verdict on one call, each answer with its reason (nothing if none was recorded)."""
-    try:
-        verdict = goal_from_json(doc.get("goal"))
-    except ValueError:
+    if scores.goal is None:
         return ""
-    if verdict is None:
-        return ""
-    goal, preset = verdict_text(verdict)
+    goal, preset = verdict_text(scores.goal)
     return (
         f"<p class=\"meta\">judge's verdict: caller's goal met: {escape(goal)}<br>"
         f"preset respected: {escape(preset)}</p>"

@@ -10,13 +10,13 @@ is marked on the assistant segments that measurement's rule picks out (:func:`fa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Any
 
 from voice.core import events as ev
 from voice.core.audio import samples_to_ms
+from voice.metrics.call_metrics import TurnMetrics
 from voice.metrics.measure import assistant_segments
 from voice.recording import Recording
 
@@ -78,7 +78,7 @@ def timeline_from_recording(
 
 
 def false_start_segments(
-    assistant: Sequence[tuple[float, float]], t: Mapping[str, Any]
+    assistant: Sequence[tuple[float, float]], t: TurnMetrics
 ) -> list[tuple[float, float]]:
     """The assistant's segments that were turn ``t``'s false starts (none unless it counted some).
 
@@ -86,14 +86,14 @@ def false_start_segments(
     the assistant yielded, after a barge-in: its onset plus the stop latency) and ends before the caller's
     speech ends.  Times are compared to 0.1 ms, the timeline's rounding.
     """
-    if not t.get("false_starts") or t.get("caller_start_ms") is None or t.get("caller_end_ms") is None:
+    if not t.false_starts:
         return []
-    lo, end = float(t["caller_start_ms"]), float(t["caller_end_ms"])
-    bi = t.get("barge_in")
-    if bi:
-        if bi.get("stop_latency_ms") is None:
+    lo, end = float(t.caller_start_ms), float(t.caller_end_ms)
+    bi = t.barge_in
+    if bi is not None:
+        if bi.stop_latency_ms is None:
             return []  # it never stopped: nothing it began afterwards
-        lo = max(lo, float(bi["at_ms"]) + float(bi["stop_latency_ms"]))
+        lo = max(lo, float(bi.at_ms) + float(bi.stop_latency_ms))
     return [(s, e) for s, e in assistant if s >= lo - 0.1 and e <= end + 0.1]
 
 
@@ -103,22 +103,24 @@ def rhythm_color(score: object) -> str:
     return GOOD if score >= 4 else FAIR if score == 3 else POOR
 
 
-def _turn_title(t: Mapping[str, Any]) -> str:
-    lines = [f"T{t['turn'] + 1} ({t.get('mode', '')}): {t.get('text', '')}"]
-    lat = t.get("latency_ms")
-    lines.append("no reply" if lat is None else f"latency {lat:.0f} ms")
-    if t.get("rhythm") is not None:
-        reasons = "; ".join(t.get("rhythm_reasons") or ())
-        lines.append(f"rhythm {t['rhythm']}/5" + (f" ({reasons})" if reasons else ""))
-    if t.get("heard_text") is not None:
-        lines.append(f"heard: {t['heard_text']}")
-    if t.get("reference"):
-        lines.append(f"reference: {t['reference']}")
+def _turn_title(turn: int, t: TurnMetrics | None) -> str:
+    """Turn ``turn``'s texts and figures (``t``: its metrics; None: a turn the call has none of)."""
+    if t is None:
+        return f"T{turn + 1} (): \nno reply"
+    lines = [f"T{t.turn + 1} ({t.mode}): {t.text}"]
+    lines.append("no reply" if t.latency_ms is None else f"latency {t.latency_ms:.0f} ms")
+    if t.rhythm is not None:
+        reasons = "; ".join(t.rhythm_reasons)
+        lines.append(f"rhythm {t.rhythm}/5" + (f" ({reasons})" if reasons else ""))
+    if t.heard_text is not None:
+        lines.append(f"heard: {t.heard_text}")
+    if t.reference:
+        lines.append(f"reference: {t.reference}")
     return "\n".join(lines)
 
 
 def timeline_svg(
-    tl: Timeline, turns: Sequence[Mapping[str, Any]], *, first_word_ms: float | None = None, uid: str = "0"
+    tl: Timeline, turns: Sequence[TurnMetrics], *, first_word_ms: float | None = None, uid: str = "0"
 ) -> str:
     """The two-lane SVG; ``data-*`` attributes let the page's script move a playhead with the audio.
 
@@ -130,7 +132,7 @@ def timeline_svg(
     def x(ms: float) -> float:
         return X0 + max(0.0, min(ms, dur)) / dur * (X1 - X0)
 
-    by_turn = {int(t["turn"]): t for t in turns}
+    by_turn = {t.turn: t for t in turns}
     out = [
         f'<svg class="timeline" viewBox="0 0 {W} {H}" xmlns="http://www.w3.org/2000/svg"'
         f' data-x0="{X0}" data-x1="{X1}" data-dur="{dur:.1f}">',
@@ -158,7 +160,7 @@ def timeline_svg(
     for t in turns:
         for s, e in false_start_segments(tl.assistant, t):
             title = (
-                f"false start (T{t['turn'] + 1}): assistant speech {s / 1000:.2f}–{e / 1000:.2f} s began and"
+                f"false start (T{t.turn + 1}): assistant speech {s / 1000:.2f}–{e / 1000:.2f} s began and"
                 " ended while the caller was still speaking"
             )
             out.append(
@@ -173,28 +175,29 @@ def timeline_svg(
             )
     labelled: set[int] = set()
     for s, e, turn in tl.caller:
-        t = by_turn.get(turn, {"turn": turn})
+        measured = by_turn.get(turn)
+        title = escape(_turn_title(turn, measured))
         out.append(
             f'<rect x="{x(s):.1f}" y="{CALLER_Y}" width="{max(x(e) - x(s), 0.8):.1f}" height="{LANE_H}"'
-            f' fill="{CALLER}"><title>{escape(_turn_title(t))}</title></rect>'
+            f' fill="{CALLER}"><title>{title}</title></rect>'
         )
         if turn not in labelled:
             labelled.add(turn)
-            score = t.get("rhythm")
+            score = measured.rhythm if measured else None
             label = f"T{turn + 1}" + (f" · {score}/5" if score is not None else "")
             out.append(
                 f'<text x="{x(s):.1f}" y="{CALLER_Y - 6}" class="turn" fill="{rhythm_color(score)}">'
-                f"{label}<title>{escape(_turn_title(t))}</title></text>"
+                f"{label}<title>{title}</title></text>"
             )
     for s, e, turn in tl.pauses:
-        took = bool(by_turn.get(turn, {}).get("pause_takeover"))
+        took = bool((measured := by_turn.get(turn)) and measured.pause_takeover)
         why = "the assistant took the turn in this pause" if took else "mid-turn pause, not taken over"
         out.append(
             f'<rect x="{x(s):.1f}" y="{CALLER_Y}" width="{max(x(e) - x(s), 0.8):.1f}" height="{LANE_H}"'
             f' class="{"pause took" if took else "pause"}"><title>{why}</title></rect>'
         )
     for s, e, turn, text in tl.backchannels:
-        carried = by_turn.get(turn, {}).get("backchannel_carried_on")
+        carried = measured.backchannel_carried_on if (measured := by_turn.get(turn)) else None
         what = {True: "carried on", False: "stopped", None: "reply had ended"}[carried]
         out.append(
             f'<rect x="{x(s):.1f}" y="{CALLER_Y + 4}" width="{max(x(e) - x(s), 0.8):.1f}"'
@@ -204,18 +207,16 @@ def timeline_svg(
         )
     for t in turns:
         out += _barge_in_marks(t, x)
-        lat, onset, end = t.get("latency_ms"), t.get("reply_onset_ms"), t.get("caller_end_ms")
-        if end is None:
-            continue
+        lat, onset, end = t.latency_ms, t.reply_onset_ms, t.caller_end_ms
         if lat is None or onset is None:
             out.append(
                 f'<text x="{x(end) + 3:.1f}" y="{MARK_Y + 4}" class="mark" fill="{POOR}">no reply</text>'
             )
             continue
-        col = rhythm_color(t.get("rhythm"))
+        col, title = rhythm_color(t.rhythm), escape(_turn_title(t.turn, t))
         out.append(
             f'<line x1="{x(end):.1f}" x2="{x(onset):.1f}" y1="{MARK_Y}" y2="{MARK_Y}" stroke="{col}"'
-            f' stroke-width="1.6" marker-end="url(#{arrow})"><title>{escape(_turn_title(t))}</title></line>'
+            f' stroke-width="1.6" marker-end="url(#{arrow})"><title>{title}</title></line>'
         )
         out.append(
             f'<text x="{(x(end) + x(onset)) / 2:.1f}" y="{MARK_Y - 4}" class="mark" text-anchor="middle"'
@@ -234,13 +235,13 @@ def timeline_svg(
     return "\n".join(out)
 
 
-def _barge_in_marks(t: Mapping[str, Any], x: Callable[[float], float]) -> list[str]:
+def _barge_in_marks(t: TurnMetrics, x: Callable[[float], float]) -> list[str]:
     """A dashed line at the barge-in onset and a bar for how long the assistant kept talking."""
-    bi = t.get("barge_in")
-    if not bi:
+    bi = t.barge_in
+    if bi is None:
         return []
-    at, stop = float(bi["at_ms"]), bi.get("stop_latency_ms")
-    if not bi.get("active"):
+    at, stop = float(bi.at_ms), bi.stop_latency_ms
+    if not bi.active:
         title, label, col = (
             f"barge-in at {at / 1000:.2f} s: the assistant was already silent",
             "barge-in –",
@@ -248,10 +249,10 @@ def _barge_in_marks(t: Mapping[str, Any], x: Callable[[float], float]) -> list[s
         )
     else:
         stop_text = "never stopped" if stop is None else f"stopped {stop:.0f} ms later"
-        ok = "success" if bi.get("success") else "failure"
+        ok = "success" if bi.success else "failure"
         title, label = (
             f"barge-in at {at / 1000:.2f} s: {stop_text} ({ok})",
-            f"barge-in {'✓' if bi.get('success') else '✗'}",
+            f"barge-in {'✓' if bi.success else '✗'}",
         )
         col = BARGE
     out = [
@@ -260,7 +261,7 @@ def _barge_in_marks(t: Mapping[str, Any], x: Callable[[float], float]) -> list[s
         f'<text x="{x(at) + 3:.1f}" y="{ASSISTANT_Y - 3}" class="mark" fill="{col}">'
         f"{label}<title>{title}</title></text>",
     ]
-    if bi.get("active") and stop is not None and stop > 0:
+    if bi.active and stop is not None and stop > 0:
         out.append(
             f'<rect x="{x(at):.1f}" y="{ASSISTANT_Y + LANE_H + 2}" width="{x(at + stop) - x(at):.1f}"'
             f' height="4" fill="{BARGE}"><title>{title}</title></rect>'

@@ -8,11 +8,9 @@ The rows are read from ``results.json`` (``by_voice``, ``by_sex``, ``worst_voice
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from typing import Any
-
 from voice.app.report.data import RunView, TargetView
+from voice.metrics.model.scores import DimensionRow
+from voice.metrics.model.summary import FigureRow
 from voice.metrics.results import fmt_figure
 from voice.metrics.scoring.vocabulary import DIMENSIONS
 
@@ -26,24 +24,25 @@ _FIGURES = (  # (key, header, unit)
 )
 
 
-def _cell(row: Mapping[str, Any], key: str, unit: str) -> str:
-    value = row.get(key)
-    text = fmt_figure(value, unit) + (" ms" if unit == "ms" and value is not None else "")
-    ci = (row.get("ci95") or {}).get(key)
-    return text + (f" [{fmt_figure(ci[0], unit)}, {fmt_figure(ci[1], unit)}]" if ci else "")
+def _value(value: float | None, unit: str) -> str:
+    return fmt_figure(value, unit) + (" ms" if unit == "ms" and value is not None else "")
 
 
-def _dimensions(t: TargetView, block: str) -> dict[str, dict[str, Any]]:
-    try:
-        doc = json.loads((t.folder / "scores.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    rows: dict[str, dict[str, Any]] = doc.get(block, {})
-    return rows
+def _cell(row: FigureRow, key: str, unit: str) -> str:
+    """A figure of a voice's (or sex's) row, with its interval when it has one."""
+    ci = (row.ci95 or {}).get(key)
+    return _value(row.get(key), unit) + (
+        f" [{fmt_figure(ci[0], unit)}, {fmt_figure(ci[1], unit)}]" if ci else ""
+    )
+
+
+def _dimensions(t: TargetView, block: str) -> dict[str, DimensionRow]:
+    """The scores' rows of ``block`` (``by_voice``, ``by_sex``), group → dimension → cell; {} if unscored."""
+    return t.scores.breakdowns.get(block, {}) if t.scores else {}
 
 
 def has_voices(run: RunView) -> bool:
-    return any("by_voice" in t.summary for t in run.targets)
+    return any("by_voice" in t.summary.breakdowns for t in run.targets)
 
 
 def voice_tables(run: RunView) -> list[tuple[str, list[str], list[list[str]]]]:
@@ -55,16 +54,13 @@ def voice_tables(run: RunView) -> list[tuple[str, list[str], list[list[str]]]]:
         rows = []
         for t in run.targets:
             dims = _dimensions(t, block)
-            for group, row in sorted(t.summary.get(block, {}).items()):
-                cells = [
-                    group,
-                    t.target,
-                    str(row.get("calls", 0)),
-                    *(_cell(row, k, u) for k, _, u in _FIGURES),
-                ]
+            for group, row in sorted(t.summary.breakdowns.get(block, {}).items(), key=lambda kv: kv[0]):
+                cells = [group, t.target, str(row.calls), *(_cell(row, k, u) for k, _, u in _FIGURES)]
                 if scored:
                     scores = dims.get(group, {})
-                    cells += [fmt_figure((scores.get(d) or {}).get("mean"), "score") for d in DIMENSIONS]
+                    cells += [
+                        fmt_figure(c.mean if (c := scores.get(d)) else None, "score") for d in DIMENSIONS
+                    ]
                 rows.append(cells)
         if rows:
             out.append((title, header, rows))
@@ -76,13 +72,12 @@ def worst_voices(run: RunView) -> list[tuple[str, str, str, int]]:
     how many voices)."""
     out = []
     for t in run.targets:
-        worst = t.summary.get("worst_voice") or {}
-        name = worst.get("voice")
-        if not name:
+        worst = t.summary.worst_voice
+        if worst is None or not worst.voice:
             continue
-        row = t.summary.get("by_voice", {}).get(name, {})
-        said = ", ".join(f"{h} {_cell({k: row.get(k)}, k, u)}" for k, h, u in _FIGURES[:3])
-        out.append((t.target, str(name), said, int(worst.get("voices", 0))))
+        row = (t.summary.by_voice or {}).get(worst.voice)
+        said = ", ".join(f"{h} {_value(row.get(k) if row else None, u)}" for k, h, u in _FIGURES[:3])
+        out.append((t.target, worst.voice, said, worst.voices))
     return out
 
 

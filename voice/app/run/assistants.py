@@ -14,7 +14,6 @@ import re
 import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from voice.app.run.bench_config import BenchConfig
 from voice.app.run.runner import RunSettings, TargetRun
@@ -23,26 +22,28 @@ from voice.lines.headers import header_names
 from voice.lines.line import Line
 from voice.lines.sip_settings import SipSettings
 from voice.lines.targets import BUILTIN, SIP, WEBRTC, Target
+from voice.metrics.model.jsonio import as_json_object
 
 
 def target_settings(config: BenchConfig, target: Target, folder: Path) -> RunSettings:
     """What a target's calls are made with, and what its folder's fingerprint holds."""
-    extra: dict[str, Any] = {"line": describe_line(target, config.effects, config.seed)}
+    parts: dict[str, object] = {"line": describe_line(target, config.effects, config.seed)}
     if config.voices:  # who calls: another population is another run (each call's voice is in its labels)
-        extra["voices"] = config.voices
-        extra["caller_speed"] = config.caller_speed
+        parts["voices"] = config.voices
+        parts["caller_speed"] = config.caller_speed
     if target.protocol != BUILTIN and config.headers:
-        extra["headers"] = header_names(config.headers)
+        parts["headers"] = header_names(config.headers)
     if target.protocol == WEBRTC and (webrtc := config.webrtc.describe()):
-        extra["webrtc"] = webrtc
+        parts["webrtc"] = webrtc
     if target.line == SIP:  # a sip: target, or builtin+sip
-        extra["sip"] = (config.sip or SipSettings.from_env()).describe()  # never the password
+        parts["sip"] = (config.sip or SipSettings.from_env()).describe()  # never the password
     if target.protocol == BUILTIN:
-        extra["assistant_tts"] = config.assistant_tts or config.tts
+        parts["assistant_tts"] = config.assistant_tts or config.tts
         if config.policy != "rules":
-            extra["policy"] = config.policy
+            parts["policy"] = config.policy
         if config.assistant_settings:
-            extra["assistant_settings"] = " ".join(config.assistant_settings.pairs())
+            parts["assistant_settings"] = " ".join(config.assistant_settings.pairs())
+    extra = as_json_object(parts)  # the typed parts as the JSON the folder's fingerprint holds
     timing = dataclasses.replace(config.timing, seed=config.seed)
     return RunSettings(
         folder,
@@ -80,9 +81,10 @@ async def open_target_runs(
             make_line = line_factories[str(target)]
         else:
             if target.protocol == BUILTIN and server_url is None:
+                args = builtin_args(config)  # what it is started with, then where its output goes
+                log, procs = next_log_path(log_dir), list[subprocess.Popen[bytes]]()
                 from voice.app.run.launch import builtin_assistant, free_port
 
-                log, procs = next_log_path(log_dir), list[subprocess.Popen[bytes]]()
                 if any(t.protocol == BUILTIN and t.line == SIP for t in targets):
                     sip_port = free_port(udp=True)
                 server_url = await stack.enter_async_context(  # one server, its log in the run
@@ -91,7 +93,7 @@ async def open_target_runs(
                         policy=config.policy,
                         log_path=log,
                         on_start=procs.append,
-                        extra_args=builtin_args(config),
+                        extra_args=args,
                         sip_port=sip_port,
                     )
                 )

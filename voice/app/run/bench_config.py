@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from voice.contract.tuning import Tuning
 from voice.core.caller import CallerTiming
@@ -14,6 +13,7 @@ from voice.lines.headers import Headers
 from voice.lines.sip_settings import SipSettings
 from voice.lines.targets import BUILTIN
 from voice.lines.webrtc_settings import WebrtcSettings
+from voice.metrics.model.provenance import Provenance
 from voice.react.caller import ReactiveCaller
 
 
@@ -53,7 +53,7 @@ class BenchConfig:
     speed_index: bool = True  # measure the machine's speed index at the start (``--no-speed-index``: not)
     # where and with what the run is made (voice.app.run.provenance): gathered at its start when None; written
     # with its results, never matched on resume (a resumed run is made again by another invocation)
-    provenance: dict[str, Any] | None = None
+    provenance: Provenance | None = None
 
     @property
     def recording_format(self) -> str:

@@ -222,9 +222,9 @@ def add_version_option(p: argparse.ArgumentParser) -> None:
             from voice.app.run.provenance import callsim_state
 
             state = callsim_state()
-            commit, dirty = state["commit"], ", uncommitted changes" if state["dirty"] else ""
+            commit, dirty = state.commit, ", uncommitted changes" if state.dirty else ""
             where = f" (git {commit[:12]}{dirty})" if commit else ""
-            print(f"callsim {state['version'] or 'unknown'}{where}")
+            print(f"callsim {state.version or 'unknown'}{where}")
             parser.exit()
 
     p.add_argument("--version", action=Version, nargs=0, help="print the version and git commit, and exit")

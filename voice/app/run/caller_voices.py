@@ -95,6 +95,11 @@ def _rng(key: str) -> random.Random:
     return random.Random(int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big"))
 
 
+def voiced_jobs(jobs: Sequence[CallJob], voices: str, caller_speed: str, seed: int) -> list[CallJob]:
+    """The jobs of a run with ``--voices`` and ``--caller-speed``: each with its caller's voice and pace."""
+    return assign_voices(jobs, population(voices), parse_pace(caller_speed), seed)
+
+
 def assign_voices(jobs: Sequence[CallJob], voices: Sequence[Voice], pace: Pace, seed: int) -> list[CallJob]:
     """Every job with its caller's voice, sex and pace (see the module's docstring)."""
     if not voices:

@@ -10,7 +10,6 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from voice.app.run.driver import CallTrace, record_call
 from voice.app.run.jobs import CallJob
@@ -20,6 +19,9 @@ from voice.core.clock import Clock
 from voice.core.eventlog import EventSink
 from voice.lines.line import CallStart, Line
 from voice.metrics.measure import CallMetrics, reply_spans_ms
+from voice.metrics.model.jsonio import JsonValue, as_json, as_json_object
+from voice.metrics.model.provenance import Provenance
+from voice.metrics.model.results import Settings
 from voice.react.caller import ReactiveCaller
 from voice.react.session import ReactiveSession
 from voice.recording import Recording
@@ -37,27 +39,28 @@ class RunSettings:
     tts_name: str
     timing: CallerTiming = field(default_factory=CallerTiming)
     transcribe: bool = True
-    extra: dict[str, Any] = field(default_factory=dict)  # the line and its effects, the built-in's TTS...
+    # the line and its effects, the callers' voices, the built-in's TTS... (each as written: JSON)
+    extra: dict[str, JsonValue] = field(default_factory=dict)
     caller: ReactiveCaller | None = None  # None: the scripted caller
     recording: str = "wav"  # how each call's audio is stored: wav or flac (lossless; not a setting to match)
     redo: str = ""  # the command that makes CallSim's failed calls again (not a setting to match)
-    provenance: dict[str, Any] | None = None  # the run's (voice.app.run.provenance), written with its results
+    provenance: Provenance | None = None  # the run's (voice.app.run.provenance), written with its results
 
-    def fingerprint(self) -> dict[str, Any]:
-        """What must match for a folder's completed calls to be reused on resume."""
-        fp: dict[str, Any] = {
-            "target": self.target,
-            "tts": self.tts_name,
-            "timing": dataclasses.asdict(self.timing),
-        }
+    def fingerprint(self) -> Settings:
+        """What must match for a folder's completed calls to be reused on resume.  ``tts`` only when one
+        engine voiced every caller: with a population of voices (``extra["voices"]``) it voiced none."""
+        fp: dict[str, JsonValue] = {"target": self.target}
+        if "voices" not in self.extra:
+            fp["tts"] = self.tts_name
+        fp["timing"] = as_json(dataclasses.asdict(self.timing))
         fp.update(self.extra)
         if self.caller is not None:
-            fp.update(self.caller.fingerprint())
-        return fp
+            fp.update(as_json_object(self.caller.fingerprint()))
+        return Settings(fp)
 
-    def labels(self, job: CallJob) -> dict[str, Any]:
+    def labels(self, job: CallJob) -> dict[str, JsonValue]:
         """A call's labels: the job's, the target, and for a reactive caller its model and persona."""
-        labels = {**job.labels(), "target": self.target}
+        labels: dict[str, JsonValue] = {**job.labels(), "target": self.target}
         if self.caller is not None:
             labels["caller"] = self.caller.spec
             labels["persona"] = self.caller.persona_for(job.dialogue, job.seed).name

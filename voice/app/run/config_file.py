@@ -31,7 +31,7 @@ import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from voice.app.run.usage import subcommand
 from voice.errors import ConfigError, nearest
@@ -114,6 +114,8 @@ _TABLE_LINE = re.compile(r"\[\s*(?P<name>[A-Za-z0-9_.-]+)\s*\]")
 _KEY_LINE = re.compile(r"(?P<name>[A-Za-z0-9_.-]+)\s*=")
 _OPTION = re.compile(r"--[a-z][a-z0-9-]*")
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # an environment variable's reference
+# A file's value as the parsed flag's would be: a switch's, a number, a string, a repeatable option's list
+OptionValue: TypeAlias = bool | int | float | str | list[str]
 
 
 def dest(option: str) -> str:
@@ -136,7 +138,7 @@ class ConfigFile:
     """A read and checked file: each option's value, and where in the file it was set."""
 
     path: Path
-    values: dict[str, Any]  # option (``--limit``; a FILE_ONLY key as is) → value, as the parsed flag's
+    values: dict[str, OptionValue]  # option (``--limit``, a FILE_ONLY key as is) → value as the parsed flag's
     places: dict[str, str]  # option (or FILE_ONLY key) → ``callsim.toml:7: dialogues.limit``
 
 
@@ -193,7 +195,7 @@ def load_config(path: Path, parser: argparse.ArgumentParser) -> ConfigFile:
     doc, text = read_toml(path)
     lines = key_lines(text)
     actions = parser._option_string_actions
-    values: dict[str, Any] = {}
+    values: dict[str, OptionValue] = {}
     places: dict[str, str] = {}
     problems: list[str] = []
 
@@ -282,7 +284,7 @@ def _unknown_key(table: str, key: str) -> str:
     return f"unknown key ({hint}[{table}] takes {', '.join(table_keys(table))})"
 
 
-def convert(value: object, action: argparse.Action) -> Any:
+def convert(value: object, action: argparse.Action) -> OptionValue:
     """A TOML value as the flag's parsed value would be; :class:`ConfigError` if it cannot be one."""
     flag = action.option_strings[0]
     if action.nargs == 0:  # --all, --no-report... (store_true)

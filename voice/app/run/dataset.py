@@ -8,35 +8,32 @@ and a short default subset: one code path.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
-import fcntl
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from voice.app.run.assistants import open_target_runs
 from voice.app.run.bench_config import BenchConfig
-from voice.app.run.caller_voices import assign_voices, parse_pace, population
+from voice.app.run.caller_voices import voiced_jobs
 from voice.app.run.jobs import plan_jobs
 from voice.app.run.provenance import gather
+from voice.app.run.run_start import clear_run_summary, folder_lock, wait_for_targets
 from voice.app.run.runner import CallStatus, make_calls
 from voice.core.clock import Clock, MonotonicClock
 from voice.dialogues import PRESET_TYPES, RELATIONS, SCENARIOS, Dialogue
-from voice.errors import ConfigError, LineError, StorageError, explain
+from voice.errors import ConfigError, StorageError, explain
 from voice.files import storage_error
 from voice.lines.line import Line
 from voice.lines.redact import url_tag
-from voice.lines.sip_probe import options_answered
-from voice.lines.sip_target import parse_sip_uri
-from voice.lines.targets import BUILTIN, SIP, Target, parse_target
+from voice.lines.targets import BUILTIN, Target, parse_target
 from voice.metrics.call_metrics import CallMetrics
-from voice.metrics.results import RESULTS_SCHEMA, write_json
+from voice.metrics.model.jsonio import write_json
+from voice.metrics.model.results import NodeSummary, RunResults, TargetEntry
+from voice.metrics.model.summary import Summary
 from voice.speech.asr import ASREngine
 from voice.speech.tts.engine import TTSEngine
 from voice.speech.voices import VoiceBank
@@ -133,64 +130,15 @@ def target_slug(target: Target) -> str:
     return slug
 
 
-@contextlib.contextmanager
-def folder_lock(folder: Path) -> Iterator[None]:
-    """Hold an exclusive lock on a run folder: two runs writing one folder would corrupt each other.
-
-    ``flock`` is released by the kernel when the process dies, even by ``kill -9``, so a killed run never
-    leaves a stale lock behind.
-    """
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".callsim.lock", "a+b") as f:
-        try:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            raise ConfigError(f"{folder} is in use by another callsim run") from exc
-        try:
-            yield
-        finally:
-            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
-
-
-async def wait_for_targets(targets: Sequence[Target], timeout_s: float, poll_s: float = 0.2) -> None:
-    """Wait until every target accepts a TCP connection (CI starting the bot and the bench together); a SIP
-    target over UDP, until it answers an OPTIONS.
-
-    Polls each target's host and port until it connects or ``timeout_s`` (for all of them) has passed; then
-    a :class:`LineError` naming the target and the last refusal.
-    """
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-    for target in targets:
-        host, port = target.address()
-        if target.protocol == SIP and parse_sip_uri(target.url).transport == "UDP":  # no connection: OPTIONS
-            if not await options_answered(parse_sip_uri(target.url), max(0.05, deadline - loop.time())):
-                raise LineError(
-                    f"--wait-for-target: {target} did not answer SIP OPTIONS within {timeout_s:g} s"
-                )
-            continue
-        while True:
-            try:
-                left = max(0.05, deadline - loop.time())
-                _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), left)
-                writer.close()
-                break
-            except (OSError, TimeoutError) as exc:
-                last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            if loop.time() >= deadline:
-                raise LineError(
-                    f"--wait-for-target: {target} did not accept a connection within {timeout_s:g} s"
-                    f" (last try: {last})"
-                )
-            await asyncio.sleep(min(poll_s, max(0.0, deadline - loop.time())))
-
-
 @dataclass(frozen=True)
 class TargetResult:
+    """One target of a finished run: its calls (in the order made) and its summary, as in its
+    ``results.json``."""
+
     target: str
     slug: str
     calls: list[CallMetrics]
-    summary: dict[str, Any] = field(default_factory=dict)  # as in the target's ``results.json``
+    summary: Summary
 
 
 async def run_bench(
@@ -223,18 +171,16 @@ async def run_bench(
     concurrency = config.concurrency or default_concurrency(targets)
     jobs = plan_jobs(dialogues, config.repeats, config.seed)
     if config.voices:
-        voices = population(config.voices)
-        jobs = assign_voices(jobs, voices, parse_pace(config.caller_speed), config.seed)
+        jobs = voiced_jobs(jobs, config.voices, config.caller_speed, config.seed)
     remote = [t for t in targets if t.protocol != BUILTIN and str(t) not in (line_factories or {})]
     if config.provenance is None:  # the CLI gathers it first, to say so; code that calls this gets it here
         config = dataclasses.replace(config, provenance=gather(speed_index=config.speed_index))
     with folder_lock(config.out):
         if config.wait_for_target is not None:  # before --fresh deletes anything
             await wait_for_targets(remote, config.wait_for_target)
-        if config.fresh:  # first the run's summary and report, which describe the calls about to go
-            for name in ("results.json", "report.html", "report.md"):
-                (config.out / name).unlink(missing_ok=True)
-        nodes: list[dict[str, Any]] = []
+        if config.fresh:
+            clear_run_summary(config.out)
+        nodes: list[NodeSummary] = []
         if config.ray is not None:
             from voice.app.run.ray_runner import check_ray_options, run_on_ray
 
@@ -273,25 +219,25 @@ async def run_bench(
                     retry_failed=config.retry_failed,
                     fresh=config.fresh,
                 )
-        run_doc: dict[str, Any] = {
-            "schema_version": RESULTS_SCHEMA,
-            "kind": "run",
-            "dialogues": config.source,
-            "calls_per_target": len(jobs),
-            "repeats": config.repeats,
-            "seed": config.seed,
-            "concurrency": concurrency,
-            "tts": config.tts,
-            **({"voices": config.voices, "caller_speed": config.caller_speed} if config.voices else {}),
-            "caller": config.caller.spec if config.caller is not None else "scripted",
-            "provenance": config.provenance,
-            **({"partial": partial} if (partial := outcome.partial()) is not None else {}),
-            "targets": [
-                {"target": str(t), "folder": s, "summary": r.summary}
+        run_doc = RunResults(
+            dialogues=config.source,
+            calls_per_target=len(jobs),
+            repeats=config.repeats,
+            seed=config.seed,
+            concurrency=concurrency,
+            tts=None if config.voices else config.tts,  # with a population, no one engine voiced the callers
+            caller=config.caller.spec if config.caller is not None else "scripted",
+            targets=[
+                TargetEntry(str(t), s, r.summary)
                 for t, s, r in zip(targets, slugs, outcome.targets, strict=True)
             ],
-            **({"ray": config.ray, "nodes": nodes} if config.ray is not None else {}),
-        }
+            voices=config.voices or None,
+            caller_speed=config.caller_speed if config.voices else None,
+            provenance=config.provenance,
+            partial=outcome.partial(),
+            ray=config.ray,
+            nodes=nodes if config.ray is not None else None,
+        ).to_json()
         if outcome.stop is None:
             write_json(config.out / "results.json", run_doc)
         elif not outcome.unwritten:  # a stopped run: its summary if the disk takes it, else the error says so
@@ -300,7 +246,7 @@ async def run_bench(
             except (StorageError, OSError) as exc:
                 outcome = dataclasses.replace(outcome, unwritten=explain(storage_error(exc) or exc))
         outcome.raise_if_stopped()
-        results = outcome.targets
     return [
-        TargetResult(str(t), s, r.calls, r.summary) for t, s, r in zip(targets, slugs, results, strict=True)
+        TargetResult(str(t), s, r.calls, summary)
+        for t, s, r, summary in zip(targets, slugs, outcome.targets, outcome.summaries(), strict=True)
     ]

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import NotRequired, Protocol, TypeAlias, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -26,13 +26,35 @@ from voice.core.caller import CallerPlan
 from voice.core.clock import Clock
 from voice.core.eventlog import EventSink
 from voice.core.events import CallEvent
+from voice.core.front import CallMachine
 from voice.errors import LineError
 from voice.lines.line import CallStart, Line
+from voice.lines.line_meta import EffectLineMeta, SipLineMeta, WebrtcLineMeta
+from voice.metrics.model.calls import Labels
+from voice.metrics.model.jsonio import as_json_object
 from voice.metrics.reduce import percentiles
 from voice.recording import Recording
 
 FRAME_NS = samples_to_ns(FRAME_SAMPLES)
 TRACK_START_SAMPLES = 60 * SAMPLE_RATE  # first allocation of a recorded channel (grows by doubling)
+
+# What a line with ``describe()`` did during the call: an effect line, a SIP line or a WebRTC line.
+LineStats: TypeAlias = EffectLineMeta | SipLineMeta | WebrtcLineMeta
+
+
+class PacingMeta(TypedDict):
+    """How late the frame wake-ups were (ms): what ``measure`` reads back as ``pacing_late_ms``."""
+
+    p50: float
+    p99: float
+    max: float
+
+
+class RunMeta(TypedDict):
+    """What the driver adds to a call's labels in its recording's ``meta``: how the call ran."""
+
+    pacing_late_ms: PacingMeta
+    line_stats: NotRequired[LineStats]  # a line with ``describe()`` only
 
 
 @dataclass(frozen=True)
@@ -46,14 +68,16 @@ class CallTrace:
     pacing_late_ms: tuple[float, float, float]  # p50, p99, max lateness of frame wake-ups
     # Every frame's lateness (ns), so percentiles can be taken over many calls at once (benchmarks).
     pacing_late_ns: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
-    line_stats: Mapping[str, Any] | None = None  # what a line with effects did (losses, delays, levels)
+    line_stats: LineStats | None = None  # what a line with effects did (losses, delays, levels)
 
-    def recording(self, call_id: str, labels: Mapping[str, Any]) -> Recording:
-        """The call as a recording (not yet saved): its events, plus ``labels`` and how it ran as meta."""
+    def recording(self, call_id: str, labels: Labels) -> Recording:
+        """The call as a recording (not yet saved): its events, plus ``labels`` and how it ran as meta
+        (each as the JSON it is written as)."""
         p50, p99, late_max = self.pacing_late_ms
-        meta: dict[str, Any] = {**labels, "pacing_late_ms": {"p50": p50, "p99": p99, "max": late_max}}
+        ran: RunMeta = {"pacing_late_ms": {"p50": p50, "p99": p99, "max": late_max}}
         if self.line_stats is not None:
-            meta["line_stats"] = dict(self.line_stats)
+            ran["line_stats"] = self.line_stats
+        meta = {**as_json_object(labels), **as_json_object(ran)}
         return Recording(call_id, self.caller, self.heard, self.events, meta)
 
 
@@ -103,9 +127,9 @@ async def record_call(
     line: Line,
     clock: Clock,
     start: CallStart,
-    labels: Mapping[str, Any],
+    labels: Labels,
     *,
-    core: CallCore | None = None,
+    core: CallMachine | None = None,
     companion: CallCompanion | None = None,
     events: EventSink | None = None,
 ) -> tuple[Recording, CallTrace]:
@@ -120,7 +144,7 @@ async def record_call(
 
 
 async def run_call(
-    core: CallCore,
+    core: CallMachine,
     line: Line,
     clock: Clock,
     start: CallStart,
@@ -188,13 +212,13 @@ async def run_call(
     )
 
 
-def _line_stats(line: Line) -> Mapping[str, Any] | None:
+def _line_stats(line: Line) -> LineStats | None:
     """What a line with effects did during the call (it has ``describe()``), for the recording's meta."""
     describe = getattr(line, "describe", None)
     return describe() if callable(describe) else None
 
 
-async def _read(core: CallCore, line: Line, clock: Clock, t0: int) -> None:
+async def _read(core: CallMachine, line: Line, clock: Clock, t0: int) -> None:
     while not core.done:
         item = await line.recv()
         core.receive(item, ns_to_samples(clock.now_ns() - t0))

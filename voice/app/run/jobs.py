@@ -9,11 +9,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from voice.app.run.resume import dialogue_sha
 from voice.dialogues import Dialogue
 from voice.errors import ConfigError
+from voice.metrics.model.jsonio import JsonValue
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class CallJob:
     sex: str | None = None  # that voice's speaker
     speed: float = 1.0  # the caller's pace (1: the voice's own)
 
-    def labels(self) -> dict[str, Any]:
+    def labels(self) -> dict[str, JsonValue]:
         """What a call's JSON carries besides its metrics: what to break results down by, and provenance."""
         d = self.dialogue
         return {

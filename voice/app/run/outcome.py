@@ -11,13 +11,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from voice.app.run.failures import REDONE_ON_RESUME
 from voice.errors import AssistantCrashed, StorageError, explain
 from voice.files import storage_error
 from voice.metrics.call_metrics import CallMetrics
-from voice.metrics.results import RESULTS_SCHEMA, call_to_json, summarize_run, write_json
+from voice.metrics.model.calls import CallRecord
+from voice.metrics.model.jsonio import write_json
+from voice.metrics.model.results import Partial, TargetResults
+from voice.metrics.model.summary import Summary
+from voice.metrics.results import summarize_run
 
 if TYPE_CHECKING:
     from voice.app.run.calls import TargetRun
@@ -28,10 +32,11 @@ StopReason = StorageError | AssistantCrashed
 
 @dataclass(frozen=True)
 class TargetCalls:
-    """One target's calls of a run (in job order) and the summary written to its ``results.json``."""
+    """One target's calls of a run (in job order) and the summary written to its ``results.json`` (None:
+    that file could not be written)."""
 
     calls: list[CallMetrics]
-    summary: dict[str, Any]
+    summary: Summary | None
 
 
 @dataclass(frozen=True)
@@ -43,11 +48,18 @@ class RunOutcome:
     not_made: int = 0  # calls a rerun makes (over all targets)
     unwritten: str = ""  # why a partial results.json could not be written ("" if every one was)
 
-    def partial(self) -> dict[str, Any] | None:
+    def partial(self) -> Partial | None:
         """The ``partial`` object of a stopped run's ``results.json`` (None for a complete run)."""
         if self.stop is None:
             return None
-        return {"stopped": str(self.stop), "calls_not_made": self.not_made}
+        return Partial(str(self.stop), self.not_made)
+
+    def summaries(self) -> list[Summary]:
+        """Every target's summary, once the run is complete (each was written: a missing one raises)."""
+        out = [t.summary for t in self.targets if t.summary is not None]
+        if self.stop is not None or len(out) != len(self.targets):
+            raise AssertionError("a run that stopped has no summary of every target")
+        return out
 
     def stopped_error(self) -> StopReason | None:
         """The stop reason, told in full: what the run kept, what a rerun makes, what was written."""
@@ -73,26 +85,24 @@ def write_target_results(
     run: TargetRun,
     jobs: Sequence[CallJob],
     calls: Sequence[CallMetrics | None],
-    partial: dict[str, Any] | None = None,
+    partial: Partial | None = None,
 ) -> TargetCalls:
     """``results.json`` of one target folder: settings, summary with breakdowns, every call made.
 
     ``calls[i]`` is None for a job a stopped run did not make; ``partial`` then says why (see module doc).
     """
-    made = [(m, run.settings.labels(j)) for m, j in zip(calls, jobs, strict=True) if m is not None]
-    metrics = [m for m, _ in made]
-    summary = summarize_run(metrics, [labels for _, labels in made], redo=run.settings.redo)
-    doc: dict[str, Any] = {
-        "schema_version": RESULTS_SCHEMA,
-        "kind": "target",
-        "target": run.settings.target,
-        "settings": run.settings.fingerprint(),
-        **({"provenance": run.settings.provenance} if run.settings.provenance is not None else {}),
-        **({"partial": partial} if partial is not None else {}),
-        "summary": summary,
-        "calls": [call_to_json(m, labels) for m, labels in made],
-    }
-    write_json(run.settings.out_dir / "results.json", doc)
+    made = [CallRecord(m, run.settings.labels(j)) for m, j in zip(calls, jobs, strict=True) if m is not None]
+    metrics = [r.metrics for r in made]
+    summary = summarize_run(metrics, [r.labels for r in made], redo=run.settings.redo)
+    results = TargetResults(
+        target=run.settings.target,
+        settings=run.settings.fingerprint(),
+        summary=summary,
+        calls=made,
+        provenance=run.settings.provenance,
+        partial=partial,
+    )
+    write_json(run.settings.out_dir / "results.json", results.to_json())
     return TargetCalls(metrics, summary)
 
 
@@ -112,7 +122,7 @@ def finish_run(
         return RunOutcome(
             [write_target_results(r, jobs, calls) for r, calls in zip(runs, results, strict=True)]
         )
-    partial = {"stopped": str(stop), "calls_not_made": not_made}
+    partial = Partial(str(stop), not_made)
     targets: list[TargetCalls] = []
     unwritten = ""
     for run, calls in zip(runs, results, strict=True):
@@ -120,5 +130,5 @@ def finish_run(
             targets.append(write_target_results(run, jobs, calls, partial))
         except (StorageError, OSError) as exc:
             unwritten = unwritten or explain(storage_error(exc) or exc)
-            targets.append(TargetCalls([m for m in calls if m is not None], {}))
+            targets.append(TargetCalls([m for m in calls if m is not None], None))
     return RunOutcome(targets, stop, not_made, unwritten)

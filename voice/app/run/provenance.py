@@ -17,13 +17,14 @@ import os
 import platform
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 from voice.core.clock import utc_now_iso
 from voice.lines.redact import MASK, is_secret_name, redact_arguments
+from voice.metrics.model.jsonio import Fields, JsonObject, JsonValue
+from voice.metrics.model.provenance import CallsimState, Machine, Provenance, SpeedIndexRecord
 
 # The packages whose versions change CallSim's figures or behaviour (the rest is in requirements.lock)
 KEY_PACKAGES = (
@@ -38,16 +39,16 @@ SIMD_FLAGS = (
 SOURCE = Path(__file__).resolve().parents[3]  # the checkout CallSim runs from (if it is one)
 
 
-def callsim_state(root: Path = SOURCE) -> dict[str, Any]:
+def callsim_state(root: Path = SOURCE) -> CallsimState:
     """CallSim's version, and its git commit and whether the tree has uncommitted changes (None when it
     does not run from a git checkout, e.g. a wheel, or git is missing)."""
-    state: dict[str, Any] = {"version": _version("callsim"), "commit": None, "dirty": None}
+    version = _version("callsim")
     try:
         head = _git(root, "rev-parse", "HEAD")
         changes = _git(root, "status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.SubprocessError):
-        return state
-    return {**state, "commit": head.strip(), "dirty": bool(changes.strip())}
+        return CallsimState(version)
+    return CallsimState(version, head.strip(), bool(changes.strip()))
 
 
 def _git(root: Path, *args: str) -> str:
@@ -77,7 +78,12 @@ def read_cpuinfo() -> str:
         return ""
 
 
-def machine(cpuinfo: str, cpus: int | None = None, usable: int | None = None) -> dict[str, Any]:
+def machine(cpuinfo: str, cpus: int | None = None, usable: int | None = None) -> dict[str, JsonValue]:
+    """:func:`machine_facts` as JSON, as the benches that record a machine read it."""
+    return machine_facts(cpuinfo, cpus, usable).to_json()
+
+
+def machine_facts(cpuinfo: str, cpus: int | None = None, usable: int | None = None) -> Machine:
     """The CPU's model name, its SIMD flags of :data:`SIMD_FLAGS`, and how many CPUs there are and how
     many this process may use (a container's or ``taskset``'s share)."""
     fields: dict[str, str] = {}
@@ -87,14 +93,14 @@ def machine(cpuinfo: str, cpus: int | None = None, usable: int | None = None) ->
             fields[key.strip()] = value.strip()
     flags = set((fields.get("flags") or fields.get("Features") or "").split())
     model = fields.get("model name") or fields.get("Model") or platform.processor() or None
-    return {
-        "cpu_model": model,
-        "cpu_flags": [f for f in SIMD_FLAGS if f in flags],
-        "cpus": cpus if cpus is not None else os.cpu_count(),
-        "cpus_usable": usable if usable is not None else _usable_cpus(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-    }
+    return Machine(
+        cpu_model=model,
+        cpu_flags=[f for f in SIMD_FLAGS if f in flags],
+        cpus=cpus if cpus is not None else os.cpu_count(),
+        cpus_usable=usable if usable is not None else _usable_cpus(),
+        platform=platform.platform(),
+        python=platform.python_version(),
+    )
 
 
 def _usable_cpus() -> int | None:
@@ -120,58 +126,61 @@ def redact_command(argv: Sequence[str]) -> list[str]:
     return shown
 
 
-def speed_index_now() -> dict[str, Any] | None:
+def speed_index_now() -> SpeedIndexRecord | None:
     """The machine's speed index measured now, as ``$CALLSIM_SPEED_INDEX`` asks (None when ``off``)."""
     from voice.app.run import speed_index
 
     asked = speed_index.setting()
     if asked == "off":
         return None
-    return speed_index.measure(with_tts=asked == "full").to_json()
+    return speed_index.measure(with_tts=asked == "full").record()
 
 
 def gather(
     argv: Sequence[str] | None = None,
     *,
     speed_index: bool = True,
-    measure: Callable[[], dict[str, Any] | None] | None = None,
+    measure: Callable[[], SpeedIndexRecord | None] | None = None,
     cpuinfo: Callable[[], str] = read_cpuinfo,
-    state: Callable[[], dict[str, Any]] = callsim_state,
+    state: Callable[[], CallsimState] = callsim_state,
     versions: Callable[[], dict[str, str | None]] = package_versions,
     now: Callable[[], str] = utc_now_iso,
-) -> dict[str, Any]:
+) -> Provenance:
     """The ``provenance`` object of a run (``docs/results.md``): gathered once, at the run's start, since
     the speed index is the machine's speed before the run loads it (``speed_index=False``: none;
     ``measure``: how it is measured, by default :func:`speed_index_now`)."""
     args = list(sys.argv if argv is None else argv)
     if args and Path(args[0]).is_absolute():  # /home/me/.venv/bin/callsim → callsim: no one's paths
         args[0] = Path(args[0]).name
-    return {
-        "callsim": state(),
-        "command": redact_command(args),
-        "date_utc": now(),
-        "packages": versions(),
-        "machine": machine(cpuinfo()),
-        "speed_index": (measure or speed_index_now)() if speed_index else None,
-    }
+    return Provenance(
+        callsim=state(),
+        command=redact_command(args),
+        date_utc=now(),
+        packages=versions(),
+        machine=machine_facts(cpuinfo()),
+        speed_index=(measure or speed_index_now)() if speed_index else None,
+    )
 
 
-def describe(prov: Mapping[str, Any]) -> str:
+def describe(prov: Provenance | JsonObject) -> str:
     """One line for a terminal or a report: ``CallSim 0.1.0 (b440fa3, dirty) · AMD EPYC 7B13 (2 CPUs;
-    avx2 avx512f avx512_vnni) · speed index 0.70 s · 2026-12-03T08:00:00Z``."""
-    cs, m = prov.get("callsim") or {}, prov.get("machine") or {}
-    commit = str(cs.get("commit") or "")[:7] or "no git"
-    version = f"CallSim {cs.get('version') or '?'} ({commit}{', dirty' if cs.get('dirty') else ''})"
-    simd = " ".join(f for f in m.get("cpu_flags", []) if f.startswith(("avx", "amx"))) or "no AVX"
-    cpu = f"{m.get('cpu_model') or 'unknown CPU'} ({m.get('cpus_usable') or '?'} CPUs; {simd})"
-    index = prov.get("speed_index")
-    speed = f"speed index {index['seconds']:.2f} s" if index else "no speed index"
-    return " · ".join((version, cpu, speed, str(prov.get("date_utc") or "?")))
+    avx2 avx512f avx512_vnni) · speed index 0.70 s · 2026-12-03T08:00:00Z`` (``prov`` typed, or as written
+    in a bench's JSON)."""
+    if not isinstance(prov, Provenance):
+        prov = Provenance.from_json(Fields(prov, "provenance"))
+    cs, m = prov.callsim, prov.machine
+    commit = (cs.commit or "")[:7] or "no git"
+    version = f"CallSim {cs.version or '?'} ({commit}{', dirty' if cs.dirty else ''})"
+    simd = " ".join(f for f in m.cpu_flags if f.startswith(("avx", "amx"))) or "no AVX"
+    cpu = f"{m.cpu_model or 'unknown CPU'} ({m.cpus_usable or '?'} CPUs; {simd})"
+    index = prov.speed_index
+    speed = f"speed index {index.seconds:.2f} s" if index else "no speed index"
+    return " · ".join((version, cpu, speed, prov.date_utc or "?"))
 
 
 def announce(
     argv: Sequence[str] | None = None, *, speed_index: bool = True, json_out: bool = False
-) -> dict[str, Any]:
+) -> Provenance:
     """:func:`gather` for a command (``callsim bench``, every ``scripts/bench_*``): a note on stderr while the
     speed index is measured, then the one line of :func:`describe` above the figures (on stderr when
     stdout carries JSON, whose ``provenance`` key then holds it all)."""
@@ -184,17 +193,17 @@ def announce(
 
 def bench_provenance(
     prog: str, argv: Sequence[str] | None = None, *, json_out: bool = False
-) -> dict[str, Any]:
+) -> dict[str, JsonValue]:
     """:func:`announce` for ``scripts/bench_*`` (``prog``, its arguments ``argv``, default ``sys.argv``'s),
     then ``CALLSIM_SPEED_INDEX=off`` for the rest of the process and its children: a bench is one
     measurement, its runs (``run_bench``, ``callsim bench`` children) are parts of it, and an index measured
     again in each would cost seconds a run and load Whisper into the processes whose time and memory some
-    benches measure."""
+    benches measure.  Returned as the JSON each bench writes under ``provenance`` (the benches' border)."""
     from voice.app.run.speed_index import ENV
 
     prov = announce([prog, *(sys.argv[1:] if argv is None else argv)], json_out=json_out)
     os.environ[ENV] = "off"
-    return prov
+    return prov.to_json()
 
 
 def _will_measure() -> bool:

@@ -13,11 +13,10 @@ never holds up the worker's event loop, where the calls' frames are paced.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from voice.llm.cache import AnswerCache
+from voice.llm.cache import AnswerCache, CacheEntry, StoredEntry
 
 log = logging.getLogger(__name__)
 
@@ -30,10 +29,10 @@ class CacheKeeper:
     def __init__(self, root: str) -> None:
         self._cache = AnswerCache(Path(root))
 
-    def get(self, model: str, key: str) -> dict[str, Any] | None:
+    def get(self, model: str, key: str) -> StoredEntry | None:
         return self._cache.get(model, key)
 
-    def put(self, model: str, key: str, entry: Mapping[str, Any]) -> str:
+    def put(self, model: str, key: str, entry: CacheEntry) -> str:
         return str(self._cache.put(model, key, entry))
 
 
@@ -46,19 +45,17 @@ class SharedAnswerCache(AnswerCache):
         super().__init__(root)
         self._keeper = keeper
 
-    def get(self, model: str, key: str) -> dict[str, Any] | None:
+    def get(self, model: str, key: str) -> StoredEntry | None:
         import ray
 
         try:
-            entry: dict[str, Any] | None = ray.get(
-                self._keeper.get.remote(model, key), timeout=KEEPER_TIMEOUT_S
-            )
+            entry: StoredEntry | None = ray.get(self._keeper.get.remote(model, key), timeout=KEEPER_TIMEOUT_S)
         except (ray.exceptions.RayError, TimeoutError) as exc:
             log.warning("the run's answer cache could not be read (%s): asking the model", exc)
             return None
         return entry
 
-    def put(self, model: str, key: str, entry: Mapping[str, Any]) -> Path:
+    def put(self, model: str, key: str, entry: CacheEntry) -> Path:
         import ray
 
         try:

@@ -43,6 +43,9 @@ from voice.files import atomic_write_bytes
 from voice.lines.line import Line
 from voice.lines.targets import Target
 from voice.metrics.call_metrics import CallMetrics
+from voice.metrics.model.calls import CallRecord
+from voice.metrics.model.jsonio import JsonValue, as_json, json_bytes
+from voice.metrics.model.results import NodeSummary
 from voice.metrics.results import PACING_BOUND_MS  # a node whose frame wake-ups are later (p99) is flagged
 
 RAY_INSTALL = 'pip install -e ".[ray]" (or scripts/setup --ray)'
@@ -78,18 +81,18 @@ class NodeStats:
     pacing_p99_ms: list[float] = field(default_factory=list)
     left: bool = False  # it left the cluster (or its workers stopped answering) during the run
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> NodeSummary:
         """Calls, calls per minute while busy, the worst call's pacing p99 and whether it is flagged."""
         busy = (self.last_s - self.first_s) if self.first_s is not None and self.last_s is not None else 0.0
         worst = max(self.pacing_p99_ms, default=None)
-        return {
-            "node": self.node,
-            "calls": self.calls,
-            "calls_per_min": round(60 * self.calls / busy, 2) if busy > 0 else None,
-            "pacing_p99_ms_worst": worst,
-            "pacing_flagged": worst is not None and worst > PACING_BOUND_MS,
-            "left": self.left,
-        }
+        return NodeSummary(
+            node=self.node,
+            calls=self.calls,
+            calls_per_min=round(60 * self.calls / busy, 2) if busy > 0 else None,
+            pacing_p99_ms_worst=worst,
+            pacing_flagged=worst is not None and worst > PACING_BOUND_MS,
+            left=self.left,
+        )
 
 
 @dataclass(frozen=True)
@@ -263,18 +266,18 @@ def _short(exc: BaseException) -> str:
 
 def _write_call(folder: Path, out: CallOutput, attempts: list[dict[str, str]]) -> None:
     """The call's files, atomically, the metrics file last (the mark of a finished call); the node and the
-    failed attempts are added to its event log's ``meta`` and its metrics."""
+    failed attempts are added to its event log's ``meta`` and its metrics (a label of the call)."""
     for name, data in out.files:
         if name.endswith(".events.jsonl"):
-            data = _with_meta(data, {"node": out.node, **({"attempts": attempts} if attempts else {})})
+            meta: dict[str, JsonValue] = {"node": out.node}
+            data = _with_meta(data, meta | ({"attempts": as_json(attempts)} if attempts else {}))
         elif name.endswith(".metrics.json"):
-            doc = json.loads(data)
-            doc["node"] = out.node
-            data = (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode()
+            call = CallRecord.from_json(json.loads(data))
+            data = json_bytes(CallRecord(call.metrics, {**call.labels, "node": out.node}).to_json())
         atomic_write_bytes(folder / name, data)
 
 
-def _with_meta(log: bytes, extra: dict[str, Any]) -> bytes:
+def _with_meta(log: bytes, extra: dict[str, JsonValue]) -> bytes:
     head, _, last = log.rstrip(b"\n").rpartition(b"\n")
     meta = json.loads(last)
     meta.update(extra)
@@ -291,7 +294,7 @@ async def run_on_ray(
     transcriber: str | None,
     default_concurrency: Callable[[int], int],
     on_status: Callable[[CallStatus], None],
-) -> tuple[RunOutcome, list[dict[str, Any]]]:
+) -> tuple[RunOutcome, list[NodeSummary]]:
     """Every job's call on every target, made by the cluster's workers; the target folders as a local run
     leaves them, and one summary per node."""
     assert config.ray is not None

@@ -17,16 +17,17 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from voice.app.run.failures import REDONE_ON_RESUME
 from voice.dialogues import Dialogue
 from voice.errors import ConfigError
-from voice.metrics.call_metrics import BargeIn, CallMetrics, TurnMetrics
-from voice.metrics.results import write_json
+from voice.metrics.call_metrics import CallMetrics
+from voice.metrics.model.calls import CallRecord
+from voice.metrics.model.jsonio import Fields, JsonObject, JsonValue, write_json
+from voice.metrics.model.results import Settings
 from voice.metrics.simulator import ASSISTANT_CRASHED
 from voice.recording import recording_paths
 
@@ -41,55 +42,62 @@ def dialogue_sha(d: Dialogue) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def flatten(d: Any, prefix: str = "") -> dict[str, Any]:
-    """Nested dicts as dotted keys: ``{"line": {"seed": 0}}`` → ``{"line.seed": 0}``."""
-    if not isinstance(d, dict):
+def flatten(d: JsonValue, prefix: str = "") -> dict[str, JsonValue]:
+    """Nested objects as dotted keys: ``{"line": {"seed": 0}}`` → ``{"line.seed": 0}``."""
+    if not isinstance(d, Mapping):
         return {prefix: d}
-    out: dict[str, Any] = {}
+    out: dict[str, JsonValue] = {}
     for k, v in d.items():
         key = f"{prefix}.{k}" if prefix else str(k)
-        out.update(flatten(v, key) if isinstance(v, dict) and v else {key: v})
+        out.update(flatten(v, key) if isinstance(v, Mapping) and v else {key: v})
     return out
 
 
-_ABSENT = object()
+_ABSENT = "(none)"
 
 
-def _shown(value: Any) -> str:
-    if value is _ABSENT:
-        return "(none)"
+def _shown(value: JsonValue) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def settings_diff(old: Any, new: Any) -> list[str]:
-    """Every setting that differs, as ``key: old → new`` (``(none)`` for one that is absent)."""
-    a, b = flatten(old), flatten(new)
+def settings_diff(old: JsonValue, new: JsonValue) -> list[str]:
+    """Every setting that differs, as ``key: old → new`` (``(none)`` for one that is absent); settings are
+    read as :class:`~voice.metrics.model.results.Settings` reads them (a population's ``tts`` written
+    before it was left out is no difference)."""
+    a, b = flatten(_as_read(old)), flatten(_as_read(new))
     return [
-        f"{k}: {_shown(a.get(k, _ABSENT))} → {_shown(b.get(k, _ABSENT))}"
+        f"{k}: {_shown(a[k]) if k in a else _ABSENT} → {_shown(b[k]) if k in b else _ABSENT}"
         for k in dict.fromkeys([*a, *b])
-        if a.get(k, _ABSENT) != b.get(k, _ABSENT)
+        if (k in a, a.get(k)) != (k in b, b.get(k))
     ]
 
 
-def check_resumable(out_dir: Path, fingerprint: dict[str, Any]) -> bool:
-    """Refuse to mix calls made with different settings in one folder; True if the folder holds a run."""
+def _as_read(settings: JsonValue) -> JsonValue:
+    return Settings.from_json(Fields(settings)).to_json() if isinstance(settings, Mapping) else settings
+
+
+def check_resumable(out_dir: Path, fingerprint: Settings) -> bool:
+    """Refuse to mix calls made with different settings in one folder; True if the folder holds a run.
+
+    The folder's settings are read as :class:`~voice.metrics.model.results.Settings` reads them, so a
+    folder written before a population's settings left out ``tts`` resumes (nothing else changed)."""
     run_file = out_dir / "run.json"
     resuming = run_file.exists()
     if resuming:
         try:
-            doc = json.loads(run_file.read_text(encoding="utf-8"))
-            if not isinstance(doc, dict):
-                raise ValueError(f"a JSON {type(doc).__name__}, not an object")
+            doc = Fields(json.loads(run_file.read_text(encoding="utf-8")), "run.json")
+            written = doc.opt_obj("settings")
         except (OSError, ValueError, RecursionError) as exc:
             raise ConfigError(f"{run_file}: unreadable ({exc}); remove it or choose another --out") from exc
-        previous = doc.get("settings")
+        previous = None if written is None else Settings.from_json(written)
         if previous != fingerprint:
+            old = None if previous is None else previous.to_json()
             raise ConfigError(
                 f"{out_dir} holds a run made with other settings ("
-                + "; ".join(settings_diff(previous, fingerprint))
+                + "; ".join(settings_diff(old, fingerprint.to_json()))
                 + "): rerun with its settings to resume, --fresh to start it over, or choose another --out"
             )
-    write_json(run_file, {"settings": fingerprint})
+    write_json(run_file, {"settings": fingerprint.to_json()})
     return resuming
 
 
@@ -105,7 +113,7 @@ def metrics_path(out_dir: Path, call_id: str) -> Path:
     return out_dir / f"{call_id}.metrics.json"
 
 
-def load_done(out_dir: Path, call_id: str) -> dict[str, Any] | None:
+def load_done(out_dir: Path, call_id: str) -> JsonObject | None:
     """A completed call's metrics JSON, or None (absent or unreadable: the call is made again)."""
     path = metrics_path(out_dir, call_id)
     if not path.exists():
@@ -115,23 +123,6 @@ def load_done(out_dir: Path, call_id: str) -> dict[str, Any] | None:
     except (OSError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
-
-
-def metrics_from_json(d: dict[str, Any]) -> CallMetrics:
-    """Rebuild :class:`CallMetrics` from its JSON form (for resumed runs, reports and comparisons)."""
-    turn_fields = {f.name for f in dataclasses.fields(TurnMetrics)}
-    turns = []
-    for t in d["turns"]:
-        t = {k: v for k, v in t.items() if k in turn_fields}
-        if t.get("barge_in") is not None:
-            t["barge_in"] = BargeIn(**t["barge_in"])
-        if "rhythm_reasons" in t:
-            t["rhythm_reasons"] = tuple(t["rhythm_reasons"])
-        turns.append(TurnMetrics(**t))
-    fields = {f.name for f in dataclasses.fields(CallMetrics)}
-    speech = [(float(s), float(e)) for s, e in d.get("assistant_speech_ms", [])]
-    kept = {k: v for k, v in d.items() if k in fields}
-    return CallMetrics(**{**kept, "turns": turns, "assistant_speech_ms": speech})
 
 
 # Why a call of a resumed folder is made (again), in the order a resume lists them.
@@ -158,11 +149,11 @@ def previous_call(
     if not path.exists():
         return None, "cut" if recording_paths(out_dir, call_id)[0].exists() else "missing"
     try:
-        done = json.loads(path.read_text(encoding="utf-8"))
-        metrics = metrics_from_json(done)
+        done = CallRecord.from_json(json.loads(path.read_text(encoding="utf-8")))
     except Exception:  # whatever a damaged or hand-edited file holds, the call is simply made again
         return None, "unreadable"
-    if done.get("dialogue_sha", sha) != sha:
+    metrics = done.metrics
+    if done.labels.get("dialogue_sha", sha) != sha:
         return None, "edited"
     if metrics.outcome in REDONE_ON_RESUME:
         return None, "crashed" if metrics.outcome == ASSISTANT_CRASHED else "unvoiced"
@@ -231,7 +222,7 @@ def start_over(folder: Path) -> int | None:
 
 def open_folder(
     out: Path,
-    fingerprint: dict[str, Any],
+    fingerprint: Settings,
     calls: Sequence[tuple[str, str]],
     *,
     retry_failed: bool = False,

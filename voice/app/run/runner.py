@@ -59,7 +59,8 @@ from voice.errors import AssistantCrashed, CallRefused, ConfigError, LineError, 
 from voice.files import storage_error
 from voice.lines.line import Line
 from voice.metrics.measure import CallMetrics, measure
-from voice.metrics.results import call_to_json, write_json
+from voice.metrics.model.calls import call_to_json
+from voice.metrics.model.jsonio import write_json
 from voice.react.session import ReactiveSession
 from voice.recording import EventStream, Recording, save_recording
 from voice.speech.asr import ASREngine

@@ -23,22 +23,33 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from voice.app.run.resume import dialogue_sha, metrics_from_json, metrics_path
+from voice.app.run.resume import dialogue_sha, metrics_path
 from voice.core import events as ev
 from voice.core.audio import ms_to_samples
 from voice.dialogues import Dialogue
 from voice.errors import RecordingError
 from voice.metrics.bootstrap import bootstrap_difference, interval_text
 from voice.metrics.call_metrics import CallMetrics
-from voice.metrics.results import BREAKDOWNS, OPTIONAL_BREAKDOWNS, read_results, text_table, write_json
+from voice.metrics.model.calls import metrics_from_json
+from voice.metrics.model.jsonio import Fields, write_json
+from voice.metrics.model.results import JudgeCoverage, load_target, read_results
+from voice.metrics.model.scores import (
+    LABELS,
+    CallScores,
+    DimensionCell,
+    DimensionRow,
+    ScoresSummary,
+    TextVsHeard,
+    TranscriberFacts,
+)
+from voice.metrics.model.summary import BREAKDOWNS, OPTIONAL_BREAKDOWNS
 from voice.metrics.scoring.calibration import judge_label
 from voice.metrics.scoring.coverage import NOT_COVERED, mark_not_covered
 from voice.metrics.scoring.transcript import build_scoring_input
-from voice.metrics.scoring.verdicts import goal_from_json, goal_lines, goal_to_json, summarize_goals
+from voice.metrics.scoring.verdicts import goal_lines, summarize_goals
 from voice.metrics.scoring.vocabulary import (
     DIMENSIONS,
     JUDGED,
@@ -51,42 +62,9 @@ from voice.metrics.scoring.vocabulary import (
 from voice.metrics.simulator import SIMULATOR_OUTCOMES
 from voice.recording import Recording, load_recording
 from voice.speech.asr import ASREngine
+from voice.text.table import text_table
 
-SCORES_SCHEMA = "callsim.scores/1"
 VERSIONS = ("heard", "text", "reference")  # what was scored: the audio, the bot's own text, the dataset's
-LABELS = ("scenario", "preset_type", "relation", "voice", "voice_sex")  # what scores are broken down by
-
-
-@dataclass(frozen=True)
-class CallScores:
-    call_id: str
-    labels: Mapping[str, Any]
-    versions: Mapping[str, list[TurnScore]]  # "heard" always; "text" and "reference" when known
-    goal: GoalVerdict | None = None  # the judge's verdict on the call as heard (None: none recorded)
-
-    def to_json(self, judge: str, transcriber: str) -> dict[str, Any]:
-        return {
-            "schema_version": SCORES_SCHEMA,
-            "call_id": self.call_id,
-            "judge": judge,
-            "transcriber": transcriber,
-            **{k: v for k, v in self.labels.items() if k in LABELS},
-            "versions": {name: [_turn_json(t) for t in turns] for name, turns in self.versions.items()},
-            "goal": goal_to_json(self.goal),
-        }
-
-
-def _turn_json(t: TurnScore) -> dict[str, Any]:
-    return {
-        "turn": t.turn,
-        "judge": t.judge,
-        "scores": {d: {"score": s.score, "reason": s.reason} for d, s in t.scores.items()},
-    }
-
-
-def _turn_from_json(d: Mapping[str, Any]) -> TurnScore:
-    scores = {k: DimensionScore(v["score"], str(v["reason"])) for k, v in d["scores"].items()}
-    return TurnScore(int(d["turn"]), str(d["judge"]), scores)
 
 
 def with_rhythm(scores: list[TurnScore], call: ScoringInput) -> list[TurnScore]:
@@ -184,12 +162,10 @@ def load_scores(folder: Path, call_id: str, judge: str, *, need_goal: bool = Fal
 
     ``need_goal``: a file written before calls had a verdict (no ``goal`` key) does not count either."""
     try:
-        doc = json.loads(scores_path(folder, call_id).read_text(encoding="utf-8"))
-        if doc.get("judge") != judge or (need_goal and "goal" not in doc):
+        doc = Fields(json.loads(scores_path(folder, call_id).read_text(encoding="utf-8")), "scores")
+        if doc.raw("judge") != judge or (need_goal and "goal" not in doc):
             return None
-        versions = {k: [_turn_from_json(t) for t in v] for k, v in doc["versions"].items()}
-        labels = {k: doc[k] for k in LABELS if k in doc}
-        return CallScores(call_id, labels, versions, goal_from_json(doc.get("goal")))
+        return CallScores.from_json(doc, call_id)
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -201,20 +177,20 @@ def score_target(
     transcriber: ASREngine | None,
     *,
     on_call: Callable[[str, str], None] = lambda _id, _state: None,
-    transcriber_facts: Mapping[str, Any] | None = None,
+    transcriber_facts: TranscriberFacts | None = None,
     ran: Mapping[str, str] | None = None,
-) -> tuple[list[CallScores], dict[str, Any]]:
+) -> tuple[list[CallScores], ScoresSummary]:
     """Score every call of one target folder (resumable); write each call's scores, then ``scores.json``.
 
     A call made from another version of its dialogue is skipped; ``ran`` gives each dialogue's content hash
     as run when ``dialogues`` differ from it only by annotations merged in since (``--annotations``).
     Returns the calls' scores and the summary written."""
-    doc = read_results(folder)
-    heard_by = str(doc.get("settings", {}).get("transcriber", "")) or "the run's transcriber"
+    results = load_target(folder)
+    heard_by = results.settings.text("transcriber") or "the run's transcriber"
     out: list[CallScores] = []
-    for call in doc.get("calls", []):
-        call_id = str(call["call_id"])
-        if (outcome := call.get("outcome")) in SIMULATOR_OUTCOMES:  # nothing of the assistant to score
+    for call in results.calls:
+        call_id, outcome = call.metrics.call_id, call.metrics.outcome
+        if outcome in SIMULATOR_OUTCOMES:  # nothing of the assistant to score
             on_call(call_id, f"skipped: {outcome}, CallSim's failure, not the assistant's")
             continue
         kept = load_scores(folder, call_id, judge.name, need_goal=True)
@@ -222,9 +198,9 @@ def score_target(
             out.append(kept)
             on_call(call_id, "kept")
             continue
-        dialogue = dialogues.get(str(call.get("dialogue_id", "")))
+        dialogue = dialogues.get(call.metrics.dialogue_id)
         sha = (ran or {}).get(dialogue.id) or dialogue_sha(dialogue) if dialogue is not None else ""
-        if dialogue is None or call.get("dialogue_sha", sha) != sha:
+        if dialogue is None or call.labels.get("dialogue_sha", sha) != sha:
             on_call(call_id, "skipped: its dialogue is not in the dialogue file (or was edited)")
             continue
         try:
@@ -234,31 +210,28 @@ def score_target(
             on_call(call_id, f"skipped: {exc}")
             continue
         scoring, versions, goal = score_call(rec, metrics, dialogue, judge, transcriber, heard_by=heard_by)
-        scores = CallScores(call_id, {k: call[k] for k in LABELS if k in call}, versions, goal)
+        scores = CallScores(call_id, {k: v for k, v in call.labels.items() if k in LABELS}, versions, goal)
         write_json(scores_path(folder, call_id), scores.to_json(judge.name, scoring.transcriber))
         out.append(scores)
         on_call(call_id, "scored")
-    summary = summarize_scores(out, judge.name)
-    if transcriber_facts:
-        summary["transcriber"] = dict(transcriber_facts)  # who transcribed, and its CER on known replies
-    write_json(folder / "scores.json", summary)
-    write_json(folder / "results.json", {**read_results(folder), "judge_coverage": judge_coverage(summary)})
+    summary = replace(summarize_scores(out, judge.name), transcriber=transcriber_facts or None)
+    write_json(folder / "scores.json", summary.to_json())
+    doc = read_results(folder)  # the file as written, every key kept: the coverage is added to it
+    doc["judge_coverage"] = judge_coverage(summary).to_json()
+    write_json(folder / "results.json", doc)
     return out, summary
 
 
-def judge_coverage(summary: Mapping[str, Any]) -> dict[str, Any]:
+def judge_coverage(summary: ScoresSummary) -> JudgeCoverage:
     """What the judge judged of the calls as heard, per dimension (results.json's ``judge_coverage``):
     turns ``judged``, ``not_judged``, and of those the ``no_grounds`` ones (neither the annotations nor the
     dialogue gave it anything to judge by; the rest could not be judged: cut off, no reply)."""
-    heard = summary.get("dimensions", {}).get("heard", {})
-    return {
-        "judge": summary.get("judge"),
-        "calls": summary.get("calls"),
-        "dimensions": {
-            dim: {"judged": c["scored"], "not_judged": c["not_scored"], "no_grounds": c["not_covered"]}
-            for dim, c in heard.items()
-        },
-    }
+    heard = summary.dimensions.get("heard", {})
+    return JudgeCoverage(
+        summary.judge,
+        summary.calls,
+        {dim: (c.scored, c.not_scored, c.not_covered) for dim, c in heard.items()},
+    )
 
 
 def _values(calls: Sequence[CallScores], version: str, dim: str) -> list[list[float]]:
@@ -272,92 +245,91 @@ def _score(s: TurnScore, dim: str) -> int | None:
     return s.scores[dim].score if dim in s.scores else None
 
 
-def dimension_row(calls: Sequence[CallScores], version: str = "heard") -> dict[str, Any]:
+def dimension_row(calls: Sequence[CallScores], version: str = "heard") -> DimensionRow:
     """Per dimension: the mean over scored turns, how many turns were scored and not scored."""
-    row: dict[str, Any] = {}
+    row: DimensionRow = {}
     for dim in DIMENSIONS:
         turns = [s for c in calls for s in c.versions.get(version, []) if dim in s.scores]
         values = [float(v) for s in turns if (v := s.scores[dim].score) is not None]
-        row[dim] = {
-            "mean": round(sum(values) / len(values), 3) if values else None,
-            "scored": len(values),
-            "not_scored": len(turns) - len(values),
-            "not_covered": sum(s.scores[dim].reason.startswith(NOT_COVERED) for s in turns),
-        }
+        row[dim] = DimensionCell(
+            mean=round(sum(values) / len(values), 3) if values else None,
+            scored=len(values),
+            not_scored=len(turns) - len(values),
+            not_covered=sum(s.scores[dim].reason.startswith(NOT_COVERED) for s in turns),
+        )
     return row
 
 
-def summarize_scores(calls: Sequence[CallScores], judge: str) -> dict[str, Any]:
+def summarize_scores(calls: Sequence[CallScores], judge: str) -> ScoresSummary:
     """The target's scores: per version and dimension; by breakdown label; text vs heard with a 95 % CI (the
     judged dimensions: rhythm is the same timing score in both); the judge's call verdicts (``goal``)."""
-    out: dict[str, Any] = {"schema_version": SCORES_SCHEMA, "judge": judge, "calls": len(calls)}
-    out["dimensions"] = {v: dimension_row(calls, v) for v in VERSIONS if any(v in c.versions for c in calls)}
+    dimensions = {v: dimension_row(calls, v) for v in VERSIONS if any(v in c.versions for c in calls)}
+    breakdowns: dict[str, dict[str, DimensionRow]] = {}
     optional = [(k, n) for k, n in OPTIONAL_BREAKDOWNS if k in ("voice", "voice_sex")]
     for key, name in [*BREAKDOWNS, *(p for p in optional if any(p[0] in c.labels for c in calls))]:
         groups: dict[str, list[CallScores]] = {}
         for c in calls:
-            groups.setdefault(str(c.labels.get(key, "?")), []).append(c)
-        out[name] = {g: dimension_row(group) for g, group in groups.items()}
+            groups.setdefault(c.label(key), []).append(c)
+        breakdowns[name] = {g: dimension_row(group) for g, group in groups.items()}
+    text_vs_heard = None
     both = [c for c in calls if "text" in c.versions]
     if both:
-        out["text_vs_heard"] = {}
+        text_vs_heard = {}
         for dim in JUDGED:
             text, heard = _values(both, "text", dim), _values(both, "heard", dim)
             d = bootstrap_difference(text, heard, "mean", paired=True)
-            ci = [d.lo, d.hi]
             n = min(d.n_a, d.n_b)  # calls scored both ways: an interval from 2 on (``n=1`` shown otherwise)
-            out["text_vs_heard"][dim] = {"heard_minus_text": d.diff, "ci95": ci, "n_calls": n}
-    out["goal"] = summarize_goals([c.goal for c in calls])
-    return out
+            text_vs_heard[dim] = TextVsHeard(d.diff, (d.lo, d.hi), n)
+    goals = summarize_goals([c.goal for c in calls])
+    return ScoresSummary(judge, len(calls), dimensions, breakdowns, text_vs_heard, goals)
 
 
-def format_scores(summary: Mapping[str, Any], title: str = "") -> str:
+def format_scores(summary: ScoresSummary, title: str = "") -> str:
     """The seven-dimension table: heard (and text, reference, the line's cost when known), per dimension;
     under it the judge's call verdicts, when the summary has them."""
-    dims = summary.get("dimensions", {})
-    versions = [v for v in VERSIONS if v in dims]
+    versions = [v for v in VERSIONS if v in summary.dimensions]
     header = ("dimension", *(f"{v} mean (n)" for v in versions))
-    if "text_vs_heard" in summary:
+    if summary.text_vs_heard is not None:
         header = (*header, "heard - text [95% CI]")
     rows = []
     for dim in DIMENSIONS:
         row = [dim.replace("_", " ")]
         for v in versions:
-            row.append(score_cell(dims[v][dim], "({})"))
-        if "text_vs_heard" in summary:
+            row.append(score_cell(summary.cell(v, dim), "({})"))
+        if summary.text_vs_heard is not None:
             row.append(heard_minus_text(summary, dim))
         rows.append(tuple(row))
-    label = judge_label(str(summary.get("judge")))
-    head = f"{title}  judge {label}; {summary.get('calls')} calls\n" if title else ""
-    goal = "".join(f"\n{line}" for line in goal_lines(summary["goal"])) if "goal" in summary else ""
+    label = judge_label(summary.judge)
+    head = f"{title}  judge {label}; {summary.calls} calls\n" if title else ""
+    goal = "".join(f"\n{line}" for line in goal_lines(summary.goal)) if summary.goal else ""
     return head + text_table(header, rows) + goal
 
 
-def score_cell(cell: Mapping[str, Any] | None, count: str) -> str:
+def score_cell(cell: DimensionCell | None, count: str) -> str:
     """A table's cell: the mean and how many turns were scored (``count``: ``"({})"``, ``"(n={})"``), then
     how many were not judged and of those how many had no grounds to judge (the rest could not be: cut
     off, no reply); ``no grounds to judge`` when no turn had any.  No turn is dropped silently."""
-    if not cell:
+    if cell is None:
         return "not scored"
-    uncovered, unjudged = int(cell.get("not_covered", 0)), int(cell.get("not_scored", 0))
-    if cell.get("mean") is None:
+    uncovered, unjudged = cell.not_covered, cell.not_scored
+    if cell.mean is None:
         return NOT_COVERED if uncovered and uncovered == unjudged else "not scored"
-    mean = f"{cell['mean']:.2f} {count.format(cell['scored'])}"
+    mean = f"{cell.mean:.2f} {count.format(cell.scored)}"
     if not unjudged:
         return mean
     why = f": {uncovered} with {NOT_COVERED}" if uncovered else ""
     return f"{mean}, {unjudged} not judged{why}"
 
 
-def heard_minus_text(summary: Mapping[str, Any], dim: str) -> str:
+def heard_minus_text(summary: ScoresSummary, dim: str) -> str:
     """``+0.40 [-0.10, +0.90]`` for a judged dimension; ``-2.00 (n=1)`` from one call (no interval); ``-``
     for dialogue rhythm (the same timing score both ways, so always 0) and where nothing was scored."""
-    d = summary.get("text_vs_heard", {}).get(dim)
-    if dim not in JUDGED or not d or d.get("heard_minus_text") is None:
+    d = (summary.text_vs_heard or {}).get(dim)
+    if dim not in JUDGED or d is None or d.heard_minus_text is None:
         return "-"
-    n, (lo, hi) = int(d.get("n_calls", 2)), d["ci95"]
-    ci = interval_text(lo, hi, n, lambda x: f"{x:+.2f}") if n > 1 else f"(n={n})"
-    return f"{d['heard_minus_text']:+.2f}" + ("" if ci == "-" else f" {ci}")
+    lo, hi = d.ci95
+    ci = interval_text(lo, hi, d.n_calls, lambda x: f"{x:+.2f}") if d.n_calls > 1 else f"(n={d.n_calls})"
+    return f"{d.heard_minus_text:+.2f}" + ("" if ci == "-" else f" {ci}")
 
 
 def parse_fail_under(specs: Sequence[str]) -> dict[str, float]:
@@ -372,12 +344,12 @@ def parse_fail_under(specs: Sequence[str]) -> dict[str, float]:
     return out
 
 
-def broken_floors(summary: Mapping[str, Any], floors: Mapping[str, float]) -> list[str]:
+def broken_floors(summary: ScoresSummary, floors: Mapping[str, float]) -> list[str]:
     """Which ``--fail-under`` floors a target's heard scores break (a dimension never scored breaks it)."""
-    heard = summary.get("dimensions", {}).get("heard", {})
     broken = []
     for dim, floor in floors.items():
-        mean = heard.get(dim, {}).get("mean")
+        cell = summary.cell("heard", dim)
+        mean = None if cell is None else cell.mean
         if mean is None or mean < floor:
             broken.append(f"{dim} = {'not scored' if mean is None else f'{mean:.2f}'} < {floor:g}")
     return broken

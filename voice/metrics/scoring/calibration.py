@@ -13,15 +13,60 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from voice.files import atomic_write_bytes
+from voice.metrics.model.jsonio import JsonValue, as_json_object
 
 CALIBRATION_PATH = Path(__file__).resolve().with_name("calibration.json")
 WRITTEN_BY = "scripts/bench_judge --blind --write-calibration"
 
 
-def read(path: Path | None = None) -> dict[str, Any]:
+class BlindFigures(TypedDict):
+    """One judge's figures on one blind set, as ``calibration.json`` keeps them."""
+
+    bad_below_share: float | None
+    good_low_share: float | None
+    bad: int
+    below: int
+    not_scored: int
+    good: int
+    good_low: int
+    dialogues: int
+    goal_met: bool
+
+
+class BlindTotal(TypedDict):
+    """A blind run's figures over every dimension (``judge_blind.Total``, key for key)."""
+
+    bad: int
+    below: int
+    not_scored: int
+    bad_below_share: float | None
+    good: int
+    good_low: int
+    good_low_share: float | None
+
+
+class BlindGoal(TypedDict):
+    """The goal a blind run's totals are held to, and whether they meet it (``judge_blind.Goal``)."""
+
+    bad_below: float
+    good_low: float
+    met: bool
+
+
+class BlindRun(TypedDict):
+    """What is recorded of a blind run (:func:`voice.app.benchmarks.judge_blind.calibrate`'s result, which
+    holds more): its judge, how many dialogues, its totals and its goal."""
+
+    judge: str
+    dialogues: int
+    total: BlindTotal
+    goal: BlindGoal
+
+
+def read(path: Path | None = None) -> dict[str, JsonValue]:
     """Every judge's recorded figures, ``{judge: {blind set: figures}}`` (``{}`` when the file is missing
     or unreadable)."""
     try:
@@ -32,12 +77,12 @@ def read(path: Path | None = None) -> dict[str, Any]:
     return judges if isinstance(judges, dict) else {}
 
 
-def _pct(share: Any) -> str:
+def _pct(share: float | None) -> str:
     return f"{100 * share:.0f} %" if isinstance(share, int | float) else "?"
 
 
-def _shares(sets: Mapping[str, Any], key: str) -> list[float]:
-    return [f[key] for f in sets.values() if isinstance(f, dict) and isinstance(f.get(key), int | float)]
+def _shares(sets: Mapping[str, JsonValue], key: str) -> list[float]:
+    return [v for f in sets.values() if isinstance(f, dict) and isinstance(v := f.get(key), int | float)]
 
 
 def judge_label(judge: str, path: Path | None = None) -> str:
@@ -47,7 +92,7 @@ def judge_label(judge: str, path: Path | None = None) -> str:
     With several blind sets the label quotes the worst figure of each kind: a set the judge's rules were
     later worked on flatters it, and a reader cannot tell from a label which set was still blind."""
     recorded = read(path).get(judge)
-    sets: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
+    sets: dict[str, JsonValue] = recorded if isinstance(recorded, dict) else {}
     below, low = _shares(sets, "bad_below_share"), _shares(sets, "good_low_share")
     if not below or not low:
         return f"{judge}: no blind calibration figures ({WRITTEN_BY} --judge ...)"
@@ -55,7 +100,7 @@ def judge_label(judge: str, path: Path | None = None) -> str:
     return f"{judge}: blind separation {_pct(min(below))}, paraphrases low {_pct(max(low))} ({which})"
 
 
-def figures(result: Mapping[str, Any]) -> dict[str, Any]:
+def figures(result: BlindRun) -> BlindFigures:
     """What is recorded of one blind run (:func:`voice.app.benchmarks.judge_blind.calibrate`'s result)."""
     total = result["total"]
     return {
@@ -71,14 +116,14 @@ def figures(result: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def record(result: Mapping[str, Any], blind_set: str, path: Path | None = None) -> dict[str, Any]:
+def record(result: BlindRun, blind_set: str, path: Path | None = None) -> BlindFigures:
     """Write one blind run's figures under its judge's name and its set's name (other judges' and other
     sets' kept); the figures written."""
     judges = read(path)
     entry = figures(result)
     sets = judges.get(str(result["judge"]))
     sets = dict(sets) if isinstance(sets, dict) else {}
-    sets[blind_set] = entry
+    sets[blind_set] = as_json_object(entry)
     judges[str(result["judge"])] = dict(sorted(sets.items()))
     doc = {"written_by": WRITTEN_BY, "judges": dict(sorted(judges.items()))}
     atomic_write_bytes(

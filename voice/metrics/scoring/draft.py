@@ -25,18 +25,69 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final, Required, TypedDict, cast
 
 from voice.dialogues import CallerTurn, Dialogue
 from voice.dialogues.annotation_file import DRAFT, check_entry
 from voice.dialogues.annotations import PHRASE_MAX_CHARS
 from voice.errors import EngineOutputError
 from voice.llm.client import ChatRequest, LLMClient, Message
+from voice.llm.schema import JsonSchema
 from voice.metrics.scoring.coverage import reference_call, reply_to
 
 PROMPT_VERSION = 1
 TURN_KEYS = ("key_points", "context_points", "must_not", "should_ask", "should_end")
+_POINTS: Final = ("key_points", "context_points")
 Warn = Callable[[str], None]
+
+
+class FactAnswer(TypedDict):
+    fact: str
+    phrases: list[str]
+    digits: int | None
+
+
+class TurnAnswer(TypedDict):
+    turn: int
+    key_points: list[list[str]]
+    context_points: list[list[str]]
+    must_not: list[str]
+    should_ask: bool | None
+    should_end: bool | None
+
+
+class AnnotationAnswer(TypedDict):
+    """An answer that fits :func:`output_schema`: every key present, null and [] where nothing applies."""
+
+    private: list[FactAnswer]
+    scam: bool
+    turns: list[TurnAnswer]
+
+
+class DraftFact(TypedDict, total=False):
+    fact: Required[str]
+    phrases: list[str]
+    digits: int
+
+
+class DraftTurn(TypedDict, total=False):
+    turn: Required[int]
+    key_points: list[list[str]]
+    context_points: list[list[str]]
+    must_not: list[str]
+    should_ask: bool
+    should_end: bool
+
+
+class DraftEntry(TypedDict, total=False):
+    """A line of an annotations file as drafted: what is empty or null left out, as a person writes it."""
+
+    dialogue: Required[str]
+    draft: Required[bool]  # the file's DRAFT key: true until a person has reviewed the entry
+    private: list[DraftFact]
+    scam: bool
+    turns: list[DraftTurn]
+
 
 SYSTEM_PROMPT = f"""You annotate CallBench dialogues (Chinese phone calls answered by an assistant on behalf
 of the device owner) so that an offline checklist judge can score other assistants' replies.  For every
@@ -88,10 +139,10 @@ def scored_turns(dialogue: Dialogue) -> list[int]:
     return [t.turn for t in call.turns if reply_to(dialogue, t.dialogue_turn) is not None]
 
 
-def output_schema() -> dict[str, Any]:
+def output_schema() -> JsonSchema:
     """One entry of an annotations file, every key present (strict servers want every key required)."""
-    phrases = {"type": "array", "items": {"type": "string"}}
-    turn = {
+    phrases: JsonSchema = {"type": "array", "items": {"type": "string"}}
+    turn: JsonSchema = {
         "type": "object",
         "properties": {
             "turn": {"type": "integer"},
@@ -104,7 +155,7 @@ def output_schema() -> dict[str, Any]:
         "required": ["turn", *TURN_KEYS],
         "additionalProperties": False,
     }
-    fact = {
+    fact: JsonSchema = {
         "type": "object",
         "properties": {
             "fact": {"type": "string"},
@@ -152,7 +203,7 @@ def request(dialogue: Dialogue) -> ChatRequest:
     )
 
 
-def draft_entry(client: LLMClient, dialogue: Dialogue, warn: Warn) -> dict[str, Any] | None:
+def draft_entry(client: LLMClient, dialogue: Dialogue, warn: Warn) -> DraftEntry | None:
     """The drafted annotations file entry of ``dialogue`` (``"draft": true``), what fails validation
     dropped with a warning; None when nothing in it survives.  A malformed answer raises
     :class:`~voice.errors.EngineOutputError` naming the dialogue (and the turn, where one is at fault)."""
@@ -171,11 +222,12 @@ def draft_entry(client: LLMClient, dialogue: Dialogue, warn: Warn) -> dict[str, 
     return prune(entry_from_answer(dialogue, result.data), dialogue, warn)
 
 
-def entry_from_answer(dialogue: Dialogue, data: dict[str, Any]) -> dict[str, Any]:
+def entry_from_answer(dialogue: Dialogue, data: AnnotationAnswer) -> DraftEntry:
     """The answer as an annotations file line: empty lists and nulls left out, as a person writes them."""
-    entry: dict[str, Any] = {"dialogue": dialogue.id, DRAFT: True}
+    assert DRAFT == "draft"
+    entry: DraftEntry = {"dialogue": dialogue.id, "draft": True}
     facts = [
-        {k: v for k, v in f.items() if v not in (None, [], "")}
+        cast(DraftFact, {k: v for k, v in f.items() if v not in (None, [], "")})  # in the answer's order
         for f in data["private"]
         if str(f["fact"]).strip()
     ]
@@ -185,13 +237,16 @@ def entry_from_answer(dialogue: Dialogue, data: dict[str, Any]) -> dict[str, Any
         entry["scam"] = True
     turns = []
     for raw in data["turns"]:
-        turn = {"turn": raw["turn"]}
-        for key in TURN_KEYS:
-            value = raw[key]
-            if key.endswith("points"):
-                value = [p for p in value if p]
-            if value not in (None, []):
-                turn[key] = value
+        turn: DraftTurn = {"turn": raw["turn"]}
+        for points in _POINTS:
+            if kept := [p for p in raw[points] if p]:
+                turn[points] = kept
+        if raw["must_not"]:
+            turn["must_not"] = raw["must_not"]
+        if raw["should_ask"] is not None:
+            turn["should_ask"] = raw["should_ask"]
+        if raw["should_end"] is not None:
+            turn["should_end"] = raw["should_end"]
         if len(turn) > 1:
             turns.append(turn)
     entry["turns"] = turns
@@ -214,7 +269,7 @@ def _path(field: str) -> list[str | int]:
     return out
 
 
-def _drop(entry: dict[str, Any], field: str) -> str | None:
+def _drop(entry: DraftEntry, field: str) -> str | None:
     """Delete what the problem at ``field`` is about from ``entry``: the phrase, point, fact or key (a
     turn whose ``turn`` is wrong goes whole); what was dropped, or None if the field names nothing."""
     path = _path(field)
@@ -239,15 +294,18 @@ def _drop(entry: dict[str, Any], field: str) -> str | None:
     return f"{field} {gone!r}" if isinstance(gone, str | list) and len(str(gone)) < 120 else field
 
 
-def _tidy(entry: dict[str, Any]) -> None:
+def _tidy(entry: DraftEntry) -> None:
     """Remove what dropping left empty: an empty point, list, fact without phrases or digits, or turn."""
     for turn in entry.get("turns", []):
-        for key in ("key_points", "context_points"):
-            if key in turn:
-                turn[key] = [p for p in turn[key] if p]
-        for key in ("key_points", "context_points", "must_not"):
-            if turn.get(key) == []:
-                del turn[key]
+        for points in _POINTS:
+            if points in turn:
+                turn[points] = [p for p in turn[points] if p]
+        if turn.get("key_points") == []:
+            del turn["key_points"]
+        if turn.get("context_points") == []:
+            del turn["context_points"]
+        if turn.get("must_not") == []:
+            del turn["must_not"]
     entry["turns"] = [t for t in entry.get("turns", []) if set(t) - {"turn"}]
     for fact in entry.get("private", []):
         if fact.get("phrases") == []:
@@ -258,12 +316,12 @@ def _tidy(entry: dict[str, Any]) -> None:
             del entry["private"]
 
 
-def prune(entry: dict[str, Any], dialogue: Dialogue, warn: Warn) -> dict[str, Any] | None:
+def prune(entry: DraftEntry, dialogue: Dialogue, warn: Warn) -> DraftEntry | None:
     """``entry`` with every part that fails validation dropped, one warning each (``dialogue turn N:
     dropped must_not[2] '敲门': the reference reply says '敲门'``); None if no turn and no fact is left."""
     entry = copy.deepcopy(entry)
     for _ in range(10_000):  # each pass drops something, and an entry is finite
-        problems = check_entry(entry, dialogue)
+        problems = check_entry(dict(entry), dialogue)  # it reads the line (a copy of its top level)
         if not problems:
             break
         p = problems[0]
@@ -280,7 +338,7 @@ def prune(entry: dict[str, Any], dialogue: Dialogue, warn: Warn) -> dict[str, An
     return entry
 
 
-def _where(field: str, entry: dict[str, Any]) -> str:
+def _where(field: str, entry: DraftEntry) -> str:
     """`` turn N`` for a problem inside ``turns[i]`` (the caller turn the reply answers), else ``""``."""
     path = _path(field)
     if len(path) >= 2 and path[0] == "turns" and isinstance(path[1], int) and path[1] < len(entry["turns"]):

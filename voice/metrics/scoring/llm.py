@@ -35,7 +35,15 @@ from typing import Any
 from voice.errors import EngineOutputError
 from voice.llm.client import ChatRequest, LLMClient, Message
 from voice.llm.settings import LLMSettings, parse_model_spec
-from voice.metrics.scoring.llm_prompt import PROMPT_VERSION, SYSTEM_PROMPT, output_schema, render_call
+from voice.metrics.scoring.llm_prompt import (
+    PROMPT_VERSION,
+    SYSTEM_PROMPT,
+    DimensionAnswer,
+    JudgeAnswer,
+    VerdictAnswer,
+    output_schema,
+    render_call,
+)
 from voice.metrics.scoring.vocabulary import (
     JUDGED,
     CallJudgement,
@@ -86,11 +94,12 @@ class LLMJudge:
             turns = [TurnScore(t, self.name, dict.fromkeys(JUDGED, not_scored(reason))) for t in expected]
             why = f"the LLM judge's answer was malformed, so not judged: {exc}"
             return CallJudgement(turns, GoalVerdict(None, why, None, why))
+        answer: JudgeAnswer = result.data  # it fits output_schema and passed check_answer
         scores = [
             TurnScore(int(entry["turn"]), self.name, {d: _dimension(entry["scores"][d]) for d in JUDGED})
-            for entry in result.data["turns"]
+            for entry in answer["turns"]
         ]
-        return CallJudgement(scores, _goal(result.data["call_verdict"]))
+        return CallJudgement(scores, _goal(answer["call_verdict"]))
 
     def judge_calls(self, calls: Iterable[ScoringInput]) -> Iterator[CallJudgement]:
         """:meth:`judge_call` for each call, in order, up to the client's concurrency at once."""
@@ -136,11 +145,11 @@ def _one_line(text: str) -> str:
     return reason if len(reason) <= MAX_REASON_CHARS else reason[: MAX_REASON_CHARS - 1] + "…"
 
 
-def _dimension(raw: dict[str, Any]) -> DimensionScore:
+def _dimension(raw: DimensionAnswer) -> DimensionScore:
     return DimensionScore(None if raw["score"] is None else int(raw["score"]), _one_line(raw["reason"]))
 
 
-def _goal(raw: dict[str, Any]) -> GoalVerdict:
+def _goal(raw: VerdictAnswer) -> GoalVerdict:
     return GoalVerdict(
         str(raw["caller_goal_met"]),
         _one_line(raw["goal_reason"]),

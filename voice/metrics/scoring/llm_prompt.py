@@ -20,8 +20,9 @@ of every cache key and of every score's judge name.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
+from voice.llm.schema import JsonSchema
 from voice.metrics.scoring.vocabulary import GOAL_MET, JUDGED, PRESET_RESPECTED, HeardTurn, ScoringInput
 
 PROMPT_VERSION = "2"
@@ -169,18 +170,42 @@ def _render_turn(turn: HeardTurn) -> list[str]:
     ]
 
 
-def _verdict(answers: tuple[str, ...]) -> dict[str, Any]:
+class DimensionAnswer(TypedDict):
+    score: float | None  # 1-5, a whole number (JSON's 3.0 is one too), or null: not scorable
+    reason: str
+
+
+class TurnAnswer(TypedDict):
+    turn: int
+    scores: dict[str, DimensionAnswer]  # one per judged dimension
+
+
+class VerdictAnswer(TypedDict):
+    goal_reason: str
+    caller_goal_met: str
+    preset_reason: str
+    preset_respected: str
+
+
+class JudgeAnswer(TypedDict):
+    """An answer that fits :func:`output_schema`: what the judge model returns for one call."""
+
+    turns: list[TurnAnswer]
+    call_verdict: VerdictAnswer
+
+
+def _verdict(answers: tuple[str, ...]) -> JsonSchema:
     return {"type": "string", "enum": list(answers)}
 
 
-def _reason() -> dict[str, Any]:
+def _reason() -> JsonSchema:
     return {"type": "string"}
 
 
-def output_schema() -> dict[str, Any]:
+def output_schema() -> JsonSchema:
     """The answer's JSON schema: every turn, every judged dimension, a score 1-5 or null, a reason; then
     the call verdict, each reason before its answer (the order a strict server generates them in)."""
-    dimension = {
+    dimension: JsonSchema = {
         "type": "object",
         "properties": {
             "score": {"type": ["integer", "null"], "enum": [1, 2, 3, 4, 5, None]},
@@ -189,7 +214,7 @@ def output_schema() -> dict[str, Any]:
         "required": ["score", "reason"],
         "additionalProperties": False,
     }
-    turn = {
+    turn: JsonSchema = {
         "type": "object",
         "properties": {
             "turn": {"type": "integer"},
@@ -203,7 +228,7 @@ def output_schema() -> dict[str, Any]:
         "required": ["turn", "scores"],
         "additionalProperties": False,
     }
-    verdict = {
+    verdict: JsonSchema = {
         "type": "object",
         "properties": {
             "goal_reason": _reason(),

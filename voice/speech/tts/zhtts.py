@@ -139,7 +139,9 @@ def vocoder_maker(resolver: Any) -> Callable[[], Any]:
     return lambda: tf.lite.Interpreter(model_content=melgan, experimental_op_resolver_type=resolver)
 
 
-def _load_model() -> _Model:
+def load_model() -> _Model:
+    """The models, loaded on first use and then shared by the process (every :class:`ZhTTS`, and
+    ``scripts/bench_voice --kernels``, which vocodes with them on other kernels)."""
     global _model
     with _load_lock:
         if _model is not None:
@@ -241,10 +243,10 @@ class ZhTTS:
 
     def load(self) -> None:
         """Load the model now (otherwise the first :meth:`synthesize` does), e.g. before a call starts."""
-        _load_model()
+        load_model()
 
     def synthesize(self, text: str) -> Pcm:
-        model = _load_model()
+        model = load_model()
         with _synth_lock:
             return speak(model, text, 1.0 / self.speed, self.pitch)
 

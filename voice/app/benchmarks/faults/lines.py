@@ -175,7 +175,8 @@ def judge(
         )
     records = [json.loads(line) for line in logs[0].read_text(encoding="utf-8").splitlines()]
     end = next((r for r in records if r.get("kind") == "call_end"), None)
-    capped: dict[str, Any] = next((r["counts"] for r in records if r.get("kind") == "capped"), {})
+    # the capped record's counts, as voice.core.eventlog writes them: {kind: {"received": n, "kept": k}}
+    capped: dict[str, dict[str, int]] = next((r["counts"] for r in records if r.get("kind") == "capped"), {})
     metrics_files = sorted(out.rglob("*.metrics.json"))
     metrics = json.loads(metrics_files[0].read_text(encoding="utf-8")) if metrics_files else {}
     size = logs[0].stat().st_size

@@ -31,7 +31,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
-from server.assistants.behaviour import ReferenceBehaviour
+from server.assistants.behaviour import ReferenceBehaviour, ReferenceView
 from voice.app.benchmarks.fidelity.score import (
     CallResult,
     Case,
@@ -55,6 +55,7 @@ from voice.lines.line import CallStart, Line
 from voice.lines.pcm import PcmWebsocketLine
 from voice.lines.sip import SipLine
 from voice.lines.webrtc import WebrtcLine
+from voice.metrics.model.jsonio import Fields
 from voice.recording import load_recording, save_recording
 from voice.speech.caller_plan import plan_call
 from voice.speech.tts import make_tts
@@ -186,7 +187,7 @@ async def run_cases(
         case, dialogue, plan = cases[i], dialogues[i], plans[i]
         async with sem:
             await asyncio.sleep(0.005 * (i % concurrency))  # calls tick at staggered instants
-            view = {**dialogue.assistant_view(), "reference": case.behaviour.to_json()}
+            view: ReferenceView = {**dialogue.assistant_view(), "reference": case.behaviour.to_json()}
             labels = {"dialogue_id": dialogue.id, "case": case.name, "behaviour": case.behaviour.to_json()}
             start = CallStart(dialogue.id, view)
             rec, trace = await record_call(
@@ -204,7 +205,7 @@ async def run_cases(
         return list(await asyncio.gather(*(one(i, url) for i in range(len(cases)))))
 
 
-def dial(url: str, transport: str, view: dict[str, Any]) -> str:
+def dial(url: str, transport: str, view: ReferenceView) -> str:
     """The URL to call the reference at over ``transport``: its own, or for a carrier the raw-PCM server's
     path for that carrier, the dialogue (with the behaviour) in the query: no carrier's opening carries it."""
     if transport in SERVED:
@@ -219,10 +220,11 @@ def load_results(folder: Path) -> list[CallResult]:
     out = []
     for path in sorted(folder.glob("*.events.jsonl")):
         rec = load_recording(path)
-        m, end = rec.meta, next((e for e in rec.events if isinstance(e, CallEnded)), None)
-        pause, seed = re.findall(r"-p(\d+)-r(\d+)$", m["case"])[0]  # see Case.name
-        case = Case(ReferenceBehaviour.from_json(m["behaviour"]), int(pause), int(seed))
-        late = m.get("pacing_late_ms", {}).get("max", m.get("pacing_max_ms", 0))  # the latter: before 0.2
+        m, end = Fields(rec.meta, "meta"), next((e for e in rec.events if isinstance(e, CallEnded)), None)
+        pause, seed = re.findall(r"-p(\d+)-r(\d+)$", m.text("case"))[0]  # see Case.name
+        case = Case(ReferenceBehaviour.from_json(m.obj("behaviour").doc), int(pause), int(seed))
+        pacing = m.obj("pacing_late_ms")  # recordings before 0.2 kept pacing_max_ms instead
+        late = pacing.number("max") if "max" in pacing else m.number("pacing_max_ms", 0)
         reason, failed = (end.reason, end.failed) if end else ("unknown", True)
         out.append(CallResult(case, rec, reason, failed, float(late)))
     return out

@@ -16,13 +16,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
 import voice.metrics.measure as vm
 from server.assistants.behaviour import ReferenceBehaviour, reply_voice
-from voice.app.benchmarks.fidelity.truth import truth, truth_spans
+from voice.app.benchmarks.fidelity.truth import TurnTruth, truth, truth_spans
 from voice.core import events as ev
 from voice.core.audio import active_bounds, ms_to_samples, samples_to_ms
 from voice.core.events import CallEvent, assistant_log
@@ -78,6 +78,66 @@ class Pair:
     truth: Any
 
 
+NO_TRUTH: TurnTruth = {"latency": None, "false_starts": 0}  # a turn the truth does not know
+
+
+class Errors(TypedDict):
+    """A timing figure's |measured - truth| (ms), as printed and in the JSON (``abs_error_ms``)."""
+
+    n: int
+    p50: float | None
+    p99: float | None
+    max: float | None
+    bias: float | None  # the median signed error
+    one_sided_none: int  # pairs where only one of the two is None
+
+
+class AfterConstant(TypedDict):
+    """A timing figure's error once the transport's constant is taken out (``after_constant_ms``)."""
+
+    n: int
+    constant: float | None
+    p50: float | None
+    p99: float | None
+    max: float | None
+
+
+class Agreement(TypedDict):
+    """A classification's exact agreement (``classification``); ``wrong``: "truth->measured" counts."""
+
+    n: int
+    correct: int
+    accuracy: float | None
+    wrong: Counter[str]
+
+
+class Worst(TypedDict):
+    """One of the largest errors, with how late the caller loop ran in that call."""
+
+    metric: str
+    case: str
+    turn: int | None
+    measured: Any
+    truth: Any
+    caller_late_ms: float
+
+
+class SummaryJson(TypedDict):
+    """What ``scripts/bench_fidelity --json`` prints of one transport."""
+
+    transport: str
+    after_constant_ms: dict[str, AfterConstant]
+    calls: int
+    failed_calls: list[str]
+    skipped: list[str]
+    wall_s: float
+    caller_pacing_max_late_ms: float
+    abs_error_ms: dict[str, Errors]
+    classification: dict[str, Agreement]
+    delivery_ms: dict[str, Errors]
+    worst: list[Worst]
+
+
 def compare(result: CallResult) -> list[Pair]:
     """Every figure of one call next to its truth; where the reference's audio actually arrived; and each
     onset next to that arrival, which leaves measure()'s own error (the "vs arrival" rows)."""
@@ -92,14 +152,15 @@ def compare(result: CallResult) -> list[Pair]:
     if (at := arrived.get(ms_to_samples(t["first_word"] or 0))) is not None:
         pairs.append(Pair("first word (vs arrival)", name, None, first, samples_to_ms(at)))
     for tm in m.turns:
-        tt, bi, latency = t["turns"].get(tm.turn, {}), tm.barge_in, t["turns"].get(tm.turn, {}).get("latency")
+        tt = t["turns"].get(tm.turn, NO_TRUTH)
+        bi, latency = tm.barge_in, tt["latency"]
         rows: list[tuple[str, Any, Any]] = [("response latency", tm.latency_ms, latency)]
         if latency is not None and (at := arrived.get(ms_to_samples(tm.caller_end_ms + latency))) is not None:
             rows.append(
                 ("response latency (vs arrival)", tm.latency_ms, samples_to_ms(at) - tm.caller_end_ms)
             )
         rows.append(("answered", tm.latency_ms is not None, latency is not None))
-        rows.append(("false starts", tm.false_starts, tt.get("false_starts", 0)))
+        rows.append(("false starts", tm.false_starts, tt["false_starts"]))
         if "stop_latency" in tt or bi is not None:
             rows.append(("barge-in stop latency", bi.stop_latency_ms if bi else None, tt.get("stop_latency")))
             rows.append(("barge-in success", bi.success if bi else None, tt.get("success")))
@@ -155,7 +216,7 @@ class Summary:
     stalls: dict[str, float] = field(default_factory=dict)  # per case: the caller loop's worst lateness
     transport: str = "pcm"  # the line between CallSim and the reference (raw PCM websocket, webrtc, ...)
 
-    def numeric(self, metric: str) -> dict[str, Any]:
+    def numeric(self, metric: str) -> Errors:
         """|measured - truth| p50, p99, max; bias: median signed error; one_sided_none: one of them None."""
         ps = [p for p in self.pairs if p.metric == metric and (p.measured, p.truth) != (None, None)]
         signed = np.asarray([p.measured - p.truth for p in ps if None not in (p.measured, p.truth)], float)
@@ -164,7 +225,7 @@ class Summary:
         n = len(signed)
         return {"n": n, "p50": q[0], "p99": q[1], "max": q[2], "bias": bias, "one_sided_none": len(ps) - n}
 
-    def after_constant(self, metric: str) -> dict[str, Any]:
+    def after_constant(self, metric: str) -> AfterConstant:
         """The transport's constant (the median signed error: what the line itself adds, e.g. Opus and a
         jitter buffer each way) and |error - constant| p50, p99, max: how exactly CallSim measures then."""
         signed = np.asarray(
@@ -182,7 +243,7 @@ class Summary:
         p50, p99, top = (None if v is None else round(v, 3) for v in q)
         return {"n": len(signed), "constant": round(constant, 3), "p50": p50, "p99": p99, "max": top}
 
-    def boolean(self, metric: str) -> dict[str, Any]:
+    def boolean(self, metric: str) -> Agreement:
         """Exact agreement (None, "tells nothing", is a value of its own); wrong: "truth->measured" counts."""
         ps = [p for p in self.pairs if p.metric == metric]
         wrong = Counter(f"{p.truth}->{p.measured}" for p in ps if p.measured != p.truth)
@@ -194,7 +255,7 @@ class Summary:
             "wrong": wrong,
         }
 
-    def worst(self, k: int = 8) -> list[dict[str, Any]]:
+    def worst(self, k: int = 8) -> list[Worst]:
         def err(p: Pair) -> float:
             if p.metric in BOOLEAN or None in (p.measured, p.truth):
                 return 1e9 if p.measured != p.truth else -1.0
@@ -214,7 +275,7 @@ class Summary:
             if err(p) > 0
         ]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SummaryJson:
         return {
             "transport": self.transport,
             "after_constant_ms": {m: self.after_constant(m) for m in NUMERIC},
@@ -249,15 +310,15 @@ def format_summary(s: Summary) -> str:
         lines += ["", f"{title:<30}{cols}"]
         for m in metrics:
             r = s.numeric(m)
-            row = "".join(f"{f(r[k]):>9}" for k in ("p50", "p99", "max", "bias"))
+            row = "".join(f"{f(v):>9}" for v in (r["p50"], r["p99"], r["max"], r["bias"]))
             lines.append(f"{m:<30}{r['n']:>6}{row}{r['one_sided_none']:>7}")
     lines += ["", f"{'classification':<30}{'n':>6}{'correct':>9}{'accuracy':>10}  wrong (truth->measured)"]
     for m in BOOLEAN:
-        r = s.boolean(m)
-        acc = "-" if r["accuracy"] is None else f"{100 * r['accuracy']:.1f}%"
+        a = s.boolean(m)
+        acc = "-" if a["accuracy"] is None else f"{100 * a['accuracy']:.1f}%"
         lines.append(
-            f"{m:<30}{r['n']:>6}{r['correct']:>9}{acc:>10}  "
-            + ", ".join(f"{k} x{v}" for k, v in r["wrong"].items())
+            f"{m:<30}{a['n']:>6}{a['correct']:>9}{acc:>10}  "
+            + ", ".join(f"{k} x{v}" for k, v in a["wrong"].items())
         )
     worst = [
         f"  {w['metric']}: {w['case']} turn {w['turn']}: {w['measured']} vs {w['truth']}"
@@ -276,8 +337,8 @@ def format_transports(summaries: Sequence[Summary]) -> str:
     for s in summaries:
         for m in NUMERIC:
             r = s.after_constant(m)
-            cells = "".join(f"{'-' if r[k] is None else format(r[k], '.1f'):>{w}}"
-                            for k, w in (("constant", 10), ("p50", 8), ("p99", 8), ("max", 8)))  # fmt: skip
+            columns = ((r["constant"], 10), (r["p50"], 8), (r["p99"], 8), (r["max"], 8))
+            cells = "".join(f"{'-' if v is None else format(v, '.1f'):>{w}}" for v, w in columns)
             rows.append(f"{s.transport:<10}{m:<24}{r['n']:>5}{cells}  {len(s.failed)}/{s.calls}")
     return "\n".join(rows)
 

@@ -7,13 +7,32 @@ never from the reference assistant's code, so a bug in the reference cannot hide
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import voice.metrics.measure as vm
 from server.assistants.behaviour import REPLY_GAP_MS, ReferenceBehaviour
 from voice.core import events as ev
 from voice.core.audio import ms_to_samples, samples_to_ms
 from voice.core.events import CallEvent
+
+
+class TurnTruth(TypedDict):
+    """What ``measure`` should report of one caller turn (ms).  As in ``measure``, a figure is there only
+    where the turn has it: a barge-in's (``success``, ``stop_latency``), a pause's, a backchannel's."""
+
+    latency: float | None
+    false_starts: int
+    success: NotRequired[bool]
+    stop_latency: NotRequired[float | None]  # None: the reference was still talking when the call ended
+    takeover: NotRequired[bool]
+    carried_on: NotRequired[bool | None]  # None: the reply ended on its own, telling nothing
+
+
+class CallTruth(TypedDict):
+    """What ``measure`` should report of a call: its first word (ms; None: no greeting) and each turn."""
+
+    first_word: float | None
+    turns: dict[int, TurnTruth]
 
 
 def caller_bursts(events: Sequence[CallEvent]) -> list[tuple[int, int]]:
@@ -66,7 +85,7 @@ def truth_spans(b: ReferenceBehaviour, events: Sequence[CallEvent], audible: int
     return [sp for sp in spans if sp[1] > sp[0]]
 
 
-def truth(b: ReferenceBehaviour, events: Sequence[CallEvent], audible: int, length: int) -> dict[str, Any]:
+def truth(b: ReferenceBehaviour, events: Sequence[CallEvent], audible: int, length: int) -> CallTruth:
     """Every figure ``measure`` should report for a call recorded for ``length`` samples, in ms.
 
     By docs/metrics.md, except that a barge-in's onset is the caller's first audible sample (what
@@ -76,7 +95,7 @@ def truth(b: ReferenceBehaviour, events: Sequence[CallEvent], audible: int, leng
     spans = [(s, min(e, length), by) for s, e, by in truth_spans(b, events, audible) if s < length]
     turns = [e for e in events if isinstance(e, ev.CallerSpoke)]
     bcs = {e.turn: (e.start, e.end) for e in events if isinstance(e, ev.BackchannelSaid)}
-    per_turn: dict[int, dict[str, Any]] = {}
+    per_turn: dict[int, TurnTruth] = {}
     for i, d in enumerate(turns):
         idx, cs, ce, pause = d.turn, d.speech_start, d.speech_end, d.pause
         hi = turns[i + 1].speech_start if i + 1 < len(turns) else 10**12
@@ -85,7 +104,7 @@ def truth(b: ReferenceBehaviour, events: Sequence[CallEvent], audible: int, leng
         # reference yielded); speech that begins and ends inside the turn is a false start
         lo = covering[1] if covering else cs
         onset = next((s for s, e, _ in spans if lo <= s < hi and e > ce), None)
-        t: dict[str, Any] = {
+        t: TurnTruth = {
             "latency": samples_to_ms(onset - ce) if onset is not None else None,
             "false_starts": sum(1 for s, e, _ in spans if lo <= s and e <= ce),
         }
