@@ -393,10 +393,10 @@ ALLOWED: dict[str, set[str]] = {
     "app.report": LIBRARY | {"app.run"},
     "app.live": LIBRARY | {"app.run", "app.report"},
     "api": LIBRARY | {"app.run", "app.report"},
-    "app.cli": LIBRARY | {"app.run", "app.report", "app.live", "api", "server", "server.assistants"},
+    "app.cli": LIBRARY | {"app.run", "app.report", "app.live", "server", "server.assistants"},
     # a benchmark measures both sides: the one room that may import everything
     "app.benchmarks": LIBRARY | {
-        "app.run", "app.report", "app.live", "api", "app.cli", "server", "server.assistants",
+        "app.run", "app.report", "app.live", "app.cli", "server", "server.assistants",
     },
 }  # fmt: skip
 # the layers, for the check that nothing below the application names it or the server
@@ -453,6 +453,18 @@ def test_the_known_back_arrows_are_current():
         assert reason and name in back_arrows(ROOT / path, KNOWN_MODULES), (
             f"{path} no longer imports {name}: remove it from KNOWN_BACK_ARROWS"
         )
+
+
+def test_the_table_keeps_the_three_layers():
+    """Nothing below the application may import it; the library and the contract never import the assistant;
+    the contract imports nothing but the exception root; the assistant sees the contract."""
+    for own, allowed in ALLOWED.items():
+        if own not in APPLICATION:
+            assert not allowed & APPLICATION, f"{own} may import the application: {allowed & APPLICATION}"
+        if own in LIBRARY:
+            assert not allowed & ASSISTANT, f"{own} (the library) may import the assistant"
+    assert ALLOWED["contract"] == {"errors"}
+    assert all("contract" in ALLOWED[r] for r in ASSISTANT)
 
 
 def test_the_direction_check_resolves_from_imports_and_places_every_room():

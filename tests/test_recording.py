@@ -7,9 +7,9 @@ import pytest
 
 from voice.core import events as ev
 from voice.core.event_json import event_from_json, event_to_json, expand_rx_run
-from voice.errors import RecordingError
+from voice.errors import LineError, RecordingError
 from voice.files import write_wav
-from voice.recording import EventStream, Recording, load_recording, save_recording
+from voice.recording import EventStream, Recording, load_recording, save_recording, streamed_events
 
 
 def test_save_and_load_round_trip(tmp_path):
@@ -151,6 +151,23 @@ def test_a_stream_of_a_call_that_never_connected_leaves_nothing(tmp_path):
     stream.write(ev.CallStarted(0, "d", 1, True))
     stream.discard()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_streamed_events_keep_no_log_of_a_call_never_connected_and_the_partial_one_of_a_break(tmp_path):
+    with pytest.raises(LineError), streamed_events(tmp_path, "call-1") as stream:
+        stream.write(ev.CallStarted(0, "d", 1, True))
+        raise LineError("refused")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(KeyboardInterrupt), streamed_events(tmp_path, "call-2") as stream:
+        stream.write(ev.CallStarted(0, "d", 1, True))
+        raise KeyboardInterrupt
+    assert [p.name for p in tmp_path.iterdir()] == ["call-2.events.jsonl.partial"]
+    assert json.loads((tmp_path / "call-2.events.jsonl.partial").read_text())["kind"] == "call_start"
+    with streamed_events(tmp_path, "call-3") as stream:  # a call that ran: the stream stays for saving
+        stream.write(ev.CallStarted(0, "d", 1, True))
+    rec = Recording("call-3", np.zeros(10, np.int16), np.zeros(10, np.int16), [], {"dialogue_id": "d"})
+    save_recording(tmp_path, rec, stream)
+    assert load_recording(tmp_path / "call-3.wav").events[0] == ev.CallStarted(0, "d", 1, True)
 
 
 def test_a_damaged_event_log_or_a_folder_is_refused_saying_which_file_and_why(tmp_path):

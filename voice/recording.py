@@ -12,17 +12,18 @@ what the line did, pacing), never a fact that measurement needs.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from voice.core.audio import SAMPLE_RATE, Pcm
 from voice.core.event_json import RX_RUN, JsonObject, JsonValue, RxRuns, event_from_json, expand_rx_run
 from voice.core.events import CallEvent, CallStarted, TurnPlanned
-from voice.errors import RecordingError
+from voice.errors import LineError, RecordingError
 from voice.files import AUDIO_FORMATS, atomic_write_bytes, read_audio, write_audio
 
 PARTIAL_SUFFIX = ".partial"  # an event log still being written (or left by a crash)
@@ -171,6 +172,26 @@ class EventStream:
         self._runs.take()
         self.close()
         self.partial.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def streamed_events(folder: Path, call_id: str) -> Iterator[EventStream]:
+    """A call's :class:`EventStream` for the length of the call, so that its records go to disk as they happen
+    (a chatty bot cannot fill the memory with them).
+
+    A call that never connected (a :class:`~voice.errors.LineError`) leaves no log; one that broke any other
+    way keeps its partial log, whole lines only, for a post-mortem; a call that ran leaves the stream open
+    for :func:`save_recording` to finish.
+    """
+    stream = EventStream(folder, call_id)
+    try:
+        yield stream
+    except LineError:
+        stream.discard()
+        raise
+    except BaseException:
+        stream.close()
+        raise
 
 
 def load_recording(path: Path) -> Recording:

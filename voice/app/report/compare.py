@@ -28,14 +28,13 @@ from voice.app.report.comparison import (
     small_n_warnings,
 )
 from voice.app.report.machine import compare_speed
-from voice.app.run.resume import settings_diff
 from voice.app.run.score import load_scores, scored_by
 from voice.errors import ConfigError
 from voice.metrics.bootstrap import DEFAULT_RESAMPLES, bootstrap_difference
 from voice.metrics.measure import CallMetrics
 from voice.metrics.model.jsonio import JsonValue
 from voice.metrics.model.provenance import Provenance
-from voice.metrics.model.results import Settings, load_target, target_folders
+from voice.metrics.model.results import Settings, load_target, settings_diff, target_folders
 from voice.metrics.results import FIGURES, unit_values
 from voice.metrics.scoring.verdicts import RATES, verdict_units
 from voice.metrics.scoring.vocabulary import DIMENSIONS, GoalVerdict, TurnScore

@@ -97,7 +97,8 @@ def _rng(key: str) -> random.Random:
 
 def voiced_jobs(jobs: Sequence[CallJob], voices: str, caller_speed: str, seed: int) -> list[CallJob]:
     """The jobs of a run with ``--voices`` and ``--caller-speed``: each with its caller's voice and pace."""
-    return assign_voices(jobs, population(voices), parse_pace(caller_speed), seed)
+    pace = parse_pace(caller_speed)
+    return assign_voices(jobs, population(voices), pace, seed)
 
 
 def assign_voices(jobs: Sequence[CallJob], voices: Sequence[Voice], pace: Pace, seed: int) -> list[CallJob]:

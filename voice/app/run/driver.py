@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NotRequired, Protocol, TypeAlias, TypedDict
+from typing import NotRequired, Protocol, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -29,7 +29,7 @@ from voice.core.events import CallEvent
 from voice.core.front import CallMachine
 from voice.errors import LineError
 from voice.lines.line import CallStart, Line
-from voice.lines.line_meta import EffectLineMeta, SipLineMeta, WebrtcLineMeta
+from voice.lines.line_meta import LineStats, line_stats
 from voice.metrics.model.calls import Labels
 from voice.metrics.model.jsonio import as_json_object
 from voice.metrics.reduce import percentiles
@@ -39,7 +39,6 @@ FRAME_NS = samples_to_ns(FRAME_SAMPLES)
 TRACK_START_SAMPLES = 60 * SAMPLE_RATE  # first allocation of a recorded channel (grows by doubling)
 
 # What a line with ``describe()`` did during the call: an effect line, a SIP line or a WebRTC line.
-LineStats: TypeAlias = EffectLineMeta | SipLineMeta | WebrtcLineMeta
 
 
 class PacingMeta(TypedDict):
@@ -208,14 +207,8 @@ async def run_call(
         outcome=core.outcome,
         pacing_late_ms=pacing,
         pacing_late_ns=late_ns,
-        line_stats=_line_stats(line),
+        line_stats=line_stats(line),
     )
-
-
-def _line_stats(line: Line) -> LineStats | None:
-    """What a line with effects did during the call (it has ``describe()``), for the recording's meta."""
-    describe = getattr(line, "describe", None)
-    return describe() if callable(describe) else None
 
 
 async def _read(core: CallMachine, line: Line, clock: Clock, t0: int) -> None:

@@ -17,7 +17,7 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,8 +26,8 @@ from voice.dialogues import Dialogue
 from voice.errors import ConfigError
 from voice.metrics.call_metrics import CallMetrics
 from voice.metrics.model.calls import CallRecord
-from voice.metrics.model.jsonio import Fields, JsonObject, JsonValue, write_json
-from voice.metrics.model.results import Settings
+from voice.metrics.model.jsonio import Fields, JsonObject, write_json
+from voice.metrics.model.results import Settings, settings_diff
 from voice.metrics.simulator import ASSISTANT_CRASHED
 from voice.recording import recording_paths
 
@@ -40,40 +40,6 @@ def dialogue_sha(d: Dialogue) -> str:
             fields.pop(pin, None)
     text = json.dumps(fields, ensure_ascii=False, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def flatten(d: JsonValue, prefix: str = "") -> dict[str, JsonValue]:
-    """Nested objects as dotted keys: ``{"line": {"seed": 0}}`` → ``{"line.seed": 0}``."""
-    if not isinstance(d, Mapping):
-        return {prefix: d}
-    out: dict[str, JsonValue] = {}
-    for k, v in d.items():
-        key = f"{prefix}.{k}" if prefix else str(k)
-        out.update(flatten(v, key) if isinstance(v, Mapping) and v else {key: v})
-    return out
-
-
-_ABSENT = "(none)"
-
-
-def _shown(value: JsonValue) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def settings_diff(old: JsonValue, new: JsonValue) -> list[str]:
-    """Every setting that differs, as ``key: old → new`` (``(none)`` for one that is absent); settings are
-    read as :class:`~voice.metrics.model.results.Settings` reads them (a population's ``tts`` written
-    before it was left out is no difference)."""
-    a, b = flatten(_as_read(old)), flatten(_as_read(new))
-    return [
-        f"{k}: {_shown(a[k]) if k in a else _ABSENT} → {_shown(b[k]) if k in b else _ABSENT}"
-        for k in dict.fromkeys([*a, *b])
-        if (k in a, a.get(k)) != (k in b, b.get(k))
-    ]
-
-
-def _as_read(settings: JsonValue) -> JsonValue:
-    return Settings.from_json(Fields(settings)).to_json() if isinstance(settings, Mapping) else settings
 
 
 def check_resumable(out_dir: Path, fingerprint: Settings) -> bool:
@@ -236,8 +202,8 @@ def open_folder(
     clear_leftovers(out)
     removed = start_over(out) if fresh else None
     out.mkdir(parents=True, exist_ok=True)
-    resuming = check_resumable(out, fingerprint)
     remove_partial_files(out)
+    resuming = check_resumable(out, fingerprint)
     found = [previous_call(out, cid, sha, retry_failed=retry_failed) for cid, sha in calls]
     kept = [metrics for metrics, _ in found]
     if removed is not None:

@@ -62,7 +62,7 @@ from voice.metrics.measure import CallMetrics, measure
 from voice.metrics.model.calls import call_to_json
 from voice.metrics.model.jsonio import write_json
 from voice.react.session import ReactiveSession
-from voice.recording import EventStream, Recording, save_recording
+from voice.recording import EventStream, Recording, save_recording, streamed_events
 from voice.speech.asr import ASREngine
 from voice.speech.caller_plan import plan_call
 from voice.speech.engine_lock import BACKGROUND, EngineLock
@@ -223,9 +223,8 @@ class CallMaker:
         return metrics
 
     def _save(self, run: TargetRun, job: CallJob, metrics: CallMetrics) -> None:
-        write_json(
-            metrics_path(run.settings.out_dir, job.call_id), call_to_json(metrics, run.settings.labels(job))
-        )
+        labels = run.settings.labels(job)
+        write_json(metrics_path(run.settings.out_dir, job.call_id), call_to_json(metrics, labels))
 
     async def _make(self, run: TargetRun, job: CallJob, step: _Step) -> tuple[CallMetrics, str | None] | None:
         """The call's steps: its caller, the call, the recording, the crash check, the transcripts.
@@ -249,14 +248,12 @@ class CallMaker:
                 self.warm(then, dataclasses.replace(settings.timing, seed=then.seed))
             self.on_status(CallStatus(label, job.call_id, "calling"))
             step.now = "the call"
-            # the call's records go to disk as they happen: a chatty bot cannot fill the memory with them
-            stream = EventStream(settings.out_dir, job.call_id)
             try:
-                rec, _ = await call_once(
-                    job, plan, run.make_line(), self.new_clock(), settings, caller, events=stream.write
-                )
-            except LineError as exc:
-                stream.discard()
+                with streamed_events(settings.out_dir, job.call_id) as stream:
+                    rec, _ = await call_once(
+                        job, plan, run.make_line(), self.new_clock(), settings, caller, events=stream.write
+                    )
+            except LineError as exc:  # the call never connected: no log
                 planned = len(job.dialogue.caller_turns)
                 # the phone network's refusals (busy, declined, ...) are the bot's answer: recorded as such
                 outcome = exc.outcome if isinstance(exc, CallRefused) else CONNECT_FAILED
@@ -264,9 +261,6 @@ class CallMaker:
                 metrics = failed_call(job.call_id, job.dialogue.id, planned, outcome, detail)
                 crash = await crash_reason(run.crashed, True, CRASH_POLLS, CRASH_POLL_S)
                 return (metrics, None) if crash is None else (crashed_call(metrics, crash), crash)
-            except BaseException:
-                stream.close()  # the partial log stays, whole lines only, for a post-mortem
-                raise
         step.now = "saving and measuring the recording"
         metrics = await loop.run_in_executor(
             None, _save_and_measure, settings.out_dir, rec, stream, settings.recording

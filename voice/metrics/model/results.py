@@ -9,6 +9,7 @@ SIP line, a reactive caller), and a resumed run must match it whole.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -326,3 +327,37 @@ def target_folders(folder: Path) -> list[tuple[str, Path]]:
     except ValueError as exc:
         raise RecordingError(f"{folder / 'results.json'}: {exc}") from exc
     raise RecordingError(f"{folder / 'results.json'}: neither a run nor a target result")
+
+
+def flatten(d: JsonValue, prefix: str = "") -> dict[str, JsonValue]:
+    """Nested objects as dotted keys: ``{"line": {"seed": 0}}`` → ``{"line.seed": 0}``."""
+    if not isinstance(d, Mapping):
+        return {prefix: d}
+    out: dict[str, JsonValue] = {}
+    for k, v in d.items():
+        key = f"{prefix}.{k}" if prefix else str(k)
+        out.update(flatten(v, key) if isinstance(v, Mapping) and v else {key: v})
+    return out
+
+
+_ABSENT = "(none)"
+
+
+def _shown(value: JsonValue) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def settings_diff(old: JsonValue, new: JsonValue) -> list[str]:
+    """Every setting that differs (a resume refused, two runs compared), as ``key: old → new`` (``(none)``
+    for one that is absent); settings are read as :class:`Settings` reads them (a population's ``tts``
+    written before it was left out is no difference)."""
+    a, b = flatten(_as_read(old)), flatten(_as_read(new))
+    return [
+        f"{k}: {_shown(a[k]) if k in a else _ABSENT} → {_shown(b[k]) if k in b else _ABSENT}"
+        for k in dict.fromkeys([*a, *b])
+        if (k in a, a.get(k)) != (k in b, b.get(k))
+    ]
+
+
+def _as_read(settings: JsonValue) -> JsonValue:
+    return Settings.from_json(Fields(settings)).to_json() if isinstance(settings, Mapping) else settings

@@ -27,8 +27,14 @@ from typing import Any
 import numpy as np
 from websockets.exceptions import ConnectionClosed
 
-import voice
-from voice.app.benchmarks.faults.fault import Fault, FaultOutcome, callsim_command, run_measured, sleep_s
+from voice.app.benchmarks.faults.fault import (
+    REPO,
+    Fault,
+    FaultOutcome,
+    callsim_command,
+    run_measured,
+    sleep_s,
+)
 from voice.core.clock import monotonic_s
 from voice.lines.codec import mulaw_encode
 from voice.lines.ws_server import ServerConnection, bound_port, serve_websocket
@@ -148,7 +154,7 @@ def run_bench(scratch: Path, target: str) -> tuple[Any, Path]:
 
 def _this_checkout() -> dict[str, str]:
     """``PYTHONPATH`` so that the bench runs this checkout's CallSim, not whatever is installed."""
-    root = str(Path(voice.__file__).resolve().parents[1])
+    root = str(REPO)
     return {"PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}
 
 
