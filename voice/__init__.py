@@ -41,7 +41,7 @@ _EXPORTS = {
     "BargeIn": "voice.metrics.call_metrics",
     "Recording": "voice.recording",
     "load_recording": "voice.recording",
-    "metrics_from_json": "voice.metrics.model.calls",
+    "metrics_from_json": "voice.metrics.model.call_record",
     "FIGURES": "voice.metrics.results",
     "figures": "voice.metrics.results",
     "summarize": "voice.metrics.results",
@@ -121,7 +121,7 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time __getattr__ impo
     from voice.lines.effects import LineEffects
     from voice.metrics.call_metrics import BargeIn, CallMetrics, TurnMetrics
     from voice.metrics.measure import measure
-    from voice.metrics.model.calls import metrics_from_json
+    from voice.metrics.model.call_record import metrics_from_json
     from voice.metrics.results import (
         FIGURES,
         METRICS_SCHEMA,

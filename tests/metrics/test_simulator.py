@@ -12,7 +12,7 @@ from tests.runs import A, B, bench, mini
 from voice.app.report.build import build_report
 from voice.app.run.failures import failed_call
 from voice.metrics.model.blocks import SimulatorBlock
-from voice.metrics.model.results import Partial, load_results
+from voice.metrics.model.run_results import Partial, load_results
 from voice.metrics.simulator import (
     ASSISTANT_CRASHED,
     CALLER_SPEECH_FAILED,

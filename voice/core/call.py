@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 from voice.core import events as ev
 from voice.core.audio import FRAME_SAMPLES, SAMPLE_RATE, Pcm, ms_to_samples, shared_silence
-from voice.core.behaviour import CallerBehaviour, CallState, ScriptedBehaviour
 from voice.core.caller import CallerPlan, PlannedTurn
+from voice.core.caller_behaviour import CallerBehaviour, CallState, ScriptedBehaviour
 from voice.core.detector import EnergyDetector, SpeechDetector
 from voice.core.eventlog import EventLog, bounded_name, bounded_payload
 from voice.core.events import CallEvent
@@ -94,7 +94,7 @@ class CallCore:
     """Runs one caller plan.  Feed :meth:`receive`; call :meth:`tick` once per frame until ``done``.
 
     ``behaviour`` (by default the plan's script) decides what differs between callers: what it may see and
-    do is "the view of a behaviour" below (:class:`voice.core.behaviour.CallView`)."""
+    do is "the view of a behaviour" below (:class:`voice.core.caller_behaviour.CallView`)."""
 
     def __init__(
         self,
@@ -301,7 +301,7 @@ class CallCore:
         self.note(ev.CallEnded(at, reason, failed, detail, self._next_turn, len(self._turns)))
         self._state = CallState.DONE
 
-    # --- the view of a behaviour (voice.core.behaviour.CallView) -----------------------------------------
+    # --- the view of a behaviour (voice.core.caller_behaviour.CallView) -------------------------------------
 
     @property
     def state(self) -> CallState:

@@ -23,9 +23,9 @@ import numpy as np
 
 from voice.core import events as ev
 from voice.core.audio import FRAME_SAMPLES, Pcm, ms_to_samples
-from voice.core.behaviour import CallState, CallView
 from voice.core.call import CallCore
 from voice.core.caller import CallerPlan, CallerTiming, PlannedTurn
+from voice.core.caller_behaviour import CallState, CallView
 from voice.core.detector import EnergyDetector, SpeechDetector
 from voice.core.front import CallFront
 
@@ -55,8 +55,9 @@ class Utterance:
 
 
 class PersonBehaviour:
-    """What a person does on a call (a :class:`~voice.core.behaviour.CallerBehaviour`): they speak when they
-    like, so their turns, backchannels and barge-ins are found in the audio they sent (:meth:`after_frame`).
+    """What a person does on a call (a :class:`~voice.core.caller_behaviour.CallerBehaviour`): they speak
+    when they like, so their turns, backchannels and barge-ins are found in the audio they sent
+    (:meth:`after_frame`).
 
     ``caller_detector`` decides which frames of the person's audio hold speech (by default an energy gate at
     -45 dBFS, above a quiet room's microphone noise).

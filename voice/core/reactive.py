@@ -30,9 +30,9 @@ from dataclasses import dataclass
 
 from voice.core import events as ev
 from voice.core.audio import Pcm, active_bounds
-from voice.core.behaviour import CallState, CallView, ScriptedBehaviour
 from voice.core.call import CallCore
 from voice.core.caller import CallerPlan, PlannedTurn
+from voice.core.caller_behaviour import CallState, CallView, ScriptedBehaviour
 from voice.core.detector import SpeechDetector
 from voice.core.front import CallFront
 
@@ -99,8 +99,9 @@ def _longest(old: tuple[int, int] | None, gap: tuple[int, int]) -> tuple[int, in
 
 
 class ReactiveBehaviour:
-    """A caller that makes each turn when it is needed (a :class:`~voice.core.behaviour.CallerBehaviour`):
-    it raises a :class:`TurnRequest` and the turn comes through :meth:`supply` (and :meth:`extend`).
+    """A caller that makes each turn when it is needed (a
+    :class:`~voice.core.caller_behaviour.CallerBehaviour`): it raises a :class:`TurnRequest` and the turn
+    comes through :meth:`supply` (and :meth:`extend`).
 
     A turn planned before the call keeps its scripted cues.  ``first_cues`` apply to the first reply; at
     ``max_turns`` caller turns the caller hangs up after the next reply ("turn limit").

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from voice.metrics.bootstrap import bootstrap_interval
 from voice.metrics.call_metrics import CallMetrics
 from voice.metrics.figures import FIGURES, figures, fmt_figure, unit_values
-from voice.metrics.model.calls import Labels
+from voice.metrics.model.call_record import Labels
 from voice.metrics.model.summary import Breakdown, FigureRow, Summary, WorstVoice
 from voice.text.table import text_table
 

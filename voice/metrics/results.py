@@ -27,13 +27,13 @@ from voice.metrics.figures import (  # noqa: F401 (imported from here too)
 )
 from voice.metrics.goal import goal_line, goal_summary
 from voice.metrics.model.blocks import BargeInBlock, LatencyBlock, PacingBlock
-from voice.metrics.model.calls import Labels, call_to_json  # noqa: F401 (imported from here too)
+from voice.metrics.model.call_record import Labels, call_to_json  # noqa: F401 (imported from here too)
 from voice.metrics.model.jsonio import (  # noqa: F401 (imported from here too)
     METRICS_SCHEMA,
     RESULTS_SCHEMA,
     write_json,
 )
-from voice.metrics.model.results import read_results  # noqa: F401 (the public API's: voice.read_results)
+from voice.metrics.model.run_results import read_results  # noqa: F401 (the public API's: voice.read_results)
 from voice.metrics.model.summary import BREAKDOWNS, OPTIONAL_BREAKDOWNS, Breakdown, Summary
 from voice.metrics.reduce import percentile, reduce
 from voice.metrics.simulator import assistant_calls, outcome_words, simulator_block

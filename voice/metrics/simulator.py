@@ -21,7 +21,7 @@ from typing import TypeVar
 
 from voice.metrics.call_metrics import CallMetrics
 from voice.metrics.model.blocks import SimulatorBlock, SimulatorReason
-from voice.metrics.model.results import Partial, RunResults, TargetResults
+from voice.metrics.model.run_results import Partial, RunResults, TargetResults
 from voice.metrics.model.summary import Summary
 
 ASSISTANT_CRASHED = "assistant_crashed"  # the built-in assistant's process exited during the call

@@ -15,8 +15,8 @@ from voice.app.report.data import (
 )
 from voice.lines.effects import LineEffects
 from voice.metrics.call_metrics import CallMetrics, TurnMetrics
-from voice.metrics.model.calls import CallRecord
-from voice.metrics.model.results import Settings, TargetResults
+from voice.metrics.model.call_record import CallRecord
+from voice.metrics.model.run_results import Settings, TargetResults
 from voice.metrics.results import summarize_run
 
 

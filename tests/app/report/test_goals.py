@@ -19,7 +19,7 @@ from voice.app.report.goals import (
 )
 from voice.core import events as ev
 from voice.metrics.measure import measure
-from voice.metrics.model.calls import CallRecord
+from voice.metrics.model.call_record import CallRecord
 
 
 async def test_a_reactive_runs_goals_per_target_and_group_come_from_its_summary(reactive_dir):

@@ -13,7 +13,7 @@ from voice.app.report.comparison import format_comparison
 from voice.app.report.data import load_run, run_settings
 from voice.app.report.machine import SPEED_TOLERANCE, compare_speed, provenance_rows, speed_seconds
 from voice.metrics.model.jsonio import Fields
-from voice.metrics.model.provenance import Provenance
+from voice.metrics.model.provenance_record import Provenance
 
 
 def prov_doc(seconds, cpu="AMD EPYC"):

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 from voice.app.report.timeline import Timeline, false_start_segments, timeline_from_recording, timeline_svg
 from voice.metrics.call_metrics import BargeIn, TurnMetrics
-from voice.metrics.model.calls import metrics_from_json
+from voice.metrics.model.call_record import metrics_from_json
 from voice.recording import load_recording
 
 

@@ -63,7 +63,7 @@ def test_version_says_the_version_and_commit_and_asks_git_only_when_given(monkey
 
     import voice.app.run.provenance as provenance
     from voice.app.run.bench_options import add_version_option
-    from voice.metrics.model.provenance import CallsimState
+    from voice.metrics.model.provenance_record import CallsimState
 
     asked = []
     state = CallsimState("1.2.3", "0123456789abcdef", True)

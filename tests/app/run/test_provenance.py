@@ -22,7 +22,7 @@ from voice.app.run.provenance import (
     redact_command,
 )
 from voice.app.run.speed_index import ENV
-from voice.metrics.model.provenance import SpeedIndexRecord
+from voice.metrics.model.provenance_record import SpeedIndexRecord
 
 EPYC = """processor\t: 0
 vendor_id\t: AuthenticAMD

@@ -20,7 +20,7 @@ from voice.app.run.score import (
 from voice.core import events as ev
 from voice.dialogues import bundled_dialogues_path, load_dialogues
 from voice.metrics.model.jsonio import Fields
-from voice.metrics.model.scores import ScoresSummary
+from voice.metrics.model.score_files import ScoresSummary
 from voice.metrics.scoring import scripted_judge as judge_standin
 from voice.metrics.scoring.checklist import ChecklistJudge
 from voice.metrics.scoring.coverage import NOT_COVERED

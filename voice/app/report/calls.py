@@ -29,7 +29,7 @@ from voice.app.report.timeline import (
 from voice.core.audio import Pcm
 from voice.errors import RecordingError
 from voice.metrics.call_metrics import TurnMetrics
-from voice.metrics.model.calls import CallRecord
+from voice.metrics.model.call_record import CallRecord
 from voice.metrics.reduce import percentile
 from voice.metrics.results import fmt_ms, fmt_score
 from voice.recording import load_recording, recording_paths

@@ -33,8 +33,8 @@ from voice.errors import ConfigError
 from voice.metrics.bootstrap import DEFAULT_RESAMPLES, bootstrap_difference
 from voice.metrics.measure import CallMetrics
 from voice.metrics.model.jsonio import JsonValue
-from voice.metrics.model.provenance import Provenance
-from voice.metrics.model.results import Settings, load_target, settings_diff, target_folders
+from voice.metrics.model.provenance_record import Provenance
+from voice.metrics.model.run_results import Settings, load_target, settings_diff, target_folders
 from voice.metrics.results import FIGURES, unit_values
 from voice.metrics.scoring.verdicts import RATES, verdict_units
 from voice.metrics.scoring.vocabulary import DIMENSIONS, GoalVerdict, TurnScore

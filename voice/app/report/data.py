@@ -19,9 +19,9 @@ from voice.app.run.score import load_scores
 from voice.errors import RecordingError
 from voice.metrics.failed_calls import FailedGroup, failed_groups, failed_head
 from voice.metrics.model.blocks import BargeInBlock
-from voice.metrics.model.calls import CallRecord
+from voice.metrics.model.call_record import CallRecord
 from voice.metrics.model.jsonio import Fields, JsonObject, JsonValue, read_json
-from voice.metrics.model.results import (
+from voice.metrics.model.run_results import (
     RunResults,
     Settings,
     TargetResults,
@@ -29,7 +29,7 @@ from voice.metrics.model.results import (
     load_results,
     load_target,
 )
-from voice.metrics.model.scores import CallScores, ScoresSummary
+from voice.metrics.model.score_files import CallScores, ScoresSummary
 from voice.metrics.model.summary import FigureRow, Summary
 from voice.metrics.reduce import percentile
 from voice.metrics.results import (

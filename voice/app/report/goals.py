@@ -14,7 +14,7 @@ from __future__ import annotations
 from voice.app.report.data import BREAKDOWN_TITLES, Column, RunView, TargetView
 from voice.metrics.goal import COUNTED
 from voice.metrics.model.blocks import GoalBlock
-from voice.metrics.model.calls import CallRecord
+from voice.metrics.model.call_record import CallRecord
 from voice.metrics.model.summary import FigureRow
 from voice.metrics.results import FIGURES, Figure, fmt_count, fmt_figure, fmt_ms, fmt_rate
 

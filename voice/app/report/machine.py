@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TypedDict
 
 from voice.app.run.speed_index import ratio
-from voice.metrics.model.provenance import Provenance
+from voice.metrics.model.provenance_record import Provenance
 
 SPEED_TOLERANCE = 0.20  # more than this apart: the two machines were not alike enough to compare latency
 NO_INDEX = "no speed index (--no-speed-index, CALLSIM_SPEED_INDEX=off, or a run made before CallSim had one)"

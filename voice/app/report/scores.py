@@ -17,7 +17,7 @@ from html import escape
 
 from voice.app.report.data import RunView, TargetView
 from voice.app.run.score import heard_minus_text, score_cell
-from voice.metrics.model.scores import CallScores, ScoresSummary
+from voice.metrics.model.score_files import CallScores, ScoresSummary
 from voice.metrics.scoring.calibration import judge_label
 from voice.metrics.scoring.coverage import NOT_COVERED
 from voice.metrics.scoring.verdicts import NOT_JUDGED, GoalSummary, goal_lines, percent, verdict_text

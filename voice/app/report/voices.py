@@ -9,7 +9,7 @@ The rows are read from ``results.json`` (``by_voice``, ``by_sex``, ``worst_voice
 from __future__ import annotations
 
 from voice.app.report.data import RunView, TargetView
-from voice.metrics.model.scores import DimensionRow
+from voice.metrics.model.score_files import DimensionRow
 from voice.metrics.model.summary import FigureRow
 from voice.metrics.results import fmt_figure
 from voice.metrics.scoring.vocabulary import DIMENSIONS

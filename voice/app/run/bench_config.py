@@ -13,7 +13,7 @@ from voice.lines.headers import Headers
 from voice.lines.sip_settings import SipSettings
 from voice.lines.targets import BUILTIN
 from voice.lines.webrtc_settings import WebrtcSettings
-from voice.metrics.model.provenance import Provenance
+from voice.metrics.model.provenance_record import Provenance
 from voice.react.caller import ReactiveCaller
 
 

@@ -20,8 +20,8 @@ from voice.core.eventlog import EventSink
 from voice.lines.line import CallStart, Line
 from voice.metrics.measure import CallMetrics, reply_spans_ms
 from voice.metrics.model.jsonio import JsonValue, as_json, as_json_object
-from voice.metrics.model.provenance import Provenance
-from voice.metrics.model.results import Settings
+from voice.metrics.model.provenance_record import Provenance
+from voice.metrics.model.run_results import Settings
 from voice.react.caller import ReactiveCaller
 from voice.react.session import ReactiveSession
 from voice.recording import Recording

@@ -13,7 +13,7 @@ from voice.errors import RecordingError
 from voice.metrics.call_metrics import CallMetrics
 from voice.metrics.failed_calls import failed_lines
 from voice.metrics.model.jsonio import Fields, read_json
-from voice.metrics.model.results import NodeSummary, load_results, load_target, target_folders
+from voice.metrics.model.run_results import NodeSummary, load_results, load_target, target_folders
 from voice.metrics.simulator import results_banner
 
 

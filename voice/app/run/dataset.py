@@ -32,7 +32,7 @@ from voice.lines.redact import url_tag
 from voice.lines.targets import BUILTIN, Target, parse_target
 from voice.metrics.call_metrics import CallMetrics
 from voice.metrics.model.jsonio import write_json
-from voice.metrics.model.results import NodeSummary, RunResults, TargetEntry
+from voice.metrics.model.run_results import NodeSummary, RunResults, TargetEntry
 from voice.metrics.model.summary import Summary
 from voice.speech.asr import ASREngine
 from voice.speech.tts.engine import TTSEngine

@@ -30,7 +30,7 @@ from voice.core.front import CallMachine
 from voice.errors import LineError
 from voice.lines.line import CallStart, Line
 from voice.lines.line_meta import LineStats, line_stats
-from voice.metrics.model.calls import Labels
+from voice.metrics.model.call_record import Labels
 from voice.metrics.model.jsonio import as_json_object
 from voice.metrics.reduce import percentiles
 from voice.recording import Recording

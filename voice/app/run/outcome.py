@@ -17,9 +17,9 @@ from voice.app.run.failures import REDONE_ON_RESUME
 from voice.errors import AssistantCrashed, StorageError, explain
 from voice.files import storage_error
 from voice.metrics.call_metrics import CallMetrics
-from voice.metrics.model.calls import CallRecord
+from voice.metrics.model.call_record import CallRecord
 from voice.metrics.model.jsonio import write_json
-from voice.metrics.model.results import Partial, TargetResults
+from voice.metrics.model.run_results import Partial, TargetResults
 from voice.metrics.model.summary import Summary
 from voice.metrics.results import summarize_run
 

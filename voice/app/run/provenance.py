@@ -24,7 +24,7 @@ from pathlib import Path
 from voice.core.clock import utc_now_iso
 from voice.lines.redact import MASK, is_secret_name, redact_arguments
 from voice.metrics.model.jsonio import Fields, JsonObject, JsonValue
-from voice.metrics.model.provenance import CallsimState, Machine, Provenance, SpeedIndexRecord
+from voice.metrics.model.provenance_record import CallsimState, Machine, Provenance, SpeedIndexRecord
 
 # The packages whose versions change CallSim's figures or behaviour (the rest is in requirements.lock)
 KEY_PACKAGES = (

@@ -43,9 +43,9 @@ from voice.files import atomic_write_bytes
 from voice.lines.line import Line
 from voice.lines.targets import Target
 from voice.metrics.call_metrics import CallMetrics
-from voice.metrics.model.calls import CallRecord
+from voice.metrics.model.call_record import CallRecord
 from voice.metrics.model.jsonio import JsonValue, as_json, json_bytes
-from voice.metrics.model.results import NodeSummary
+from voice.metrics.model.run_results import NodeSummary
 from voice.metrics.results import PACING_BOUND_MS  # a node whose frame wake-ups are later (p99) is flagged
 
 RAY_INSTALL = 'pip install -e ".[ray]" (or scripts/setup --ray)'

@@ -25,9 +25,9 @@ from voice.app.run.failures import REDONE_ON_RESUME
 from voice.dialogues import Dialogue
 from voice.errors import ConfigError
 from voice.metrics.call_metrics import CallMetrics
-from voice.metrics.model.calls import CallRecord
+from voice.metrics.model.call_record import CallRecord
 from voice.metrics.model.jsonio import Fields, JsonObject, write_json
-from voice.metrics.model.results import Settings, settings_diff
+from voice.metrics.model.run_results import Settings, settings_diff
 from voice.metrics.simulator import ASSISTANT_CRASHED
 from voice.recording import recording_paths
 
@@ -45,7 +45,7 @@ def dialogue_sha(d: Dialogue) -> str:
 def check_resumable(out_dir: Path, fingerprint: Settings) -> bool:
     """Refuse to mix calls made with different settings in one folder; True if the folder holds a run.
 
-    The folder's settings are read as :class:`~voice.metrics.model.results.Settings` reads them, so a
+    The folder's settings are read as :class:`~voice.metrics.model.run_results.Settings` reads them, so a
     folder written before a population's settings left out ``tts`` resumes (nothing else changed)."""
     run_file = out_dir / "run.json"
     resuming = run_file.exists()

@@ -59,7 +59,7 @@ from voice.errors import AssistantCrashed, CallRefused, ConfigError, LineError, 
 from voice.files import storage_error
 from voice.lines.line import Line
 from voice.metrics.measure import CallMetrics, measure
-from voice.metrics.model.calls import call_to_json
+from voice.metrics.model.call_record import call_to_json
 from voice.metrics.model.jsonio import write_json
 from voice.react.session import ReactiveSession
 from voice.recording import EventStream, Recording, save_recording, streamed_events

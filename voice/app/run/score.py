@@ -33,10 +33,10 @@ from voice.dialogues import Dialogue
 from voice.errors import RecordingError
 from voice.metrics.bootstrap import bootstrap_difference, interval_text
 from voice.metrics.call_metrics import CallMetrics
-from voice.metrics.model.calls import metrics_from_json
+from voice.metrics.model.call_record import metrics_from_json
 from voice.metrics.model.jsonio import Fields, write_json
-from voice.metrics.model.results import JudgeCoverage, load_target, read_results
-from voice.metrics.model.scores import (
+from voice.metrics.model.run_results import JudgeCoverage, load_target, read_results
+from voice.metrics.model.score_files import (
     LABELS,
     CallScores,
     DimensionCell,

@@ -12,8 +12,8 @@ from typing import Any
 
 from voice.dialogues import Dialogue, bundled_dialogues_path, load_dialogues
 from voice.errors import ConfigError, RecordingError
-from voice.metrics.model.results import RunResults, load_results, target_folders
-from voice.metrics.model.scores import TranscriberFacts
+from voice.metrics.model.run_results import RunResults, load_results, target_folders
+from voice.metrics.model.score_files import TranscriberFacts
 from voice.speech.asr import ASREngine, MemoryASR
 
 EXIT_GATE = 4  # the same code as a broken --fail-if gate of ``callsim bench``

@@ -28,7 +28,7 @@ import numpy as np
 from voice.core.audio import SAMPLE_RATE, Pcm
 from voice.core.clock import monotonic_s
 from voice.metrics.model.jsonio import JsonValue
-from voice.metrics.model.provenance import SpeedIndexRecord
+from voice.metrics.model.provenance_record import SpeedIndexRecord
 
 ENV = "CALLSIM_SPEED_INDEX"
 REPEATS = 3

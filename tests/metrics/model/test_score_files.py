@@ -4,7 +4,13 @@ import json
 
 from tests.metrics.model.old_files import SCORED, TARGET, doc
 from voice.metrics.model.jsonio import Fields, json_bytes
-from voice.metrics.model.scores import CallScores, DimensionCell, ScoresSummary, TextVsHeard, TranscriberFacts
+from voice.metrics.model.score_files import (
+    CallScores,
+    DimensionCell,
+    ScoresSummary,
+    TextVsHeard,
+    TranscriberFacts,
+)
 
 
 def test_an_old_call_scores_file_loads_and_writes_back_the_same_bytes():

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from voice.errors import RecordingError
-from voice.metrics.model.calls import CallRecord
+from voice.metrics.model.call_record import CallRecord
 from voice.metrics.model.jsonio import RESULTS_SCHEMA, Fields, JsonObject, JsonValue, check_schema, read_json
-from voice.metrics.model.provenance import Provenance
+from voice.metrics.model.provenance_record import Provenance
 from voice.metrics.model.summary import Summary, summary_from_json, summary_json
 
 

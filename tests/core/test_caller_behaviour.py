@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from tests.fakes import plan, reference, run_core, tone, turn
 from voice.core import events as ev
 from voice.core.audio import Pcm, ms_to_samples
-from voice.core.behaviour import CallState, CallView, ScriptedBehaviour
 from voice.core.call import CallCore
 from voice.core.caller import PlannedTurn
+from voice.core.caller_behaviour import CallState, CallView, ScriptedBehaviour
 
 
 class Spy:

@@ -2,7 +2,7 @@
 
 from tests.metrics.model.old_files import VOICED, doc
 from voice.metrics.model.jsonio import Fields
-from voice.metrics.model.provenance import CallsimState, Machine, Provenance, SpeedIndexRecord
+from voice.metrics.model.provenance_record import CallsimState, Machine, Provenance, SpeedIndexRecord
 
 
 def test_an_old_provenance_loads_and_writes_back_as_written():

