@@ -28,6 +28,8 @@ from typing import Literal, TypeAlias, TypedDict
 from voice.app.benchmarks.replies import DATA, Rows, check_reply_row, with_reply
 from voice.dialogues import Dialogue, load_dialogues
 from voice.errors import DialogueError
+from voice.metrics.scoring.calibration import BlindGoal as Goal  # the totals' goal, as recorded
+from voice.metrics.scoring.calibration import BlindTotal as Total  # the figures over every dimension
 from voice.metrics.scoring.coverage import reference_call
 from voice.metrics.scoring.vocabulary import JUDGED, DimensionScore, Judge, TurnScore
 
@@ -114,26 +116,6 @@ class DimensionCounts(TypedDict):
     good_low: int
     bad_below_share: float | None
     good_low_share: float | None
-
-
-class Total(TypedDict):
-    """The figures over every dimension: bad replies below, good paraphrases low on any."""
-
-    bad: int
-    below: int
-    not_scored: int
-    bad_below_share: float | None
-    good: int
-    good_low: int
-    good_low_share: float | None
-
-
-class Goal(TypedDict):
-    """The goal the totals are held to, and whether they meet it."""
-
-    bad_below: float
-    good_low: float
-    met: bool
 
 
 class Failure(TypedDict):

@@ -37,7 +37,7 @@ class BlindFigures(TypedDict):
 
 
 class BlindTotal(TypedDict):
-    """A blind run's figures over every dimension (``judge_blind.Total``, key for key)."""
+    """A blind run's figures over every dimension: bad replies below, good paraphrases low on any."""
 
     bad: int
     below: int
@@ -49,7 +49,7 @@ class BlindTotal(TypedDict):
 
 
 class BlindGoal(TypedDict):
-    """The goal a blind run's totals are held to, and whether they meet it (``judge_blind.Goal``)."""
+    """The goal a blind run's totals are held to, and whether they meet it."""
 
     bad_below: float
     good_low: float
