@@ -42,12 +42,12 @@ _EXPORTS = {
     "Recording": "voice.recording",
     "load_recording": "voice.recording",
     "metrics_from_json": "voice.metrics.model.call_record",
-    "FIGURES": "voice.metrics.results",
-    "figures": "voice.metrics.results",
+    "FIGURES": "voice.metrics.figures",
+    "figures": "voice.metrics.figures",
     "summarize": "voice.metrics.results",
-    "read_results": "voice.metrics.results",
-    "RESULTS_SCHEMA": "voice.metrics.results",
-    "METRICS_SCHEMA": "voice.metrics.results",
+    "read_results": "voice.metrics.model.run_results",
+    "RESULTS_SCHEMA": "voice.metrics.model.jsonio",
+    "METRICS_SCHEMA": "voice.metrics.model.jsonio",
     "build_report": "voice.app.report.build",
     # errors
     "CallSimError": "voice.errors",
@@ -120,16 +120,12 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time __getattr__ impo
     from voice.errors import CallSimError, ConfigError, DialogueError, RecordingError
     from voice.lines.effects import LineEffects
     from voice.metrics.call_metrics import BargeIn, CallMetrics, TurnMetrics
+    from voice.metrics.figures import FIGURES, figures
     from voice.metrics.measure import measure
     from voice.metrics.model.call_record import metrics_from_json
-    from voice.metrics.results import (
-        FIGURES,
-        METRICS_SCHEMA,
-        RESULTS_SCHEMA,
-        figures,
-        read_results,
-        summarize,
-    )
+    from voice.metrics.model.jsonio import METRICS_SCHEMA, RESULTS_SCHEMA
+    from voice.metrics.model.run_results import read_results
+    from voice.metrics.results import summarize
     from voice.recording import Recording, load_recording
     from voice.speech.asr import WhisperASR
     from voice.speech.tts import make_tts

@@ -173,8 +173,7 @@ def test_a_reactive_calls_goal_survives_its_json_form():
     from tests.reactive_runs import S, decided, goal_recording
     from voice.core import events as ev
     from voice.metrics.goal import CallerGoal
-    from voice.metrics.model.call_record import metrics_from_json
-    from voice.metrics.results import call_to_json
+    from voice.metrics.model.call_record import call_to_json, metrics_from_json
 
     extra = [decided(900, 0, text="喂"), ev.CallerLate(S(2000), 1, S(1900), S(100))]
     m = measure(goal_recording(4000, [*extra, ev.GoalReported(S(3000), "no", "打错了", 1)]))

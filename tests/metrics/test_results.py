@@ -10,17 +10,15 @@ from tests.runs import bench, mini
 from voice.app.run.ray_runner import NodeStats
 from voice.errors import RecordingError
 from voice.metrics.call_metrics import BargeIn, CallMetrics, TurnMetrics
+from voice.metrics.figures import FIGURES, figures
 from voice.metrics.goal import CallerGoal, CallerWait
+from voice.metrics.model.call_record import call_to_json
+from voice.metrics.model.jsonio import METRICS_SCHEMA, RESULTS_SCHEMA
+from voice.metrics.model.run_results import read_results
 from voice.metrics.results import (
-    FIGURES,
-    METRICS_SCHEMA,
-    RESULTS_SCHEMA,
     breakdown,
-    call_to_json,
-    figures,
     format_table,
     pacing_text,
-    read_results,
     summarize,
     summarize_run,
     turns_reached,

@@ -186,8 +186,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from voice.app.report.compare import compare_sides, mismatch_text, pick_sides
     from voice.app.report.comparison import format_comparison
     from voice.metrics.gates import check_options, judge_compare
-    from voice.metrics.model.jsonio import as_json_object
-    from voice.metrics.results import summarize_run, write_json
+    from voice.metrics.model.jsonio import as_json_object, write_json
+    from voice.metrics.results import summarize_run
 
     check_options(None, args.fail_if or [], compare=True)
     if args.min_n < 1:
@@ -223,7 +223,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_measure(args: argparse.Namespace) -> int:
     from voice.metrics.measure import measure
-    from voice.metrics.results import call_to_json, format_table, summarize, write_json
+    from voice.metrics.model.call_record import call_to_json
+    from voice.metrics.model.jsonio import write_json
+    from voice.metrics.results import format_table, summarize
     from voice.recording import load_recording
 
     calls = [measure(load_recording(Path(p))) for p in args.recordings]

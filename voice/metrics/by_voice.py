@@ -3,7 +3,7 @@ interval, and the voice on which it does worst.
 
 A bot whose ASR or turn-taking only works for one speaker scores well when every caller is that speaker;
 with many voices (:mod:`voice.app.run.caller_voices`) its summary says how much it depends on who calls.
-``by_voice`` / ``by_sex`` rows are :func:`voice.metrics.results.figures` over the group's calls plus
+``by_voice`` / ``by_sex`` rows are :func:`voice.metrics.figures.figures` over the group's calls plus
 ``ci95``: for each of :data:`CI_FIGURES`, the percentile interval of 1,000 bootstrap resamples of the
 group's calls (:func:`voice.metrics.bootstrap.bootstrap_interval`; none under two calls with values).
 

@@ -3,7 +3,7 @@
 Every pooled figure comes from the per-call value lists of :mod:`voice.metrics.figures`, so the summary in
 ``results.json``, the report and ``callsim compare`` can never disagree on what a figure means.  The files
 are versioned (``schema_version``; every key, its unit and meaning: ``docs/results.md``); their types and
-JSON are :mod:`voice.metrics.model`'s, whose names used across CallSim are imported from here too.
+JSON are :mod:`voice.metrics.model`'s.
 """
 
 from __future__ import annotations
@@ -13,31 +13,21 @@ from collections.abc import Sequence
 
 from voice.metrics.by_voice import voice_blocks, worst_voice
 from voice.metrics.call_metrics import CallMetrics
-from voice.metrics.figures import (  # noqa: F401 (imported from here too)
-    FIGURES,
-    Figure,
+from voice.metrics.figures import (
     figures,
     fmt_count,
-    fmt_figure,
     fmt_ms,
     fmt_rate,
     fmt_score,
     pooled,
-    unit_values,
 )
 from voice.metrics.goal import goal_line, goal_summary
 from voice.metrics.model.blocks import BargeInBlock, LatencyBlock, PacingBlock
-from voice.metrics.model.call_record import Labels, call_to_json  # noqa: F401 (imported from here too)
-from voice.metrics.model.jsonio import (  # noqa: F401 (imported from here too)
-    METRICS_SCHEMA,
-    RESULTS_SCHEMA,
-    write_json,
-)
-from voice.metrics.model.run_results import read_results  # noqa: F401 (the public API's: voice.read_results)
+from voice.metrics.model.call_record import Labels
 from voice.metrics.model.summary import BREAKDOWNS, OPTIONAL_BREAKDOWNS, Breakdown, Summary
 from voice.metrics.reduce import percentile, reduce
 from voice.metrics.simulator import assistant_calls, outcome_words, simulator_block
-from voice.text.table import display_width, text_table  # noqa: F401 (the tables' home; imported from here too)
+from voice.text.table import text_table
 
 # CallSim's frame pacing: a call whose frames went out later than this (p99) has suspect timings.
 PACING_BOUND_MS = 5.0

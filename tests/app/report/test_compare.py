@@ -9,8 +9,8 @@ from voice.app.cli import main
 from voice.app.report.compare import Side, compare_sides, pick_sides
 from voice.app.report.comparison import format_comparison
 from voice.errors import ConfigError
+from voice.metrics.figures import FIGURES
 from voice.metrics.model.run_results import Settings
-from voice.metrics.results import FIGURES
 from voice.metrics.scoring.vocabulary import DIMENSIONS
 
 

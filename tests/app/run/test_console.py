@@ -4,7 +4,8 @@ import json
 
 from voice.app.run.console import print_banner, print_nodes
 from voice.app.run.failures import CONNECT_FAILED, failed_call
-from voice.metrics.results import call_to_json, summarize_run
+from voice.metrics.model.call_record import call_to_json
+from voice.metrics.results import summarize_run
 
 
 def run_doc(partial=None):

@@ -18,8 +18,8 @@ from voice.app.run.resume import (
 from voice.dialogues import parse_dialogue
 from voice.errors import ConfigError
 from voice.metrics.call_metrics import CallMetrics
+from voice.metrics.model.call_record import call_to_json
 from voice.metrics.model.run_results import Settings, settings_diff
-from voice.metrics.results import call_to_json
 
 
 def finished(folder, call_id, sha="abc", failed=False):

@@ -16,8 +16,7 @@ from voice.core.clock import VirtualClock
 from voice.dialogues import parse_dialogue
 from voice.errors import ConfigError, LineError
 from voice.lines.memory import MemoryLine
-from voice.metrics.model.call_record import metrics_from_json
-from voice.metrics.results import call_to_json
+from voice.metrics.model.call_record import call_to_json, metrics_from_json
 from voice.speech.asr import MemoryASR
 from voice.speech.tts.memory import MemoryTTS
 

@@ -109,7 +109,7 @@ def run_voices(
 ) -> dict[str, VoiceJson]:
     """Every voice of ``spec`` on every named set of lines: the table printed, the figures returned (and
     written to ``voices.json`` with ``update``; the bundled lines must be among the sets, as ``bundled``)."""
-    from voice.metrics.results import text_table
+    from voice.text.table import text_table
 
     figures: dict[str, VoiceJson] = {}
     rows = []

@@ -43,8 +43,10 @@ from voice.lines.line_meta import LineMeta
 from voice.lines.sip_settings import SipSettings
 from voice.lines.targets import BUILTIN, HUMAN, SIP, parse_target
 from voice.metrics.measure import CallMetrics, measure
+from voice.metrics.model.call_record import call_to_json
+from voice.metrics.model.jsonio import RESULTS_SCHEMA, write_json
 from voice.metrics.model.summary import Summary
-from voice.metrics.results import RESULTS_SCHEMA, call_to_json, summarize_run, write_json
+from voice.metrics.results import summarize_run
 from voice.recording import save_recording
 from voice.speech.asr import ASREngine
 from voice.speech.tts.engine import TTSEngine

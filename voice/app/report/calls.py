@@ -29,9 +29,9 @@ from voice.app.report.timeline import (
 from voice.core.audio import Pcm
 from voice.errors import RecordingError
 from voice.metrics.call_metrics import TurnMetrics
+from voice.metrics.figures import fmt_ms, fmt_score
 from voice.metrics.model.call_record import CallRecord
 from voice.metrics.reduce import percentile
-from voice.metrics.results import fmt_ms, fmt_score
 from voice.recording import load_recording, recording_paths
 from voice.speech.text import normalize_zh
 

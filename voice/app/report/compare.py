@@ -1,7 +1,7 @@
 """``callsim compare``: two assistants, or two runs of one, figure by figure with bootstrap 95 % CIs.
 
 Each side is read from a ``results.json`` (a target folder, or a run folder holding exactly one target; a run
-folder with two targets compares those two).  The figures are :data:`voice.metrics.results.FIGURES`, pooled
+folder with two targets compares those two).  The figures are :data:`voice.metrics.figures.FIGURES`, pooled
 exactly as in the summary; intervals come from :mod:`voice.metrics.bootstrap`, resampling calls. When both
 sides hold the same call ids the bootstrap is paired.  A block (overall, or a group of ``--by``) with fewer
 than ``min_n`` calls on a side is shown but never starred.  The two sides' conditions (dialogues, network,
@@ -31,11 +31,11 @@ from voice.app.report.machine import compare_speed
 from voice.app.run.score import load_scores, scored_by
 from voice.errors import ConfigError
 from voice.metrics.bootstrap import DEFAULT_RESAMPLES, bootstrap_difference
+from voice.metrics.figures import FIGURES, unit_values
 from voice.metrics.measure import CallMetrics
 from voice.metrics.model.jsonio import JsonValue
 from voice.metrics.model.provenance_record import Provenance
 from voice.metrics.model.run_results import Settings, load_target, settings_diff, target_folders
-from voice.metrics.results import FIGURES, unit_values
 from voice.metrics.scoring.verdicts import RATES, verdict_units
 from voice.metrics.scoring.vocabulary import DIMENSIONS, GoalVerdict, TurnScore
 from voice.metrics.simulator import assistant_calls

@@ -14,7 +14,8 @@ from typing import NotRequired, TypedDict
 
 from voice.app.report.machine import SpeedComparison
 from voice.metrics.bootstrap import Difference, interval_text
-from voice.metrics.results import fmt_figure, text_table
+from voice.metrics.figures import fmt_figure
+from voice.text.table import text_table
 
 
 class SideName(TypedDict):

@@ -18,6 +18,7 @@ from voice.app.report.machine import provenance_rows
 from voice.app.run.score import load_scores
 from voice.errors import RecordingError
 from voice.metrics.failed_calls import FailedGroup, failed_groups, failed_head
+from voice.metrics.figures import FIGURES, fmt_count, fmt_figure, fmt_ms, fmt_rate, fmt_score
 from voice.metrics.model.blocks import BargeInBlock
 from voice.metrics.model.call_record import CallRecord
 from voice.metrics.model.jsonio import Fields, JsonObject, JsonValue, read_json
@@ -32,18 +33,7 @@ from voice.metrics.model.run_results import (
 from voice.metrics.model.score_files import CallScores, ScoresSummary
 from voice.metrics.model.summary import FigureRow, Summary
 from voice.metrics.reduce import percentile
-from voice.metrics.results import (
-    BREAKDOWNS,
-    FIGURES,
-    OPTIONAL_BREAKDOWNS,
-    fmt_count,
-    fmt_figure,
-    fmt_ms,
-    fmt_rate,
-    fmt_score,
-    pacing_text,
-    turns_reached,
-)
+from voice.metrics.results import BREAKDOWNS, OPTIONAL_BREAKDOWNS, pacing_text, turns_reached
 from voice.metrics.simulator import SIMULATOR_OUTCOMES, outcome_words, results_banner
 
 T = TypeVar("T")

@@ -12,11 +12,11 @@ A scripted run has none of this, and its reports show no such section.
 from __future__ import annotations
 
 from voice.app.report.data import BREAKDOWN_TITLES, Column, RunView, TargetView
+from voice.metrics.figures import FIGURES, Figure, fmt_count, fmt_figure, fmt_ms, fmt_rate
 from voice.metrics.goal import COUNTED
 from voice.metrics.model.blocks import GoalBlock
 from voice.metrics.model.call_record import CallRecord
 from voice.metrics.model.summary import FigureRow
-from voice.metrics.results import FIGURES, Figure, fmt_count, fmt_figure, fmt_ms, fmt_rate
 
 NOTE = (
     "The caller's own verdict on its goal (yes, partly, no; unknown: it gave none), asked when it hung up "

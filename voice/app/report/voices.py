@@ -9,9 +9,9 @@ The rows are read from ``results.json`` (``by_voice``, ``by_sex``, ``worst_voice
 from __future__ import annotations
 
 from voice.app.report.data import RunView, TargetView
+from voice.metrics.figures import fmt_figure
 from voice.metrics.model.score_files import DimensionRow
 from voice.metrics.model.summary import FigureRow
-from voice.metrics.results import fmt_figure
 from voice.metrics.scoring.vocabulary import DIMENSIONS
 
 VOICE_BLOCKS = {"by_voice": "caller voice", "by_sex": "caller sex"}  # rendered here, not as plain breakdowns
